@@ -1,0 +1,413 @@
+package dev.sandbox;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.Charset;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import org.reactivestreams.Publisher;
+import reactor.core.publisher.Flux;
+
+/**
+ * What to run and how: the argument vector, working directory, environment, timeouts, stdin, charset and output
+ * limits. Instances are immutable; every {@code with} method returns a copy.
+ *
+ * <p>Options are checked when a command is started, and a problem arrives as an {@link InvalidArgumentException}
+ * in the error channel naming the field and value: an empty argv, a NUL byte in an argument, environment entry or
+ * cwd, an argument vector over {@value #MAX_ARGV_BYTES} bytes in all, a relative cwd, a non-positive timeout.
+ *
+ * <pre>{@code
+ * ExecOptions options = ExecOptions.of("python3", "script.py")
+ *     .withCwd("/tmp/work")
+ *     .withEnv("PYTHONUNBUFFERED", "1")
+ *     .withTimeout(Duration.ofSeconds(30));
+ * }</pre>
+ */
+public final class ExecOptions {
+
+    /** Upper bound on the total size of the argument vector in bytes (UTF-8, one terminator per argument). */
+    public static final int MAX_ARGV_BYTES = 64 * 1024;
+
+    /** Default maximum line length in bytes; longer lines are split and flagged {@link ExecEvent.Line#partial()}. */
+    public static final int DEFAULT_MAX_LINE_LENGTH = 64 * 1024;
+
+    /** Default per-stream byte cap of {@link SandboxSession#run(ExecOptions)}: 1 MiB. */
+    public static final long DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
+
+    private final List<String> argv;
+    private final String cwd;
+    private final Map<String, String> env;
+    private final Duration timeout;
+    private final Duration idleTimeout;
+    private final Publisher<ByteBuffer> stdin;
+    private final Charset charset;
+    private final int maxLineLength;
+    private final long maxOutputBytes;
+
+    private ExecOptions(
+            List<String> argv,
+            String cwd,
+            Map<String, String> env,
+            Duration timeout,
+            Duration idleTimeout,
+            Publisher<ByteBuffer> stdin,
+            Charset charset,
+            int maxLineLength,
+            long maxOutputBytes) {
+        this.argv = argv;
+        this.cwd = cwd;
+        this.env = env;
+        this.timeout = timeout;
+        this.idleTimeout = idleTimeout;
+        this.stdin = stdin;
+        this.charset = charset;
+        this.maxLineLength = maxLineLength;
+        this.maxOutputBytes = maxOutputBytes;
+    }
+
+    /**
+     * Runs a program with arguments; {@code argv[0]} is looked up on the {@code PATH} of the command's environment
+     * unless it contains a {@code /}.
+     *
+     * @param argv the program and its arguments
+     * @return options with defaults for everything else
+     */
+    public static ExecOptions of(String... argv) {
+        Objects.requireNonNull(argv, "argv");
+        return of(List.of(argv));
+    }
+
+    /**
+     * Runs a program with arguments.
+     *
+     * @param argv the program and its arguments
+     * @return options with defaults for everything else
+     */
+    public static ExecOptions of(List<String> argv) {
+        Objects.requireNonNull(argv, "argv");
+        List<String> copy = Collections.unmodifiableList(new ArrayList<>(argv));
+        for (int i = 0; i < copy.size(); i++) {
+            Objects.requireNonNull(copy.get(i), "argv[" + i + "]");
+        }
+        return new ExecOptions(
+                copy, null, Map.of(), null, null, null, StandardCharsets.UTF_8, DEFAULT_MAX_LINE_LENGTH,
+                DEFAULT_MAX_OUTPUT_BYTES);
+    }
+
+    /**
+     * Runs a shell command line with {@code /bin/sh -c}.
+     *
+     * @param commandLine the command line
+     * @return options running {@code sh -c commandLine}
+     */
+    public static ExecOptions shell(String commandLine) {
+        Objects.requireNonNull(commandLine, "commandLine");
+        return of("/bin/sh", "-c", commandLine);
+    }
+
+    /**
+     * Sets the working directory; it must be absolute. Without it the command starts in the session's workdir.
+     *
+     * @param cwd an absolute path inside the sandbox
+     * @return a copy with the working directory set
+     */
+    public ExecOptions withCwd(String cwd) {
+        return new ExecOptions(
+                argv, cwd, env, timeout, idleTimeout, stdin, charset, maxLineLength, maxOutputBytes);
+    }
+
+    /**
+     * Adds environment variables over the session's environment.
+     *
+     * @param vars names and values
+     * @return a copy with the variables added
+     */
+    public ExecOptions withEnv(Map<String, String> vars) {
+        Map<String, String> merged = new LinkedHashMap<>(env);
+        vars.forEach((k, v) -> merged.put(Objects.requireNonNull(k, "env name"), Objects.requireNonNull(v, k)));
+        return new ExecOptions(
+                argv,
+                cwd,
+                Collections.unmodifiableMap(merged),
+                timeout,
+                idleTimeout,
+                stdin,
+                charset,
+                maxLineLength,
+                maxOutputBytes);
+    }
+
+    /**
+     * Adds one environment variable over the session's environment.
+     *
+     * @param name the variable's name
+     * @param value its value
+     * @return a copy with the variable added
+     */
+    public ExecOptions withEnv(String name, String value) {
+        return withEnv(Map.of(name, value));
+    }
+
+    /**
+     * Kills the command (and its children) when it runs longer than this; it then ends with exit code 124 and the
+     * output read so far is kept.
+     *
+     * @param timeout a positive duration, or {@code null} for none
+     * @return a copy with the timeout set
+     */
+    public ExecOptions withTimeout(Duration timeout) {
+        return new ExecOptions(
+                argv, cwd, env, timeout, idleTimeout, stdin, charset, maxLineLength, maxOutputBytes);
+    }
+
+    /**
+     * Kills the command when it writes no output for this long while a subscriber is waiting for output; it then ends
+     * with exit code 124.
+     *
+     * @param idleTimeout a positive duration, or {@code null} for none
+     * @return a copy with the idle timeout set
+     */
+    public ExecOptions withIdleTimeout(Duration idleTimeout) {
+        return new ExecOptions(
+                argv, cwd, env, timeout, idleTimeout, stdin, charset, maxLineLength, maxOutputBytes);
+    }
+
+    /**
+     * Feeds the command's standard input from a publisher; stdin is closed when the publisher completes. Without it,
+     * stdin reads from {@code /dev/null}.
+     *
+     * @param stdin the bytes to write, consumed with backpressure
+     * @return a copy with stdin set
+     */
+    public ExecOptions withStdin(Publisher<ByteBuffer> stdin) {
+        return new ExecOptions(
+                argv, cwd, env, timeout, idleTimeout, stdin, charset, maxLineLength, maxOutputBytes);
+    }
+
+    /**
+     * Feeds the command's standard input from bytes, then closes it.
+     *
+     * @param bytes the bytes to write
+     * @return a copy with stdin set
+     */
+    public ExecOptions withStdin(byte[] bytes) {
+        byte[] copy = bytes.clone();
+        return withStdin(Flux.defer(() -> Flux.just(ByteBuffer.wrap(copy).asReadOnlyBuffer())));
+    }
+
+    /**
+     * Sets the charset output is decoded with (UTF-8 by default).
+     *
+     * @param charset the charset
+     * @return a copy with the charset set
+     */
+    public ExecOptions withCharset(Charset charset) {
+        return new ExecOptions(
+                argv,
+                cwd,
+                env,
+                timeout,
+                idleTimeout,
+                stdin,
+                Objects.requireNonNull(charset, "charset"),
+                maxLineLength,
+                maxOutputBytes);
+    }
+
+    /**
+     * Sets the longest line, in bytes, emitted as one event; longer lines are split and flagged partial.
+     *
+     * @param maxLineLength at least 16
+     * @return a copy with the limit set
+     */
+    public ExecOptions withMaxLineLength(int maxLineLength) {
+        return new ExecOptions(
+                argv, cwd, env, timeout, idleTimeout, stdin, charset, maxLineLength, maxOutputBytes);
+    }
+
+    /**
+     * Sets the per-stream byte cap of {@link SandboxSession#run(ExecOptions)}; output past it is counted and
+     * dropped, keeping the head.
+     *
+     * @param maxOutputBytes zero or more bytes
+     * @return a copy with the cap set
+     */
+    public ExecOptions withMaxOutputBytes(long maxOutputBytes) {
+        return new ExecOptions(
+                argv, cwd, env, timeout, idleTimeout, stdin, charset, maxLineLength, maxOutputBytes);
+    }
+
+    /**
+     * The program and its arguments.
+     *
+     * @return an unmodifiable list
+     */
+    public List<String> argv() {
+        return argv;
+    }
+
+    /**
+     * The working directory, if set.
+     *
+     * @return the absolute path, or empty for the session's workdir
+     */
+    public Optional<String> cwd() {
+        return Optional.ofNullable(cwd);
+    }
+
+    /**
+     * Environment variables added over the session's environment.
+     *
+     * @return an unmodifiable map
+     */
+    public Map<String, String> env() {
+        return env;
+    }
+
+    /**
+     * The wall-clock timeout, if set.
+     *
+     * @return the timeout or empty
+     */
+    public Optional<Duration> timeout() {
+        return Optional.ofNullable(timeout);
+    }
+
+    /**
+     * The idle (no output) timeout, if set.
+     *
+     * @return the idle timeout or empty
+     */
+    public Optional<Duration> idleTimeout() {
+        return Optional.ofNullable(idleTimeout);
+    }
+
+    /**
+     * The stdin publisher, if set.
+     *
+     * @return the publisher or empty for {@code /dev/null}
+     */
+    public Optional<Publisher<ByteBuffer>> stdin() {
+        return Optional.ofNullable(stdin);
+    }
+
+    /**
+     * The charset output is decoded with.
+     *
+     * @return the charset
+     */
+    public Charset charset() {
+        return charset;
+    }
+
+    /**
+     * The longest line in bytes emitted as one event.
+     *
+     * @return the limit
+     */
+    public int maxLineLength() {
+        return maxLineLength;
+    }
+
+    /**
+     * The per-stream byte cap of {@code run}.
+     *
+     * @return the cap
+     */
+    public long maxOutputBytes() {
+        return maxOutputBytes;
+    }
+
+    /**
+     * Checks the options as a provider does before starting anything.
+     *
+     * @return these options
+     * @throws InvalidArgumentException naming the first field that is wrong and its value
+     */
+    public ExecOptions validate() {
+        if (argv.isEmpty()) {
+            throw new InvalidArgumentException("argv", "argv must name a program, got an empty argument list");
+        }
+        if (argv.get(0).isEmpty()) {
+            throw new InvalidArgumentException("argv[0]", "argv[0] must name a program, got ''");
+        }
+        long total = 0;
+        for (int i = 0; i < argv.size(); i++) {
+            String arg = argv.get(i);
+            if (arg.indexOf('\0') >= 0) {
+                throw new InvalidArgumentException(
+                        "argv[" + i + "]", "argv[" + i + "] contains a NUL byte: '" + printable(arg) + "'");
+            }
+            total += arg.getBytes(StandardCharsets.UTF_8).length + 1L;
+        }
+        if (total > MAX_ARGV_BYTES) {
+            throw new InvalidArgumentException(
+                    "argv",
+                    "argv is " + total + " bytes in all, over the limit of " + MAX_ARGV_BYTES
+                            + " bytes; pass large input through stdin or a file");
+        }
+        if (cwd != null) {
+            validatePath("cwd", cwd);
+        }
+        validateEnv("env", env);
+        validatePositive("timeout", timeout);
+        validatePositive("idleTimeout", idleTimeout);
+        if (maxLineLength < 16) {
+            throw new InvalidArgumentException(
+                    "maxLineLength", "maxLineLength must be at least 16 bytes, got " + maxLineLength);
+        }
+        if (maxOutputBytes < 0) {
+            throw new InvalidArgumentException(
+                    "maxOutputBytes", "maxOutputBytes must not be negative, got " + maxOutputBytes);
+        }
+        return this;
+    }
+
+    static void validatePath(String field, String path) {
+        if (path.indexOf('\0') >= 0) {
+            throw new InvalidArgumentException(field, field + " contains a NUL byte: '" + printable(path) + "'");
+        }
+        if (!path.startsWith("/")) {
+            throw new InvalidArgumentException(field, field + " must be an absolute path, got '" + path + "'");
+        }
+    }
+
+    static void validateEnv(String field, Map<String, String> vars) {
+        for (Map.Entry<String, String> e : vars.entrySet()) {
+            String name = e.getKey();
+            if (name.isEmpty() || name.indexOf('=') >= 0 || name.indexOf('\0') >= 0) {
+                throw new InvalidArgumentException(
+                        field, field + " has an invalid variable name: '" + printable(name) + "'");
+            }
+            if (e.getValue().indexOf('\0') >= 0) {
+                throw new InvalidArgumentException(
+                        field + "[" + name + "]", field + "[" + name + "] contains a NUL byte");
+            }
+        }
+    }
+
+    static void validatePositive(String field, Duration d) {
+        if (d != null && (d.isZero() || d.isNegative())) {
+            throw new InvalidArgumentException(field, field + " must be positive, got " + d);
+        }
+    }
+
+    private static String printable(String s) {
+        String shown = s.replace("\0", "\\0");
+        return shown.length() > 80 ? shown.substring(0, 80) + "..." : shown;
+    }
+
+    @Override
+    public String toString() {
+        // env values may hold credentials: show names only
+        return "ExecOptions{argv=" + (argv.size() > 8 ? argv.subList(0, 8) + "..." : argv) + ", cwd=" + cwd
+                + ", env=" + env.keySet() + ", timeout=" + timeout + ", idleTimeout=" + idleTimeout + ", stdin="
+                + (stdin != null) + ", charset=" + charset + "}";
+    }
+}

@@ -1,0 +1,83 @@
+package dev.sandbox;
+
+import java.util.Map;
+import java.util.function.Function;
+import org.reactivestreams.Publisher;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * Creates and finds sandbox sessions of one kind: local processes, Docker containers, or sessions on a remote
+ * server.
+ *
+ * <pre>{@code
+ * SandboxProvider provider = LocalSandboxProvider.create();
+ * Flux<ExecEvent> events = provider.withSession(SessionOptions.defaults(),
+ *         session -> session.exec(ExecOptions.of("uname", "-a")));
+ * }</pre>
+ */
+public interface SandboxProvider extends AutoCloseable {
+
+    /**
+     * The provider's name, such as {@code local}, {@code docker} or {@code remote}.
+     *
+     * @return the name
+     */
+    String name();
+
+    /**
+     * Creates a session.
+     *
+     * @param options workdir, environment, secrets and labels
+     * @return the new session
+     */
+    Mono<SandboxSession> create(SessionOptions options);
+
+    /**
+     * Returns a new handle to an existing session.
+     *
+     * @param sessionId the session's id
+     * @return a handle, or {@link SessionNotFoundException}
+     */
+    Mono<SandboxSession> attach(String sessionId);
+
+    /**
+     * Lists the sessions whose labels include every given label.
+     *
+     * @param labels labels to match; an empty map lists every session
+     * @return the matching sessions
+     */
+    Flux<SessionInfo> list(Map<String, String> labels);
+
+    /**
+     * Creates a session from a snapshot, where the provider supports snapshots.
+     *
+     * @param snapshotRef the snapshot's reference
+     * @param options options for the new session
+     * @return the new session, or {@link UnsupportedFeatureException}
+     */
+    default Mono<SandboxSession> restore(String snapshotRef, SessionOptions options) {
+        return Mono.error(new UnsupportedFeatureException(name(), "snapshots"));
+    }
+
+    /**
+     * Creates a session, runs {@code body} with it, and destroys the session when the body's publisher completes,
+     * fails or is cancelled.
+     *
+     * @param options options for the session
+     * @param body what to do with the session
+     * @param <T> the body's element type
+     * @return the body's elements
+     */
+    default <T> Flux<T> withSession(
+            SessionOptions options, Function<? super SandboxSession, ? extends Publisher<T>> body) {
+        return Flux.usingWhen(
+                create(options), body, SandboxSession::destroy, (s, e) -> s.destroy(), SandboxSession::destroy);
+    }
+
+    /**
+     * Releases the provider. Providers whose sessions live in this JVM (the local provider) destroy them here.
+     */
+    @Override
+    void close();
+}

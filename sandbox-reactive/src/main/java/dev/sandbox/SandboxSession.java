@@ -1,0 +1,85 @@
+package dev.sandbox;
+
+import java.util.Map;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * A handle to one sandbox: run commands in it, check on it, and end it. Every operation is lazy and starts when
+ * subscribed; none blocks the calling thread.
+ *
+ * <p>{@link #close()} releases this handle and leaves the sandbox to its provider; {@link #destroy()} ends the
+ * sandbox, killing every process and deleting its files. After either, every operation on this handle fails with
+ * {@link SessionClosedException}.
+ *
+ * <pre>{@code
+ * try (LocalSandboxProvider provider = LocalSandboxProvider.create()) {
+ *     provider.withSession(SessionOptions.defaults(), session ->
+ *             session.exec(ExecOptions.shell("for i in 1 2 3; do echo $i; sleep 1; done")))
+ *         .doOnNext(System.out::println)
+ *         .blockLast(Duration.ofSeconds(10));
+ * }
+ * }</pre>
+ */
+public interface SandboxSession {
+
+    /**
+     * The session's id, unique within its provider.
+     *
+     * @return the id
+     */
+    String id();
+
+    /**
+     * The labels the session was created with.
+     *
+     * @return an unmodifiable map
+     */
+    Map<String, String> labels();
+
+    /**
+     * Runs a command and streams its output lines, then its exit. Each subscription starts one process; the
+     * process is read only as fast as the subscriber requests, so a slow subscriber makes the process wait in
+     * {@code write} rather than filling memory. Cancelling the subscription kills the process and its children.
+     *
+     * <p>A non-zero exit code is an {@link ExecEvent.Exit}, not an error. Errors are: {@link
+     * InvalidArgumentException} for bad options, {@link ProcessLaunchException} when the program cannot start,
+     * {@link SessionClosedException} after close.
+     *
+     * @param options what to run
+     * @return the events: lines from stdout and stderr, then exactly one exit, last
+     */
+    Flux<ExecEvent> exec(ExecOptions options);
+
+    /**
+     * Runs a command to the end and collects both streams as text, keeping at most {@link
+     * ExecOptions#maxOutputBytes()} bytes of each (the head); the rest is counted but not kept.
+     *
+     * @param options what to run
+     * @return the result, once the command has exited
+     */
+    Mono<ExecResult> run(ExecOptions options);
+
+    /**
+     * Reports the session's health and activity.
+     *
+     * @return the current status
+     */
+    Mono<SessionStatus> ping();
+
+    /**
+     * Releases this handle; the sandbox itself stays with its provider (for the local provider, until the provider
+     * is closed). Idempotent.
+     *
+     * @return completes when the handle is released
+     */
+    Mono<Void> close();
+
+    /**
+     * Ends the sandbox: kills every process it runs and deletes its workdir. If that fails the handle stays open so
+     * the call can be retried. Idempotent once it has succeeded.
+     *
+     * @return completes when the sandbox is gone
+     */
+    Mono<Void> destroy();
+}

@@ -1,0 +1,174 @@
+package dev.sandbox;
+
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * How to create a session: its working directory, environment, secrets and labels. Providers read their own extra
+ * settings (an image, resource limits) from their own option types. Instances are immutable.
+ *
+ * <p>Secrets are environment variables like {@link #env()}, except that they are never logged and never shown by
+ * {@link #toString()}.
+ *
+ * <pre>{@code
+ * SessionOptions options = SessionOptions.defaults()
+ *     .withEnv("LANG", "C.UTF-8")
+ *     .withSecret("API_TOKEN", token)
+ *     .withLabel("team", "search");
+ * }</pre>
+ */
+public final class SessionOptions {
+
+    private static final SessionOptions DEFAULTS = new SessionOptions(null, Map.of(), Map.of(), Map.of());
+
+    private final String workdir;
+    private final Map<String, String> env;
+    private final Map<String, String> secrets;
+    private final Map<String, String> labels;
+
+    private SessionOptions(
+            String workdir, Map<String, String> env, Map<String, String> secrets, Map<String, String> labels) {
+        this.workdir = workdir;
+        this.env = env;
+        this.secrets = secrets;
+        this.labels = labels;
+    }
+
+    /**
+     * Options with nothing set: the provider picks a fresh workdir, no extra environment, no labels.
+     *
+     * @return the default options
+     */
+    public static SessionOptions defaults() {
+        return DEFAULTS;
+    }
+
+    /**
+     * Sets the session's working directory; it must be an absolute path. For the local provider it must exist and
+     * is left in place on destroy; without it a fresh temporary directory is made and deleted on destroy.
+     *
+     * @param workdir an absolute path
+     * @return a copy with the workdir set
+     */
+    public SessionOptions withWorkdir(String workdir) {
+        return new SessionOptions(workdir, env, secrets, labels);
+    }
+
+    /**
+     * Adds an environment variable that every command of the session sees.
+     *
+     * @param name the name
+     * @param value the value
+     * @return a copy with the variable added
+     */
+    public SessionOptions withEnv(String name, String value) {
+        return new SessionOptions(workdir, put(env, name, value), secrets, labels);
+    }
+
+    /**
+     * Adds environment variables that every command of the session sees.
+     *
+     * @param vars names and values
+     * @return a copy with the variables added
+     */
+    public SessionOptions withEnv(Map<String, String> vars) {
+        Map<String, String> merged = env;
+        for (Map.Entry<String, String> e : vars.entrySet()) {
+            merged = put(merged, e.getKey(), e.getValue());
+        }
+        return new SessionOptions(workdir, merged, secrets, labels);
+    }
+
+    /**
+     * Adds a secret environment variable: passed to every command, never logged or printed.
+     *
+     * @param name the variable's name
+     * @param value the secret value
+     * @return a copy with the secret added
+     */
+    public SessionOptions withSecret(String name, String value) {
+        return new SessionOptions(workdir, env, put(secrets, name, value), labels);
+    }
+
+    /**
+     * Adds a label, used to find sessions with {@link SandboxProvider#list(Map)}.
+     *
+     * @param key the label key
+     * @param value the label value
+     * @return a copy with the label added
+     */
+    public SessionOptions withLabel(String key, String value) {
+        return new SessionOptions(workdir, env, secrets, put(labels, key, value));
+    }
+
+    /**
+     * The requested working directory, if set.
+     *
+     * @return the absolute path or empty
+     */
+    public Optional<String> workdir() {
+        return Optional.ofNullable(workdir);
+    }
+
+    /**
+     * The session environment.
+     *
+     * @return an unmodifiable map
+     */
+    public Map<String, String> env() {
+        return env;
+    }
+
+    /**
+     * The secret environment variables.
+     *
+     * @return an unmodifiable map
+     */
+    public Map<String, String> secrets() {
+        return secrets;
+    }
+
+    /**
+     * The labels.
+     *
+     * @return an unmodifiable map
+     */
+    public Map<String, String> labels() {
+        return labels;
+    }
+
+    /**
+     * Checks the options as a provider does before creating anything.
+     *
+     * @return these options
+     * @throws InvalidArgumentException naming the field that is wrong and its value
+     */
+    public SessionOptions validate() {
+        if (workdir != null) {
+            ExecOptions.validatePath("workdir", workdir);
+        }
+        ExecOptions.validateEnv("env", env);
+        ExecOptions.validateEnv("secrets", secrets);
+        for (String key : labels.keySet()) {
+            if (key.isEmpty()) {
+                throw new InvalidArgumentException("labels", "labels has an empty key");
+            }
+        }
+        return this;
+    }
+
+    private static Map<String, String> put(Map<String, String> map, String key, String value) {
+        Map<String, String> copy = new LinkedHashMap<>(map);
+        copy.put(Objects.requireNonNull(key, "name"), Objects.requireNonNull(value, key));
+        return Collections.unmodifiableMap(copy);
+    }
+
+    @Override
+    public String toString() {
+        return "SessionOptions{workdir=" + workdir + ", env=" + env.keySet() + ", secrets=" + secrets.keySet()
+                + ", labels=" + labels + "}";
+    }
+}

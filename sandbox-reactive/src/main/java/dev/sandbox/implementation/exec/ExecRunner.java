@@ -1,0 +1,131 @@
+package dev.sandbox.implementation.exec;
+
+import dev.sandbox.ExecEvent;
+import dev.sandbox.ExecOptions;
+import dev.sandbox.ExecResult;
+import dev.sandbox.implementation.process.SpawnedProcess;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.SignalType;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * The provider-independent part of running a command: spawning off the caller's thread, line framing with
+ * backpressure, output collection with a cap, timeouts, and killing on cancel. A provider supplies only a function
+ * that starts a process for validated options.
+ */
+public final class ExecRunner {
+    /** Chunks handed from the I/O thread to the delivery thread ahead of demand, per command. */
+    private static final int CHUNK_PREFETCH = 2;
+
+    private final Scheduler spawnScheduler;
+    private final Scheduler deliverScheduler;
+    private final Set<Execution> running = ConcurrentHashMap.newKeySet();
+
+    /**
+     * Creates a runner.
+     *
+     * @param spawnScheduler where process creation (a short blocking call) runs
+     * @param deliverScheduler where events are delivered to subscribers
+     */
+    public ExecRunner(Scheduler spawnScheduler, Scheduler deliverScheduler) {
+        this.spawnScheduler = spawnScheduler;
+        this.deliverScheduler = deliverScheduler;
+    }
+
+    /** A runner on Reactor's bounded-elastic (spawning) and parallel (delivery) schedulers. */
+    public ExecRunner() {
+        this(Schedulers.boundedElastic(), Schedulers.parallel());
+    }
+
+    /**
+     * How many commands are running now.
+     *
+     * @return the count
+     */
+    public int runningCount() {
+        return running.size();
+    }
+
+    /** Kills every running command. */
+    public void killAll() {
+        running.forEach(Execution::kill);
+    }
+
+    /**
+     * Streams a command's lines and exit.
+     *
+     * @param options validated by this call; a problem is an error signal
+     * @param spawner starts the process for the options (runs on the spawn scheduler)
+     * @return the events
+     */
+    public Flux<ExecEvent> exec(ExecOptions options, Function<ExecOptions, SpawnedProcess> spawner) {
+        return Flux.defer(() -> {
+            options.validate();
+            Execution execution = track(new Execution(options, Schedulers.parallel()));
+            LineFramer framer = new LineFramer(options.maxLineLength(), options.charset(), execution::exit);
+            return spawn(options, spawner, execution)
+                    .flatMapMany(SpawnedProcess::events)
+                    .doOnNext(e -> execution.sawOutput())
+                    .publishOn(deliverScheduler, CHUNK_PREFETCH)
+                    .concatMapIterable(framer::frame, 1)
+                    .doOnRequest(execution::requested)
+                    .doOnNext(e -> execution.emitted())
+                    .doFinally(signal -> end(execution, signal));
+        });
+    }
+
+    /**
+     * Runs a command to its end and collects its output, keeping at most {@link ExecOptions#maxOutputBytes()} of
+     * each stream.
+     *
+     * @param options validated by this call; a problem is an error signal
+     * @param spawner starts the process for the options (runs on the spawn scheduler)
+     * @return the result
+     */
+    public Mono<ExecResult> run(ExecOptions options, Function<ExecOptions, SpawnedProcess> spawner) {
+        return Mono.defer(() -> {
+            options.validate();
+            Execution execution = track(new Execution(options, Schedulers.parallel()));
+            execution.requested(Long.MAX_VALUE);
+            OutputCollector collector = new OutputCollector(options.maxOutputBytes());
+            return spawn(options, spawner, execution)
+                    .flatMapMany(SpawnedProcess::events)
+                    .doOnNext(e -> {
+                        execution.sawOutput();
+                        collector.accept(e, execution);
+                    })
+                    .then(Mono.fromSupplier(() -> collector.result(options.charset())))
+                    .publishOn(deliverScheduler)
+                    .doFinally(signal -> end(execution, signal));
+        });
+    }
+
+    private Mono<SpawnedProcess> spawn(
+            ExecOptions options, Function<ExecOptions, SpawnedProcess> spawner, Execution execution) {
+        return Mono.fromCallable(() -> {
+                    SpawnedProcess p = spawner.apply(options);
+                    execution.started(p);
+                    return p;
+                })
+                .subscribeOn(spawnScheduler);
+    }
+
+    private Execution track(Execution execution) {
+        running.add(execution);
+        return execution;
+    }
+
+    private void end(Execution execution, SignalType signal) {
+        running.remove(execution);
+        if (signal == SignalType.ON_COMPLETE) {
+            execution.finished();
+        } else {
+            execution.kill(); // cancelled or failed: nothing it started may outlive it
+        }
+    }
+}

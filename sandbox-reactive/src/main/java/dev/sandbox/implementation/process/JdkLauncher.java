@@ -1,0 +1,136 @@
+package dev.sandbox.implementation.process;
+
+import dev.sandbox.ProcessLaunchException;
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.concurrent.atomic.AtomicBoolean;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * The portable launcher on {@link java.lang.Process}. It keeps the same backpressure contract (a stream is read only
+ * on demand) but costs the JDK's reaper thread plus blocking readers per process, so the native launcher is preferred
+ * where it works. The child does not get its own process group; a kill reaches its descendants through {@link
+ * ProcessHandle#descendants()}.
+ */
+final class JdkLauncher implements ProcessLauncher {
+    private static final int CHUNK = 64 * 1024;
+
+    @Override
+    public String name() {
+        return "jdk-process";
+    }
+
+    @Override
+    public SpawnedProcess spawn(ProcessSpec spec) {
+        ProcessBuilder builder = new ProcessBuilder(spec.argv());
+        builder.command().set(0, spec.program());
+        builder.directory(new File(spec.cwd()));
+        builder.environment().clear();
+        builder.environment().putAll(spec.env());
+        if (spec.stdin() == null) {
+            builder.redirectInput(new File("/dev/null"));
+        }
+        Process process;
+        try {
+            process = builder.start();
+        } catch (IOException e) {
+            throw new ProcessLaunchException(
+                    "cannot start " + spec.program() + " in " + spec.cwd() + ": " + e.getMessage(), e);
+        }
+        if (spec.stdin() != null) {
+            OutputStream in = process.getOutputStream();
+            Flux.from(spec.stdin())
+                    .publishOn(Schedulers.boundedElastic(), 1)
+                    .concatMap(buf -> Mono.fromRunnable(() -> write(in, buf)), 1)
+                    .doFinally(s -> closeQuietly(in))
+                    .subscribe(x -> {}, e -> {});
+        }
+        return new JdkProcess(process);
+    }
+
+    private static void write(OutputStream out, ByteBuffer buf) {
+        try {
+            if (buf.hasArray()) {
+                out.write(buf.array(), buf.arrayOffset() + buf.position(), buf.remaining());
+            } else {
+                byte[] bytes = new byte[buf.remaining()];
+                buf.duplicate().get(bytes);
+                out.write(bytes);
+            }
+            out.flush();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static void closeQuietly(java.io.Closeable c) {
+        try {
+            c.close();
+        } catch (IOException ignored) {
+            // the process may already have closed its end
+        }
+    }
+
+    private static final class JdkProcess implements SpawnedProcess {
+        private final Process process;
+        private final AtomicBoolean subscribed = new AtomicBoolean();
+
+        JdkProcess(Process process) {
+            this.process = process;
+        }
+
+        @Override
+        public long pid() {
+            return process.pid();
+        }
+
+        @Override
+        public Flux<RawEvent> events() {
+            return Flux.defer(() -> {
+                if (!subscribed.compareAndSet(false, true)) {
+                    return Flux.error(new IllegalStateException("process output can be subscribed only once"));
+                }
+                Flux<RawEvent> out = read(process.getInputStream(), RawEvent.STDOUT);
+                Flux<RawEvent> err = read(process.getErrorStream(), RawEvent.STDERR);
+                Mono<RawEvent> exit = Mono.fromCallable(this::waitFor).subscribeOn(Schedulers.boundedElastic());
+                return Flux.merge(1, out, err).concatWith(exit).doOnCancel(this::kill);
+            });
+        }
+
+        private RawEvent waitFor() throws InterruptedException {
+            int code = process.waitFor();
+            // the JDK reports death by signal n as 128 + n
+            return code > 128 && code < 128 + 65 ? new RawEvent.Exited(code - 128, true) : new RawEvent.Exited(code, false);
+        }
+
+        private static Flux<RawEvent> read(InputStream in, int stream) {
+            return Flux.<RawEvent>generate(sink -> {
+                        byte[] buf = new byte[CHUNK];
+                        try {
+                            int n = in.read(buf);
+                            if (n < 0) {
+                                sink.complete();
+                            } else {
+                                sink.next(new RawEvent.Chunk(stream, Arrays.copyOf(buf, n)));
+                            }
+                        } catch (IOException e) {
+                            sink.complete(); // the stream was closed under us: end of output
+                        }
+                    })
+                    .subscribeOn(Schedulers.boundedElastic());
+        }
+
+        @Override
+        public void kill() {
+            process.descendants().forEach(ProcessHandle::destroyForcibly);
+            process.destroyForcibly();
+        }
+    }
+}

@@ -1,0 +1,167 @@
+package dev.sandbox.implementation.process;
+
+import com.sun.jna.Memory;
+import com.sun.jna.StringArray;
+import dev.sandbox.ProcessLaunchException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Spawns processes with {@code posix_spawn} into their own process group, with non-blocking pipes, and watches them
+ * from one shared {@link EpollLoop}: no thread per process, and pipes are read only while a subscriber asks for data.
+ */
+final class NativeLauncher implements ProcessLauncher {
+
+    private final EpollLoop loop;
+
+    private NativeLauncher(EpollLoop loop) {
+        this.loop = loop;
+    }
+
+    static NativeLauncher create() {
+        if (!LibC.hasChdirAction()) {
+            throw new IllegalStateException("libc lacks posix_spawn_file_actions_addchdir_np");
+        }
+        long pidfd = LibC.syscall(LibC.SYS_PIDFD_OPEN, ProcessHandle.current().pid(), 0);
+        if (pidfd < 0) {
+            throw new IllegalStateException("pidfd_open is not available: " + LibC.strerror(LibC.errno()));
+        }
+        LibC.close((int) pidfd);
+        return new NativeLauncher(new EpollLoop());
+    }
+
+    @Override
+    public String name() {
+        return "native-epoll";
+    }
+
+    @Override
+    public SpawnedProcess spawn(ProcessSpec spec) {
+        int[] out = pipe();
+        int[] err = null;
+        int[] in = null;
+        Memory actions = new Memory(LibC.FILE_ACTIONS_SIZE);
+        Memory attr = new Memory(LibC.SPAWNATTR_SIZE);
+        boolean actionsInit = false;
+        boolean attrInit = false;
+        int pid = -1;
+        try {
+            err = pipe();
+            if (spec.stdin() != null) {
+                in = pipe();
+            }
+            check(LibC.posix_spawn_file_actions_init(actions), "posix_spawn_file_actions_init");
+            actionsInit = true;
+            if (in != null) {
+                check(LibC.posix_spawn_file_actions_adddup2(actions, in[0], 0), "adddup2 stdin");
+            } else {
+                check(
+                        LibC.posix_spawn_file_actions_addopen(actions, 0, "/dev/null", LibC.O_RDONLY, 0),
+                        "addopen /dev/null");
+            }
+            check(LibC.posix_spawn_file_actions_adddup2(actions, out[1], 1), "adddup2 stdout");
+            check(LibC.posix_spawn_file_actions_adddup2(actions, err[1], 2), "adddup2 stderr");
+            check(LibC.addChdir(actions, spec.cwd()), "addchdir");
+            LibC.addCloseFrom(actions, 3);
+
+            check(LibC.posix_spawnattr_init(attr), "posix_spawnattr_init");
+            attrInit = true;
+            Memory mask = new Memory(LibC.SIGSET_SIZE);
+            LibC.sigemptyset(mask);
+            check(LibC.posix_spawnattr_setsigmask(attr, mask), "setsigmask");
+            Memory defaults = new Memory(LibC.SIGSET_SIZE);
+            LibC.sigfillset(defaults);
+            LibC.sigdelset(defaults, LibC.SIGKILL);
+            LibC.sigdelset(defaults, LibC.SIGSTOP);
+            check(LibC.posix_spawnattr_setsigdefault(attr, defaults), "setsigdefault");
+            check(LibC.posix_spawnattr_setpgroup(attr, 0), "setpgroup");
+            check(
+                    LibC.posix_spawnattr_setflags(
+                            attr,
+                            (short) (LibC.POSIX_SPAWN_SETPGROUP
+                                    | LibC.POSIX_SPAWN_SETSIGMASK
+                                    | LibC.POSIX_SPAWN_SETSIGDEF)),
+                    "setflags");
+
+            StringArray argv = new StringArray(spec.argv().toArray(new String[0]), "UTF-8");
+            StringArray envp = new StringArray(envStrings(spec.env()), "UTF-8");
+            int[] pidOut = new int[1];
+            int rc = LibC.posix_spawn(pidOut, spec.program(), actions, attr, argv, envp);
+            if (rc != 0) {
+                throw new ProcessLaunchException(
+                        "cannot start " + spec.program() + " in " + spec.cwd() + ": " + LibC.strerror(rc), null);
+            }
+            pid = pidOut[0];
+        } finally {
+            if (actionsInit) {
+                LibC.posix_spawn_file_actions_destroy(actions);
+            }
+            if (attrInit) {
+                LibC.posix_spawnattr_destroy(attr);
+            }
+            // the child's ends: the child has its own copies now
+            LibC.close(out[1]);
+            if (err != null) {
+                LibC.close(err[1]);
+            }
+            if (in != null) {
+                LibC.close(in[0]);
+            }
+            if (pid < 0) {
+                LibC.close(out[0]);
+                if (err != null) {
+                    LibC.close(err[0]);
+                }
+                if (in != null) {
+                    LibC.close(in[1]);
+                }
+            }
+        }
+        long pidfd = LibC.syscall(LibC.SYS_PIDFD_OPEN, pid, 0);
+        if (pidfd < 0) {
+            int e = LibC.errno();
+            LibC.kill(-pid, LibC.SIGKILL);
+            LibC.waitpid(pid, new int[1], 0);
+            LibC.close(out[0]);
+            LibC.close(err[0]);
+            if (in != null) {
+                LibC.close(in[1]);
+            }
+            throw new ProcessLaunchException("pidfd_open failed for pid " + pid + ": " + LibC.strerror(e), null);
+        }
+        nonBlocking(out[0]);
+        nonBlocking(err[0]);
+        if (in != null) {
+            nonBlocking(in[1]);
+        }
+        NativeProcess process = new NativeProcess(loop, pid, (int) pidfd, out[0], err[0], in == null ? -1 : in[1]);
+        process.start(spec.stdin());
+        return process;
+    }
+
+    private static String[] envStrings(Map<String, String> env) {
+        List<String> list = new ArrayList<>(env.size());
+        env.forEach((k, v) -> list.add(k + "=" + v));
+        return list.toArray(new String[0]);
+    }
+
+    private static int[] pipe() {
+        int[] fds = new int[2];
+        if (LibC.pipe2(fds, LibC.O_CLOEXEC) != 0) {
+            throw new ProcessLaunchException("pipe2 failed: " + LibC.strerror(LibC.errno()), null);
+        }
+        return fds;
+    }
+
+    private static void nonBlocking(int fd) {
+        int flags = LibC.fcntl(fd, LibC.F_GETFL, 0);
+        LibC.fcntl(fd, LibC.F_SETFL, flags | LibC.O_NONBLOCK);
+    }
+
+    private static void check(int rc, String what) {
+        if (rc != 0) {
+            throw new ProcessLaunchException(what + " failed: " + LibC.strerror(rc), null);
+        }
+    }
+}

@@ -1,0 +1,274 @@
+package dev.sandbox.implementation.process;
+
+import com.sun.jna.Pointer;
+import java.nio.ByteBuffer;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import org.reactivestreams.Publisher;
+import org.reactivestreams.Subscriber;
+import org.reactivestreams.Subscription;
+import reactor.core.publisher.BaseSubscriber;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Operators;
+
+/**
+ * A process spawned by {@link NativeLauncher}. Its pipes and pidfd are driven by the {@link EpollLoop}: a pipe is in
+ * the epoll interest set only while the subscriber has outstanding demand, so an idle subscriber leaves the pipe
+ * full and the process blocked in {@code write}. Every signal to the subscriber is sent from the loop thread.
+ */
+final class NativeProcess implements SpawnedProcess, Subscription {
+
+    private final EpollLoop loop;
+    private final int pid;
+    private final AtomicLong demand = new AtomicLong();
+    private final AtomicBoolean subscribed = new AtomicBoolean();
+    private final AtomicBoolean killed = new AtomicBoolean();
+    private volatile boolean cancelled;
+
+    // loop-thread state
+    private final int[] readFds = new int[2];
+    private final EpollLoop.Handler[] readers = {events -> readable(RawEvent.STDOUT), events -> readable(RawEvent.STDERR)};
+    private final boolean[] armed = new boolean[2];
+    private final boolean[] eof = new boolean[2];
+    private int pidfd;
+    private boolean reaped;
+    private int waitStatus;
+    private boolean done;
+    private Subscriber<? super RawEvent> subscriber;
+
+    private final StdinPump stdin;
+
+    NativeProcess(EpollLoop loop, int pid, int pidfd, int outFd, int errFd, int inFd) {
+        this.loop = loop;
+        this.pid = pid;
+        this.pidfd = pidfd;
+        this.readFds[RawEvent.STDOUT] = outFd;
+        this.readFds[RawEvent.STDERR] = errFd;
+        this.stdin = inFd >= 0 ? new StdinPump(inFd) : null;
+    }
+
+    /** Registers with the loop and starts feeding stdin. */
+    void start(Publisher<ByteBuffer> stdinSource) {
+        loop.execute(() -> {
+            loop.interest(pidfd, LibC.EPOLLIN, events -> exited());
+        });
+        if (stdin != null) {
+            Flux.from(stdinSource).subscribe(stdin);
+        }
+    }
+
+    @Override
+    public long pid() {
+        return pid;
+    }
+
+    @Override
+    public Flux<RawEvent> events() {
+        return Flux.from(s -> {
+            if (!subscribed.compareAndSet(false, true)) {
+                Operators.error(s, new IllegalStateException("process output can be subscribed only once"));
+                return;
+            }
+            loop.execute(() -> subscriber = s);
+            s.onSubscribe(this);
+        });
+    }
+
+    @Override
+    public void request(long n) {
+        if (Operators.validate(n) && demand.getAndUpdate(d -> Operators.addCap(d, n)) == 0) {
+            loop.execute(this::demandArrived);
+        }
+    }
+
+    @Override
+    public void cancel() {
+        cancelled = true;
+        kill();
+        loop.execute(this::closePipes);
+    }
+
+    @Override
+    public void kill() {
+        if (killed.compareAndSet(false, true)) {
+            loop.execute(() -> {
+                if (!reaped) {
+                    // the whole group: children the command started die with it
+                    LibC.kill(-pid, LibC.SIGKILL);
+                }
+            });
+        }
+    }
+
+    // ---- loop thread ----
+
+    private void demandArrived() {
+        if (cancelled || done) {
+            return;
+        }
+        for (int s = 0; s < 2; s++) {
+            setArmed(s, !eof[s]);
+        }
+        tryFinish();
+    }
+
+    private void setArmed(int stream, boolean on) {
+        if (armed[stream] != on && !eof[stream]) {
+            armed[stream] = on;
+            loop.interest(readFds[stream], on ? LibC.EPOLLIN : 0, readers[stream]);
+        }
+    }
+
+    private void readable(int stream) {
+        if (cancelled || eof[stream]) {
+            return;
+        }
+        if (demand.get() == 0) {
+            setArmed(stream, false);
+            return;
+        }
+        int fd = readFds[stream];
+        Pointer buf = loop.scratch();
+        long n = LibC.read(fd, buf, EpollLoop.READ_SIZE);
+        if (n > 0) {
+            byte[] bytes = loop.copy((int) n);
+            if (demand.decrementAndGet() == 0) {
+                setArmed(RawEvent.STDOUT, false);
+                setArmed(RawEvent.STDERR, false);
+            }
+            subscriber.onNext(new RawEvent.Chunk(stream, bytes));
+            return;
+        }
+        if (n < 0 && LibC.errno() == LibC.EAGAIN) {
+            return;
+        }
+        // end of file, or an error that ends the stream all the same
+        eof[stream] = true;
+        armed[stream] = false;
+        loop.close(fd);
+        tryFinish();
+    }
+
+    private void exited() {
+        int[] status = new int[1];
+        int r = LibC.waitpid(pid, status, LibC.WNOHANG);
+        if (r == 0) {
+            return; // not yet: level-triggered, we will be called again
+        }
+        reaped = true;
+        waitStatus = r == pid ? status[0] : 0;
+        loop.close(pidfd);
+        pidfd = -1;
+        if (stdin != null) {
+            stdin.shutdown();
+        }
+        tryFinish();
+    }
+
+    private void tryFinish() {
+        if (done || cancelled || !reaped || !eof[0] || !eof[1] || subscriber == null) {
+            return;
+        }
+        if (demand.get() == 0) {
+            return; // demandArrived() calls again
+        }
+        done = true;
+        int termSig = waitStatus & 0x7f;
+        RawEvent.Exited exit =
+                termSig == 0 ? new RawEvent.Exited((waitStatus >> 8) & 0xff, false) : new RawEvent.Exited(termSig, true);
+        subscriber.onNext(exit);
+        subscriber.onComplete();
+    }
+
+    private void closePipes() {
+        for (int s = 0; s < 2; s++) {
+            if (!eof[s]) {
+                eof[s] = true;
+                loop.close(readFds[s]);
+            }
+        }
+        if (stdin != null) {
+            stdin.shutdown();
+        }
+        // the pidfd stays registered until the process is reaped, so no zombie is left behind
+    }
+
+    /** Writes stdin from a publisher, one buffer at a time, with EPOLLOUT when the pipe is full. */
+    private final class StdinPump extends BaseSubscriber<ByteBuffer> {
+        final int fd;
+        private ByteBuffer pending; // loop thread
+        private boolean completed; // loop thread
+        private boolean closed; // loop thread
+
+        StdinPump(int fd) {
+            this.fd = fd;
+        }
+
+        @Override
+        protected void hookOnSubscribe(Subscription subscription) {
+            subscription.request(1);
+        }
+
+        @Override
+        protected void hookOnNext(ByteBuffer value) {
+            ByteBuffer copy = value.duplicate();
+            loop.execute(() -> {
+                pending = copy;
+                writable();
+            });
+        }
+
+        @Override
+        protected void hookOnComplete() {
+            loop.execute(() -> {
+                completed = true;
+                if (pending == null) {
+                    shutdown();
+                }
+            });
+        }
+
+        @Override
+        protected void hookOnError(Throwable throwable) {
+            loop.execute(this::shutdown);
+        }
+
+        void writable() {
+            if (closed) {
+                return;
+            }
+            Pointer buf = loop.scratch();
+            while (pending != null && pending.hasRemaining()) {
+                int len = Math.min(pending.remaining(), EpollLoop.READ_SIZE);
+                ByteBuffer slice = pending.slice(pending.position(), len);
+                buf.getByteBuffer(0, len).put(slice);
+                long n = LibC.write(fd, buf, len);
+                if (n < 0) {
+                    if (LibC.errno() == LibC.EAGAIN) {
+                        loop.interest(fd, LibC.EPOLLOUT, events -> writable());
+                        return;
+                    }
+                    shutdown(); // EPIPE: the process closed its stdin
+                    return;
+                }
+                pending.position(pending.position() + (int) n);
+            }
+            loop.interest(fd, 0, null);
+            pending = null;
+            if (completed) {
+                shutdown();
+            } else {
+                request(1);
+            }
+        }
+
+        void shutdown() {
+            if (!closed) {
+                closed = true;
+                pending = null;
+                loop.close(fd);
+                cancel();
+            }
+        }
+    }
+}

@@ -1,0 +1,34 @@
+package dev.sandbox.implementation.process;
+
+import dev.sandbox.ProcessLaunchException;
+
+/** Starts host processes. Two implementations: {@link NativeLauncher} (Linux, epoll) and {@link JdkLauncher}. */
+public interface ProcessLauncher {
+
+    /**
+     * A short name reported in session status, such as {@code native-epoll}.
+     *
+     * @return the name
+     */
+    String name();
+
+    /**
+     * Starts a process in its own process group. Blocks briefly (the spawn itself); call it off non-blocking
+     * threads.
+     *
+     * @param spec what to start
+     * @return the running process
+     * @throws ProcessLaunchException when it cannot be started
+     */
+    SpawnedProcess spawn(ProcessSpec spec);
+
+    /**
+     * The best launcher for this platform: native on Linux when JNA loads, the JDK's otherwise. The system property
+     * {@code dev.sandbox.launcher} ({@code native} or {@code jdk}) forces a choice.
+     *
+     * @return the launcher
+     */
+    static ProcessLauncher best() {
+        return Launchers.BEST;
+    }
+}

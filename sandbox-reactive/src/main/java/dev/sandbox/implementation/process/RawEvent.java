@@ -1,0 +1,26 @@
+package dev.sandbox.implementation.process;
+
+/** What a spawned process produces before line framing: chunks of bytes from stdout or stderr, then its exit. */
+public sealed interface RawEvent permits RawEvent.Chunk, RawEvent.Exited {
+
+    /** Stream index of standard output. */
+    int STDOUT = 0;
+    /** Stream index of standard error. */
+    int STDERR = 1;
+
+    /**
+     * Bytes read from one stream, in order.
+     *
+     * @param stream {@link #STDOUT} or {@link #STDERR}
+     * @param bytes the bytes; owned by the receiver
+     */
+    record Chunk(int stream, byte[] bytes) implements RawEvent {}
+
+    /**
+     * The process ended, after both streams reached end of file.
+     *
+     * @param status the exit status, or the signal number when {@code signaled}
+     * @param signaled whether a signal ended the process
+     */
+    record Exited(int status, boolean signaled) implements RawEvent {}
+}

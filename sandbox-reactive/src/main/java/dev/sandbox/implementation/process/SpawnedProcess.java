@@ -1,0 +1,25 @@
+package dev.sandbox.implementation.process;
+
+import reactor.core.publisher.Flux;
+
+/** A started process: its raw output as a backpressured stream, and a way to kill it with its children. */
+public interface SpawnedProcess {
+
+    /**
+     * The process id on the host.
+     *
+     * @return the pid
+     */
+    long pid();
+
+    /**
+     * The process's output chunks, then exactly one {@link RawEvent.Exited}. May be subscribed once. The pipes are
+     * read only while there is demand; cancelling kills the process group.
+     *
+     * @return the raw events
+     */
+    Flux<RawEvent> events();
+
+    /** Kills the process and every process in its process group with SIGKILL. Idempotent; safe from any thread. */
+    void kill();
+}

@@ -1,0 +1,179 @@
+package dev.sandbox.local;
+
+import dev.sandbox.BackendException;
+import dev.sandbox.InvalidArgumentException;
+import dev.sandbox.SandboxProvider;
+import dev.sandbox.SandboxSession;
+import dev.sandbox.SessionInfo;
+import dev.sandbox.SessionNotFoundException;
+import dev.sandbox.SessionOptions;
+import dev.sandbox.implementation.process.ProcessLauncher;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * The embedded provider: sessions are directories on this host and commands are host processes. It needs nothing
+ * installed, and it does <b>not</b> isolate anything: a command can read and write whatever the JVM's user can. Use
+ * it for trusted code, development and tests; use the Docker provider for untrusted code.
+ *
+ * <p>Each session gets a fresh temporary workdir (deleted on destroy) unless {@link SessionOptions#workdir()} names
+ * an existing directory (kept on destroy). Commands see a small base environment: {@code PATH} (the usual system
+ * directories), {@code HOME} (the workdir) and {@code LANG=C.UTF-8}, then the session's env and secrets, then the
+ * command's env. Each command runs in its own process group, so a kill reaches its children too.
+ *
+ * <p>Sessions live as long as this provider: {@link #close()} destroys every session it still has.
+ *
+ * <pre>{@code
+ * try (LocalSandboxProvider provider = LocalSandboxProvider.create()) {
+ *     SandboxSession session = provider.create(SessionOptions.defaults()).block(Duration.ofSeconds(5));
+ *     ExecResult result = session.run(ExecOptions.shell("echo hello")).block(Duration.ofSeconds(5));
+ * }
+ * }</pre>
+ */
+public final class LocalSandboxProvider implements SandboxProvider {
+    /** The provider's name. */
+    public static final String NAME = "local";
+
+    /** The {@code PATH} every local command starts with. */
+    public static final String DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+    private static final Logger LOG = LoggerFactory.getLogger(LocalSandboxProvider.class);
+    private static final AtomicBoolean WARNED = new AtomicBoolean();
+
+    private final ProcessLauncher launcher;
+    private final Path tempRoot;
+    private final Map<String, LocalSessionState> sessions = new ConcurrentHashMap<>();
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    private LocalSandboxProvider(ProcessLauncher launcher, Path tempRoot) {
+        this.launcher = launcher;
+        this.tempRoot = tempRoot;
+        if (WARNED.compareAndSet(false, true)) {
+            LOG.warn("the local sandbox provider runs commands as host processes with no isolation;"
+                    + " use the docker provider for untrusted code");
+        }
+    }
+
+    /**
+     * A provider with the best process launcher for this platform and workdirs under {@code java.io.tmpdir}.
+     *
+     * @return a new provider
+     */
+    public static LocalSandboxProvider create() {
+        return new LocalSandboxProvider(ProcessLauncher.best(), Path.of(System.getProperty("java.io.tmpdir")));
+    }
+
+    /**
+     * A provider whose fresh session workdirs are made under {@code tempRoot}.
+     *
+     * @param tempRoot an existing directory
+     * @return a new provider
+     */
+    public static LocalSandboxProvider create(Path tempRoot) {
+        return new LocalSandboxProvider(ProcessLauncher.best(), Objects.requireNonNull(tempRoot, "tempRoot"));
+    }
+
+    /**
+     * How this provider starts processes: {@code native-epoll} on Linux, {@code jdk-process} elsewhere.
+     *
+     * @return the launcher's name
+     */
+    public String processLauncher() {
+        return launcher.name();
+    }
+
+    @Override
+    public String name() {
+        return NAME;
+    }
+
+    @Override
+    public Mono<SandboxSession> create(SessionOptions options) {
+        return Mono.fromCallable(() -> {
+                    if (closed.get()) {
+                        throw new IllegalStateException("the local provider is closed");
+                    }
+                    options.validate();
+                    String id = "local-" + UUID.randomUUID();
+                    Path workdir;
+                    boolean owns;
+                    if (options.workdir().isPresent()) {
+                        workdir = Path.of(options.workdir().get());
+                        if (!Files.isDirectory(workdir)) {
+                            throw new InvalidArgumentException(
+                                    "workdir", "workdir must be an existing directory, got '" + workdir + "'");
+                        }
+                        owns = false;
+                    } else {
+                        try {
+                            workdir = Files.createTempDirectory(tempRoot, "sandbox-").toRealPath();
+                        } catch (IOException e) {
+                            throw new BackendException("cannot create a workdir under '" + tempRoot + "'", e);
+                        }
+                        owns = true;
+                    }
+                    Map<String, String> env = new LinkedHashMap<>();
+                    env.put("PATH", DEFAULT_PATH);
+                    env.put("HOME", workdir.toString());
+                    env.put("LANG", "C.UTF-8");
+                    env.putAll(options.env());
+                    env.putAll(options.secrets());
+                    LocalSessionState state =
+                            new LocalSessionState(id, workdir, owns, Map.copyOf(env), options.labels(), launcher);
+                    sessions.put(id, state);
+                    LOG.debug("created local session {} in {}", id, workdir);
+                    return (SandboxSession) new LocalSession(this, state);
+                })
+                .subscribeOn(Schedulers.boundedElastic());
+    }
+
+    @Override
+    public Mono<SandboxSession> attach(String sessionId) {
+        return Mono.fromCallable(() -> {
+            LocalSessionState state = sessions.get(sessionId);
+            if (state == null || state.destroyed()) {
+                throw new SessionNotFoundException(sessionId);
+            }
+            return new LocalSession(this, state);
+        });
+    }
+
+    @Override
+    public Flux<SessionInfo> list(Map<String, String> labels) {
+        return Flux.defer(() -> Flux.fromIterable(sessions.values())
+                .filter(s -> !s.destroyed() && s.labels.entrySet().containsAll(labels.entrySet()))
+                .map(LocalSessionState::info));
+    }
+
+    void destroy(LocalSessionState state) {
+        state.destroy();
+        sessions.remove(state.id, state);
+        LOG.debug("destroyed local session {}", state.id);
+    }
+
+    /** Destroys every session this provider still has. Blocks while processes are killed and workdirs deleted. */
+    @Override
+    public void close() {
+        if (closed.compareAndSet(false, true)) {
+            for (LocalSessionState state : sessions.values()) {
+                try {
+                    destroy(state);
+                } catch (RuntimeException e) {
+                    LOG.warn("could not destroy local session {}: {}", state.id, e.toString());
+                }
+            }
+        }
+    }
+}
