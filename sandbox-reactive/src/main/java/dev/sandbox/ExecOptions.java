@@ -96,7 +96,14 @@ public final class ExecOptions {
             Objects.requireNonNull(copy.get(i), "argv[" + i + "]");
         }
         return new ExecOptions(
-                copy, null, Map.of(), null, null, null, StandardCharsets.UTF_8, DEFAULT_MAX_LINE_LENGTH,
+                copy,
+                null,
+                Map.of(),
+                null,
+                null,
+                null,
+                StandardCharsets.UTF_8,
+                DEFAULT_MAX_LINE_LENGTH,
                 DEFAULT_MAX_OUTPUT_BYTES);
     }
 
@@ -118,8 +125,7 @@ public final class ExecOptions {
      * @return a copy with the working directory set
      */
     public ExecOptions withCwd(String cwd) {
-        return new ExecOptions(
-                argv, cwd, env, timeout, idleTimeout, stdin, charset, maxLineLength, maxOutputBytes);
+        return new ExecOptions(argv, cwd, env, timeout, idleTimeout, stdin, charset, maxLineLength, maxOutputBytes);
     }
 
     /**
@@ -162,8 +168,7 @@ public final class ExecOptions {
      * @return a copy with the timeout set
      */
     public ExecOptions withTimeout(Duration timeout) {
-        return new ExecOptions(
-                argv, cwd, env, timeout, idleTimeout, stdin, charset, maxLineLength, maxOutputBytes);
+        return new ExecOptions(argv, cwd, env, timeout, idleTimeout, stdin, charset, maxLineLength, maxOutputBytes);
     }
 
     /**
@@ -174,8 +179,7 @@ public final class ExecOptions {
      * @return a copy with the idle timeout set
      */
     public ExecOptions withIdleTimeout(Duration idleTimeout) {
-        return new ExecOptions(
-                argv, cwd, env, timeout, idleTimeout, stdin, charset, maxLineLength, maxOutputBytes);
+        return new ExecOptions(argv, cwd, env, timeout, idleTimeout, stdin, charset, maxLineLength, maxOutputBytes);
     }
 
     /**
@@ -186,8 +190,7 @@ public final class ExecOptions {
      * @return a copy with stdin set
      */
     public ExecOptions withStdin(Publisher<ByteBuffer> stdin) {
-        return new ExecOptions(
-                argv, cwd, env, timeout, idleTimeout, stdin, charset, maxLineLength, maxOutputBytes);
+        return new ExecOptions(argv, cwd, env, timeout, idleTimeout, stdin, charset, maxLineLength, maxOutputBytes);
     }
 
     /**
@@ -227,8 +230,7 @@ public final class ExecOptions {
      * @return a copy with the limit set
      */
     public ExecOptions withMaxLineLength(int maxLineLength) {
-        return new ExecOptions(
-                argv, cwd, env, timeout, idleTimeout, stdin, charset, maxLineLength, maxOutputBytes);
+        return new ExecOptions(argv, cwd, env, timeout, idleTimeout, stdin, charset, maxLineLength, maxOutputBytes);
     }
 
     /**
@@ -239,8 +241,7 @@ public final class ExecOptions {
      * @return a copy with the cap set
      */
     public ExecOptions withMaxOutputBytes(long maxOutputBytes) {
-        return new ExecOptions(
-                argv, cwd, env, timeout, idleTimeout, stdin, charset, maxLineLength, maxOutputBytes);
+        return new ExecOptions(argv, cwd, env, timeout, idleTimeout, stdin, charset, maxLineLength, maxOutputBytes);
     }
 
     /**

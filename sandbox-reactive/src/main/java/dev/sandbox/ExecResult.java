@@ -38,7 +38,6 @@ public record ExecResult(
      * @return {@code true} when the command timed out
      */
     public boolean timedOut() {
-        return termination == ExecEvent.Termination.TIMED_OUT
-                || termination == ExecEvent.Termination.IDLE_TIMED_OUT;
+        return termination == ExecEvent.Termination.TIMED_OUT || termination == ExecEvent.Termination.IDLE_TIMED_OUT;
     }
 }

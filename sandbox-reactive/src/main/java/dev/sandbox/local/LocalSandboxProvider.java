@@ -85,6 +85,11 @@ public final class LocalSandboxProvider implements SandboxProvider {
         return new LocalSandboxProvider(ProcessLauncher.best(), Objects.requireNonNull(tempRoot, "tempRoot"));
     }
 
+    /** A provider with a chosen launcher; for tests of the portable fallback. */
+    static LocalSandboxProvider create(ProcessLauncher launcher, Path tempRoot) {
+        return new LocalSandboxProvider(launcher, tempRoot);
+    }
+
     /**
      * How this provider starts processes: {@code native-epoll} on Linux, {@code jdk-process} elsewhere.
      *
@@ -118,7 +123,8 @@ public final class LocalSandboxProvider implements SandboxProvider {
                         owns = false;
                     } else {
                         try {
-                            workdir = Files.createTempDirectory(tempRoot, "sandbox-").toRealPath();
+                            workdir = Files.createTempDirectory(tempRoot, "sandbox-")
+                                    .toRealPath();
                         } catch (IOException e) {
                             throw new BackendException("cannot create a workdir under '" + tempRoot + "'", e);
                         }

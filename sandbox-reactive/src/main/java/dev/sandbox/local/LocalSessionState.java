@@ -85,8 +85,8 @@ final class LocalSessionState {
             throw new ProcessLaunchException("working directory does not exist: '" + cwd + "'", null);
         }
         String program = resolve(options.argv().get(0), merged.get("PATH"), cwd);
-        return launcher.spawn(
-                new ProcessSpec(program, options.argv(), cwd, merged, options.stdin().orElse(null)));
+        return launcher.spawn(new ProcessSpec(
+                program, options.argv(), cwd, merged, options.stdin().orElse(null)));
     }
 
     /** Finds a program the way a shell does: a name with a slash is a path, anything else is looked up on PATH. */

@@ -20,7 +20,7 @@ final class LineFramer {
     private final int maxLine;
     private final Charset charset;
     private final boolean utf8;
-    private final StreamState[] streams = {new StreamState(RawEvent.STDOUT), new StreamState(RawEvent.STDERR)};
+    private final StreamState[] streams;
     private final Function<RawEvent.Exited, ExecEvent.Exit> exitMapper;
 
     LineFramer(int maxLine, Charset charset, Function<RawEvent.Exited, ExecEvent.Exit> exitMapper) {
@@ -28,6 +28,7 @@ final class LineFramer {
         this.charset = charset;
         this.utf8 = charset.equals(StandardCharsets.UTF_8);
         this.exitMapper = exitMapper;
+        this.streams = new StreamState[] {new StreamState(RawEvent.STDOUT), new StreamState(RawEvent.STDERR)};
     }
 
     /** The events a raw event yields, produced lazily. */

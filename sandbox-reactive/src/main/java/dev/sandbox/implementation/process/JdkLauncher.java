@@ -7,7 +7,9 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -29,8 +31,9 @@ final class JdkLauncher implements ProcessLauncher {
 
     @Override
     public SpawnedProcess spawn(ProcessSpec spec) {
-        ProcessBuilder builder = new ProcessBuilder(spec.argv());
-        builder.command().set(0, spec.program());
+        List<String> command = new ArrayList<>(spec.argv());
+        command.set(0, spec.program());
+        ProcessBuilder builder = new ProcessBuilder(command);
         builder.directory(new File(spec.cwd()));
         builder.environment().clear();
         builder.environment().putAll(spec.env());
@@ -107,7 +110,9 @@ final class JdkLauncher implements ProcessLauncher {
         private RawEvent waitFor() throws InterruptedException {
             int code = process.waitFor();
             // the JDK reports death by signal n as 128 + n
-            return code > 128 && code < 128 + 65 ? new RawEvent.Exited(code - 128, true) : new RawEvent.Exited(code, false);
+            return code > 128 && code < 128 + 65
+                    ? new RawEvent.Exited(code - 128, true)
+                    : new RawEvent.Exited(code, false);
         }
 
         private static Flux<RawEvent> read(InputStream in, int stream) {

@@ -124,8 +124,7 @@ final class LibC {
 
     static native int posix_spawn_file_actions_adddup2(Pointer fileActions, int fd, int newfd);
 
-    static native int posix_spawn_file_actions_addopen(
-            Pointer fileActions, int fd, String path, int oflag, int mode);
+    static native int posix_spawn_file_actions_addopen(Pointer fileActions, int fd, String path, int oflag, int mode);
 
     static native int posix_spawnattr_init(Pointer attr);
 

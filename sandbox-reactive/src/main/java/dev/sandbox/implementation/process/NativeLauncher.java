@@ -77,11 +77,8 @@ final class NativeLauncher implements ProcessLauncher {
             check(LibC.posix_spawnattr_setsigdefault(attr, defaults), "setsigdefault");
             check(LibC.posix_spawnattr_setpgroup(attr, 0), "setpgroup");
             check(
-                    LibC.posix_spawnattr_setflags(
-                            attr,
-                            (short) (LibC.POSIX_SPAWN_SETPGROUP
-                                    | LibC.POSIX_SPAWN_SETSIGMASK
-                                    | LibC.POSIX_SPAWN_SETSIGDEF)),
+                    LibC.posix_spawnattr_setflags(attr, (short)
+                            (LibC.POSIX_SPAWN_SETPGROUP | LibC.POSIX_SPAWN_SETSIGMASK | LibC.POSIX_SPAWN_SETSIGDEF)),
                     "setflags");
 
             StringArray argv = new StringArray(spec.argv().toArray(new String[0]), "UTF-8");

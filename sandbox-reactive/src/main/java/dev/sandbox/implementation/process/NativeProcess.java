@@ -27,7 +27,9 @@ final class NativeProcess implements SpawnedProcess, Subscription {
 
     // loop-thread state
     private final int[] readFds = new int[2];
-    private final EpollLoop.Handler[] readers = {events -> readable(RawEvent.STDOUT), events -> readable(RawEvent.STDERR)};
+    private final EpollLoop.Handler[] readers = {
+        events -> readable(RawEvent.STDOUT), events -> readable(RawEvent.STDERR)
+    };
     private final boolean[] armed = new boolean[2];
     private final boolean[] eof = new boolean[2];
     private int pidfd;
@@ -174,8 +176,9 @@ final class NativeProcess implements SpawnedProcess, Subscription {
         }
         done = true;
         int termSig = waitStatus & 0x7f;
-        RawEvent.Exited exit =
-                termSig == 0 ? new RawEvent.Exited((waitStatus >> 8) & 0xff, false) : new RawEvent.Exited(termSig, true);
+        RawEvent.Exited exit = termSig == 0
+                ? new RawEvent.Exited((waitStatus >> 8) & 0xff, false)
+                : new RawEvent.Exited(termSig, true);
         subscriber.onNext(exit);
         subscriber.onComplete();
     }

@@ -31,4 +31,13 @@ public interface ProcessLauncher {
     static ProcessLauncher best() {
         return Launchers.BEST;
     }
+
+    /**
+     * The portable launcher on {@link java.lang.Process}, whatever the platform.
+     *
+     * @return the JDK launcher
+     */
+    static ProcessLauncher jdk() {
+        return new JdkLauncher();
+    }
 }
