@@ -19,8 +19,11 @@ import reactor.core.scheduler.Schedulers;
  * that starts a process for validated options.
  */
 public final class ExecRunner {
-    /** Chunks handed from the I/O thread to the delivery thread ahead of demand, per command. */
-    private static final int CHUNK_PREFETCH = 2;
+    /**
+     * Chunks (up to 64 KiB each) handed from the I/O thread to the delivery thread ahead of demand, per command: the
+     * most a command can hold in memory besides one partial line per stream.
+     */
+    private static final int CHUNK_PREFETCH = 4;
 
     private final Scheduler spawnScheduler;
     private final Scheduler deliverScheduler;
