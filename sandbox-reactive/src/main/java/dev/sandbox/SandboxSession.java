@@ -1,5 +1,6 @@
 package dev.sandbox;
 
+import java.time.Duration;
 import java.util.Map;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -59,6 +60,65 @@ public interface SandboxSession {
      * @return the result, once the command has exited
      */
     Mono<ExecResult> run(ExecOptions options);
+
+    /**
+     * Starts a command in the background and returns at once with a handle to it. Its output is kept in ring
+     * buffers (1 MiB per stream, oldest dropped) to be read any time, from any offset; its stdin stays open for
+     * writes. The process ends when it exits, is killed, hits its timeout, or when the session ends.
+     *
+     * @param options what to run
+     * @return the running process
+     */
+    default Mono<BackgroundProcess> start(ExecOptions options) {
+        return start(options, BackgroundOptions.defaults());
+    }
+
+    /**
+     * Starts a command in the background with chosen ring sizes and overflow policy.
+     *
+     * @param options what to run
+     * @param background how output is kept
+     * @return the running process
+     */
+    Mono<BackgroundProcess> start(ExecOptions options, BackgroundOptions background);
+
+    /**
+     * Lists the session's background processes, running and ended.
+     *
+     * @return one summary per process, oldest first
+     */
+    Flux<ProcessInfo> processes();
+
+    /**
+     * Finds a background process by id, to read its output again or control it.
+     *
+     * @param processId the id from {@link BackgroundProcess#id()}
+     * @return the process, or {@link ProcessNotFoundException}
+     */
+    Mono<BackgroundProcess> process(String processId);
+
+    /**
+     * The session's files.
+     *
+     * @return the files API
+     */
+    SandboxFiles files();
+
+    /**
+     * Sets the session to end this long from now, replacing its current lifetime.
+     *
+     * @param fromNow a positive duration
+     * @return completes when set
+     */
+    Mono<Void> setLifetime(Duration fromNow);
+
+    /**
+     * Sets (or replaces) the session's idle timeout, counted from its last activity.
+     *
+     * @param idleTimeout a positive duration
+     * @return completes when set
+     */
+    Mono<Void> setIdleTimeout(Duration idleTimeout);
 
     /**
      * Reports the session's health and activity.

@@ -1,5 +1,6 @@
 package dev.sandbox;
 
+import java.time.Duration;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -22,19 +23,32 @@ import java.util.Optional;
  */
 public final class SessionOptions {
 
-    private static final SessionOptions DEFAULTS = new SessionOptions(null, Map.of(), Map.of(), Map.of());
+    /** The lifetime a session gets unless told otherwise: five minutes, as Modal's sandboxes. */
+    public static final Duration DEFAULT_LIFETIME = Duration.ofMinutes(5);
+
+    private static final SessionOptions DEFAULTS =
+            new SessionOptions(null, Map.of(), Map.of(), Map.of(), DEFAULT_LIFETIME, null);
 
     private final String workdir;
     private final Map<String, String> env;
     private final Map<String, String> secrets;
     private final Map<String, String> labels;
+    private final Duration lifetime;
+    private final Duration idleTimeout;
 
     private SessionOptions(
-            String workdir, Map<String, String> env, Map<String, String> secrets, Map<String, String> labels) {
+            String workdir,
+            Map<String, String> env,
+            Map<String, String> secrets,
+            Map<String, String> labels,
+            Duration lifetime,
+            Duration idleTimeout) {
         this.workdir = workdir;
         this.env = env;
         this.secrets = secrets;
         this.labels = labels;
+        this.lifetime = lifetime;
+        this.idleTimeout = idleTimeout;
     }
 
     /**
@@ -54,7 +68,7 @@ public final class SessionOptions {
      * @return a copy with the workdir set
      */
     public SessionOptions withWorkdir(String workdir) {
-        return new SessionOptions(workdir, env, secrets, labels);
+        return new SessionOptions(workdir, env, secrets, labels, lifetime, idleTimeout);
     }
 
     /**
@@ -65,7 +79,7 @@ public final class SessionOptions {
      * @return a copy with the variable added
      */
     public SessionOptions withEnv(String name, String value) {
-        return new SessionOptions(workdir, put(env, name, value), secrets, labels);
+        return new SessionOptions(workdir, put(env, name, value), secrets, labels, lifetime, idleTimeout);
     }
 
     /**
@@ -79,7 +93,7 @@ public final class SessionOptions {
         for (Map.Entry<String, String> e : vars.entrySet()) {
             merged = put(merged, e.getKey(), e.getValue());
         }
-        return new SessionOptions(workdir, merged, secrets, labels);
+        return new SessionOptions(workdir, merged, secrets, labels, lifetime, idleTimeout);
     }
 
     /**
@@ -90,7 +104,7 @@ public final class SessionOptions {
      * @return a copy with the secret added
      */
     public SessionOptions withSecret(String name, String value) {
-        return new SessionOptions(workdir, env, put(secrets, name, value), labels);
+        return new SessionOptions(workdir, env, put(secrets, name, value), labels, lifetime, idleTimeout);
     }
 
     /**
@@ -101,7 +115,59 @@ public final class SessionOptions {
      * @return a copy with the label added
      */
     public SessionOptions withLabel(String key, String value) {
-        return new SessionOptions(workdir, env, secrets, put(labels, key, value));
+        return new SessionOptions(workdir, env, secrets, put(labels, key, value), lifetime, idleTimeout);
+    }
+
+    /**
+     * Sets how long the session may live; when it has lived this long it is destroyed, whatever it is doing. The
+     * default is {@link #DEFAULT_LIFETIME}. A live session's lifetime can be changed with {@link
+     * SandboxSession#setLifetime(Duration)}.
+     *
+     * @param lifetime a positive duration
+     * @return a copy with the lifetime set
+     */
+    public SessionOptions withLifetime(Duration lifetime) {
+        return new SessionOptions(
+                workdir, env, secrets, labels, Objects.requireNonNull(lifetime, "lifetime"), idleTimeout);
+    }
+
+    /**
+     * Lets the session live until it is destroyed (or its idle timeout ends it).
+     *
+     * @return a copy without a lifetime limit
+     */
+    public SessionOptions withUnlimitedLifetime() {
+        return new SessionOptions(workdir, env, secrets, labels, null, idleTimeout);
+    }
+
+    /**
+     * Destroys the session after this long without activity: no command started or running, no file operation.
+     * None by default.
+     *
+     * @param idleTimeout a positive duration
+     * @return a copy with the idle timeout set
+     */
+    public SessionOptions withIdleTimeout(Duration idleTimeout) {
+        return new SessionOptions(
+                workdir, env, secrets, labels, lifetime, Objects.requireNonNull(idleTimeout, "idleTimeout"));
+    }
+
+    /**
+     * The session's lifetime, if limited.
+     *
+     * @return the lifetime, or empty for none
+     */
+    public Optional<Duration> lifetime() {
+        return Optional.ofNullable(lifetime);
+    }
+
+    /**
+     * The session's idle timeout, if any.
+     *
+     * @return the idle timeout, or empty for none
+     */
+    public Optional<Duration> idleTimeout() {
+        return Optional.ofNullable(idleTimeout);
     }
 
     /**
@@ -152,6 +218,8 @@ public final class SessionOptions {
         }
         ExecOptions.validateEnv("env", env);
         ExecOptions.validateEnv("secrets", secrets);
+        ExecOptions.validatePositive("lifetime", lifetime);
+        ExecOptions.validatePositive("idleTimeout", idleTimeout);
         for (String key : labels.keySet()) {
             if (key.isEmpty()) {
                 throw new InvalidArgumentException("labels", "labels has an empty key");
@@ -169,6 +237,6 @@ public final class SessionOptions {
     @Override
     public String toString() {
         return "SessionOptions{workdir=" + workdir + ", env=" + env.keySet() + ", secrets=" + secrets.keySet()
-                + ", labels=" + labels + "}";
+                + ", labels=" + labels + ", lifetime=" + lifetime + ", idleTimeout=" + idleTimeout + "}";
     }
 }

@@ -4,6 +4,8 @@ import dev.sandbox.BackendException;
 import dev.sandbox.InvalidArgumentException;
 import dev.sandbox.SandboxProvider;
 import dev.sandbox.SandboxSession;
+import dev.sandbox.SandboxStateException;
+import dev.sandbox.SessionEndReason;
 import dev.sandbox.SessionInfo;
 import dev.sandbox.SessionNotFoundException;
 import dev.sandbox.SessionOptions;
@@ -33,7 +35,13 @@ import reactor.core.scheduler.Schedulers;
  * directories), {@code HOME} (the workdir) and {@code LANG=C.UTF-8}, then the session's env and secrets, then the
  * command's env. Each command runs in its own process group, so a kill reaches its children too.
  *
- * <p>Sessions live as long as this provider: {@link #close()} destroys every session it still has.
+ * <p>Sessions live as long as this provider: {@link #close()} destroys every session it still has. Each session
+ * also ends by itself at the end of its lifetime ({@link SessionOptions#DEFAULT_LIFETIME} unless set) or after its
+ * idle timeout.
+ *
+ * <p>The files API of a local session is confined to its workdir: relative paths resolve against it, and a path that
+ * leaves it (by {@code ..}, an absolute path elsewhere, or a symbolic link pointing out) is an {@link
+ * InvalidArgumentException}. Commands themselves are not confined.
  *
  * <pre>{@code
  * try (LocalSandboxProvider provider = LocalSandboxProvider.create()) {
@@ -56,6 +64,7 @@ public final class LocalSandboxProvider implements SandboxProvider {
     private final Path tempRoot;
     private final Map<String, LocalSessionState> sessions = new ConcurrentHashMap<>();
     private final AtomicBoolean closed = new AtomicBoolean();
+    private final LocalWatcher watcher = new LocalWatcher();
 
     private LocalSandboxProvider(ProcessLauncher launcher, Path tempRoot) {
         this.launcher = launcher;
@@ -108,7 +117,7 @@ public final class LocalSandboxProvider implements SandboxProvider {
     public Mono<SandboxSession> create(SessionOptions options) {
         return Mono.fromCallable(() -> {
                     if (closed.get()) {
-                        throw new IllegalStateException("the local provider is closed");
+                        throw new SandboxStateException("the local provider is closed");
                     }
                     options.validate();
                     String id = "local-" + UUID.randomUUID();
@@ -136,11 +145,20 @@ public final class LocalSandboxProvider implements SandboxProvider {
                     env.put("LANG", "C.UTF-8");
                     env.putAll(options.env());
                     env.putAll(options.secrets());
-                    LocalSessionState state =
-                            new LocalSessionState(id, workdir, owns, Map.copyOf(env), options.labels(), launcher);
+                    LocalSessionState state = new LocalSessionState(
+                            id,
+                            workdir,
+                            owns,
+                            Map.copyOf(env),
+                            options.labels(),
+                            launcher,
+                            watcher,
+                            s -> sessions.remove(s.id, s));
                     sessions.put(id, state);
+                    state.setLifetime(options.lifetime().orElse(null));
+                    options.idleTimeout().ifPresent(state::setIdleTimeout);
                     LOG.debug("created local session {} in {}", id, workdir);
-                    return (SandboxSession) new LocalSession(this, state);
+                    return (SandboxSession) new LocalSession(state);
                 })
                 .subscribeOn(Schedulers.boundedElastic());
     }
@@ -152,7 +170,7 @@ public final class LocalSandboxProvider implements SandboxProvider {
             if (state == null || state.destroyed()) {
                 throw new SessionNotFoundException(sessionId);
             }
-            return new LocalSession(this, state);
+            return new LocalSession(state);
         });
     }
 
@@ -163,11 +181,6 @@ public final class LocalSandboxProvider implements SandboxProvider {
                 .map(LocalSessionState::info));
     }
 
-    void destroy(LocalSessionState state) {
-        state.destroy();
-        sessions.remove(state.id, state);
-        LOG.debug("destroyed local session {}", state.id);
-    }
 
     /** Destroys every session this provider still has. Blocks while processes are killed and workdirs deleted. */
     @Override
@@ -175,11 +188,12 @@ public final class LocalSandboxProvider implements SandboxProvider {
         if (closed.compareAndSet(false, true)) {
             for (LocalSessionState state : sessions.values()) {
                 try {
-                    destroy(state);
+                    state.destroy(SessionEndReason.PROVIDER_CLOSED);
                 } catch (RuntimeException e) {
                     LOG.warn("could not destroy local session {}: {}", state.id, e.toString());
                 }
             }
+            watcher.close();
         }
     }
 }

@@ -1,11 +1,19 @@
 package dev.sandbox.local;
 
+import dev.sandbox.BackgroundOptions;
+import dev.sandbox.BackgroundProcess;
 import dev.sandbox.ExecEvent;
 import dev.sandbox.ExecOptions;
 import dev.sandbox.ExecResult;
+import dev.sandbox.InvalidArgumentException;
+import dev.sandbox.ProcessInfo;
+import dev.sandbox.ProcessNotFoundException;
+import dev.sandbox.SandboxFiles;
 import dev.sandbox.SandboxSession;
 import dev.sandbox.SessionClosedException;
+import dev.sandbox.SessionEndReason;
 import dev.sandbox.SessionStatus;
+import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import reactor.core.publisher.Flux;
@@ -14,13 +22,13 @@ import reactor.core.scheduler.Schedulers;
 
 /** A handle to a local session. */
 final class LocalSession implements SandboxSession {
-    private final LocalSandboxProvider provider;
     private final LocalSessionState state;
     private final AtomicBoolean closed = new AtomicBoolean();
+    private final LocalFiles files;
 
-    LocalSession(LocalSandboxProvider provider, LocalSessionState state) {
-        this.provider = provider;
+    LocalSession(LocalSessionState state) {
         this.state = state;
+        this.files = state.files(this::check);
     }
 
     @Override
@@ -33,17 +41,26 @@ final class LocalSession implements SandboxSession {
         return state.labels;
     }
 
-    private boolean usable() {
-        return !closed.get() && !state.destroyed();
+    /** Fails when this handle or its session has ended; otherwise records activity. */
+    private void check() {
+        checkOpen();
+        state.touch();
+    }
+
+    private void checkOpen() {
+        if (closed.get()) {
+            throw new SessionClosedException(state.id, SessionEndReason.HANDLE_CLOSED);
+        }
+        SessionEndReason ended = state.endReason();
+        if (ended != null) {
+            throw new SessionClosedException(state.id, ended);
+        }
     }
 
     @Override
     public Flux<ExecEvent> exec(ExecOptions options) {
         return Flux.defer(() -> {
-            if (!usable()) {
-                return Flux.error(new SessionClosedException(state.id));
-            }
-            state.touch();
+            check();
             return state.runner.exec(options, state::spawn);
         });
     }
@@ -51,21 +68,73 @@ final class LocalSession implements SandboxSession {
     @Override
     public Mono<ExecResult> run(ExecOptions options) {
         return Mono.defer(() -> {
-            if (!usable()) {
-                return Mono.error(new SessionClosedException(state.id));
-            }
-            state.touch();
+            check();
             return state.runner.run(options, state::spawn);
         });
     }
 
     @Override
+    public Mono<BackgroundProcess> start(ExecOptions options, BackgroundOptions background) {
+        return Mono.defer(() -> {
+            check();
+            return state.runner.start(options, background, state::spawn, this::check);
+        });
+    }
+
+    @Override
+    public Flux<ProcessInfo> processes() {
+        return Flux.defer(() -> {
+            check();
+            return Flux.fromIterable(state.runner.processes());
+        });
+    }
+
+    @Override
+    public Mono<BackgroundProcess> process(String processId) {
+        return Mono.fromCallable(() -> {
+            check();
+            BackgroundProcess p = state.runner.process(processId);
+            if (p == null) {
+                throw new ProcessNotFoundException(state.id, processId);
+            }
+            return p;
+        });
+    }
+
+    @Override
+    public SandboxFiles files() {
+        return files;
+    }
+
+    @Override
+    public Mono<Void> setLifetime(Duration fromNow) {
+        return Mono.fromRunnable(() -> {
+            check();
+            positive("lifetime", fromNow);
+            state.setLifetime(fromNow);
+        });
+    }
+
+    @Override
+    public Mono<Void> setIdleTimeout(Duration idleTimeout) {
+        return Mono.fromRunnable(() -> {
+            check();
+            positive("idleTimeout", idleTimeout);
+            state.setIdleTimeout(idleTimeout);
+        });
+    }
+
+    private static void positive(String field, Duration d) {
+        if (d == null || d.isZero() || d.isNegative()) {
+            throw new InvalidArgumentException(field, field + " must be positive, got " + d);
+        }
+    }
+
+    @Override
     public Mono<SessionStatus> ping() {
         return Mono.fromSupplier(() -> {
-            if (!usable()) {
-                throw new SessionClosedException(state.id);
-            }
-            return state.status(false);
+            checkOpen();
+            return state.status();
         });
     }
 
@@ -77,10 +146,11 @@ final class LocalSession implements SandboxSession {
     @Override
     public Mono<Void> destroy() {
         return Mono.<Void>fromRunnable(() -> {
-                    if (closed.get()) {
-                        return; // idempotent: this handle already ended
+                    if (closed.get() || state.destroyed()) {
+                        closed.set(true);
+                        return; // idempotent
                     }
-                    provider.destroy(state);
+                    state.destroy(SessionEndReason.DESTROYED);
                     closed.set(true);
                 })
                 .subscribeOn(Schedulers.boundedElastic());

@@ -15,11 +15,18 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import dev.sandbox.SessionEndReason;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.stream.Stream;
+import org.slf4j.LoggerFactory;
+import reactor.core.Disposable;
+import reactor.core.scheduler.Schedulers;
 
 /** One local session, shared by every handle attached to it. */
 final class LocalSessionState {
@@ -30,10 +37,17 @@ final class LocalSessionState {
     final Map<String, String> labels;
     final Instant createdAt = Instant.now();
     final ExecRunner runner = new ExecRunner();
+    final PathPolicy paths;
     private final ProcessLauncher launcher;
+    private final LocalWatcher watcher;
+    private final Consumer<LocalSessionState> onEnd;
     private final long createdNanos = System.nanoTime();
     private volatile Instant lastActivity = createdAt;
-    private volatile boolean destroyed;
+    private volatile long lastActivityNanos = createdNanos;
+    private volatile SessionEndReason endReason;
+    private Instant expiresAt; // guarded by this
+    private Duration idleTimeout; // guarded by this
+    private Disposable timer; // guarded by this
 
     LocalSessionState(
             String id,
@@ -41,31 +55,117 @@ final class LocalSessionState {
             boolean ownsWorkdir,
             Map<String, String> env,
             Map<String, String> labels,
-            ProcessLauncher launcher) {
+            ProcessLauncher launcher,
+            LocalWatcher watcher,
+            Consumer<LocalSessionState> onEnd) {
         this.id = id;
         this.workdir = workdir;
         this.ownsWorkdir = ownsWorkdir;
         this.env = env;
         this.labels = Map.copyOf(labels);
         this.launcher = launcher;
+        this.watcher = watcher;
+        this.onEnd = onEnd;
+        this.paths = new PathPolicy(workdir);
     }
 
     boolean destroyed() {
-        return destroyed;
+        return endReason != null;
+    }
+
+    SessionEndReason endReason() {
+        return endReason;
     }
 
     void touch() {
         lastActivity = Instant.now();
+        lastActivityNanos = System.nanoTime();
+    }
+
+    LocalFiles files(Runnable guard) {
+        return new LocalFiles(paths, guard, watcher);
+    }
+
+    /** Sets the lifetime from now (or none) and re-arms the timer. */
+    synchronized void setLifetime(Duration fromNow) {
+        expiresAt = fromNow == null ? null : Instant.now().plus(fromNow);
+        arm();
+    }
+
+    /** Sets the idle timeout (or none) and re-arms the timer. */
+    synchronized void setIdleTimeout(Duration timeout) {
+        idleTimeout = timeout;
+        arm();
+    }
+
+    private synchronized void arm() {
+        if (timer != null) {
+            timer.dispose();
+            timer = null;
+        }
+        if (endReason != null) {
+            return;
+        }
+        long delayNanos = Long.MAX_VALUE;
+        if (expiresAt != null) {
+            delayNanos = Math.min(delayNanos, Duration.between(Instant.now(), expiresAt).toNanos());
+        }
+        if (idleTimeout != null) {
+            delayNanos =
+                    Math.min(delayNanos, lastActivityNanos + idleTimeout.toNanos() - System.nanoTime());
+        }
+        if (delayNanos == Long.MAX_VALUE) {
+            return;
+        }
+        timer = Schedulers.parallel()
+                .schedule(this::checkDeadlines, Math.max(1, delayNanos / 1_000_000), TimeUnit.MILLISECONDS);
+    }
+
+    private void checkDeadlines() {
+        SessionEndReason reason = null;
+        synchronized (this) {
+            if (endReason != null) {
+                return;
+            }
+            if (expiresAt != null && !Instant.now().isBefore(expiresAt)) {
+                reason = SessionEndReason.LIFETIME_EXPIRED;
+            } else if (idleTimeout != null) {
+                if (runner.foregroundCount() > 0) {
+                    touch(); // a command still streaming is activity
+                } else if (System.nanoTime() - lastActivityNanos >= idleTimeout.toNanos()) {
+                    reason = SessionEndReason.IDLE_TIMEOUT;
+                }
+            }
+        }
+        if (reason == null) {
+            arm();
+            return;
+        }
+        SessionEndReason why = reason;
+        Schedulers.boundedElastic().schedule(() -> {
+            try {
+                destroy(why);
+            } catch (RuntimeException e) {
+                LoggerFactory.getLogger(LocalSessionState.class)
+                        .warn("could not end local session {} ({}): {}", id, why, e.toString());
+            }
+        });
     }
 
     SessionInfo info() {
         return new SessionInfo(id, LocalSandboxProvider.NAME, labels, createdAt);
     }
 
-    SessionStatus status(boolean handleClosed) {
+    SessionStatus status() {
+        Instant expires;
+        Duration idle;
+        synchronized (this) {
+            expires = expiresAt;
+            idle = idleTimeout;
+        }
         return new SessionStatus(
                 id,
-                handleClosed || destroyed ? "closed" : "running",
+                endReason == null ? "running" : "closed",
                 Version.get(),
                 (System.nanoTime() - createdNanos) / 1_000_000,
                 lastActivity,
@@ -73,7 +173,10 @@ final class LocalSessionState {
                 0,
                 0,
                 LocalSandboxProvider.NAME,
-                launcher.name());
+                launcher.name(),
+                expires,
+                idle,
+                endReason);
     }
 
     /** Starts a process for validated options; runs on a thread that may block briefly. */
@@ -112,16 +215,24 @@ final class LocalSessionState {
         throw new ProcessLaunchException("program not found on PATH: '" + name + "' (PATH=" + path + ")", null);
     }
 
-    /** Kills every process and deletes the workdir if the session made it. Blocking. */
-    void destroy() {
-        if (destroyed) {
+    /**
+     * Kills every process and deletes the workdir if the session made it. Blocking. When deleting fails the session
+     * stays usable so the call can be retried.
+     */
+    synchronized void destroy(SessionEndReason reason) {
+        if (endReason != null) {
             return;
         }
         runner.killAll();
         if (ownsWorkdir) {
             deleteTree(workdir);
         }
-        destroyed = true;
+        endReason = reason;
+        if (timer != null) {
+            timer.dispose();
+            timer = null;
+        }
+        onEnd.accept(this);
     }
 
     private static void deleteTree(Path root) {

@@ -4,7 +4,16 @@ import dev.sandbox.ExecEvent;
 import dev.sandbox.ExecOptions;
 import dev.sandbox.ExecResult;
 import dev.sandbox.implementation.process.SpawnedProcess;
+import dev.sandbox.BackgroundOptions;
+import dev.sandbox.BackgroundProcess;
+import dev.sandbox.ProcessInfo;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 import reactor.core.publisher.Flux;
@@ -27,7 +36,12 @@ public final class ExecRunner {
 
     private final Scheduler spawnScheduler;
     private final Scheduler deliverScheduler;
+    /** Ended background processes kept for listing and late reads; the oldest ended ones go first. */
+    private static final int MAX_ENDED_BACKGROUND = 256;
+
     private final Set<Execution> running = ConcurrentHashMap.newKeySet();
+    private final Map<String, RingBackgroundProcess> background = new LinkedHashMap<>(); // guarded by itself
+    private final AtomicLong nextProcessId = new AtomicLong();
 
     /**
      * Creates a runner.
@@ -51,12 +65,110 @@ public final class ExecRunner {
      * @return the count
      */
     public int runningCount() {
+        int count = running.size();
+        synchronized (background) {
+            for (RingBackgroundProcess p : background.values()) {
+                if (p.running()) {
+                    count++;
+                }
+            }
+        }
+        return count;
+    }
+
+    /**
+     * How many commands are streaming in the foreground now.
+     *
+     * @return the count
+     */
+    public int foregroundCount() {
         return running.size();
     }
 
-    /** Kills every running command. */
+    /** Kills every running command, in the foreground and the background. */
     public void killAll() {
         running.forEach(Execution::kill);
+        List<RingBackgroundProcess> all;
+        synchronized (background) {
+            all = new ArrayList<>(background.values());
+        }
+        all.forEach(RingBackgroundProcess::terminate);
+    }
+
+    /**
+     * Starts a background process.
+     *
+     * @param options validated by this call
+     * @param backgroundOptions validated by this call
+     * @param spawner starts the process (runs on the spawn scheduler)
+     * @param guard the session's check, run before each operation on the process
+     * @return the process, once spawned
+     */
+    public Mono<BackgroundProcess> start(
+            ExecOptions options,
+            BackgroundOptions backgroundOptions,
+            Function<ExecOptions, SpawnedProcess> spawner,
+            RingBackgroundProcess.Guard guard) {
+        return Mono.defer(() -> {
+            options.validate();
+            backgroundOptions.validate();
+            Execution execution = new Execution(options, Schedulers.parallel());
+            execution.requested(Long.MAX_VALUE);
+            String id = "p-" + nextProcessId.incrementAndGet();
+            RingBackgroundProcess process =
+                    new RingBackgroundProcess(id, options, backgroundOptions, execution, deliverScheduler, guard);
+            return Mono.fromCallable(() -> {
+                        SpawnedProcess p = spawner.apply(process.spawnOptions());
+                        execution.started(p);
+                        process.started(p);
+                        register(process);
+                        return (BackgroundProcess) process;
+                    })
+                    .subscribeOn(spawnScheduler)
+                    .doOnCancel(execution::kill);
+        });
+    }
+
+    private void register(RingBackgroundProcess process) {
+        synchronized (background) {
+            background.put(process.id(), process);
+            int ended = 0;
+            for (RingBackgroundProcess p : background.values()) {
+                if (!p.running()) {
+                    ended++;
+                }
+            }
+            Iterator<RingBackgroundProcess> it = background.values().iterator();
+            while (ended > MAX_ENDED_BACKGROUND && it.hasNext()) {
+                if (!it.next().running()) {
+                    it.remove();
+                    ended--;
+                }
+            }
+        }
+    }
+
+    /**
+     * The background processes, oldest first.
+     *
+     * @return summaries
+     */
+    public List<ProcessInfo> processes() {
+        synchronized (background) {
+            return background.values().stream().map(RingBackgroundProcess::info).toList();
+        }
+    }
+
+    /**
+     * A background process by id.
+     *
+     * @param id the id
+     * @return the process, or {@code null}
+     */
+    public BackgroundProcess process(String id) {
+        synchronized (background) {
+            return background.get(id);
+        }
     }
 
     /**
@@ -95,12 +207,12 @@ public final class ExecRunner {
             options.validate();
             Execution execution = track(new Execution(options, Schedulers.parallel()));
             execution.requested(Long.MAX_VALUE);
-            OutputCollector collector = new OutputCollector(options.maxOutputBytes());
+            OutputCollector collector = new OutputCollector(options.maxOutputBytes(), execution::exit);
             return spawn(options, spawner, execution)
                     .flatMapMany(SpawnedProcess::events)
                     .doOnNext(e -> {
                         execution.sawOutput();
-                        collector.accept(e, execution);
+                        collector.accept(e);
                     })
                     .then(Mono.fromSupplier(() -> collector.result(options.charset())))
                     .publishOn(deliverScheduler)

@@ -24,11 +24,23 @@ final class LineFramer {
     private final Function<RawEvent.Exited, ExecEvent.Exit> exitMapper;
 
     LineFramer(int maxLine, Charset charset, Function<RawEvent.Exited, ExecEvent.Exit> exitMapper) {
+        this(maxLine, charset, exitMapper, 0, 0);
+    }
+
+    /** A framer whose streams start at the given byte offsets (a reader resuming mid-stream). */
+    LineFramer(
+            int maxLine,
+            Charset charset,
+            Function<RawEvent.Exited, ExecEvent.Exit> exitMapper,
+            long stdoutStart,
+            long stderrStart) {
         this.maxLine = maxLine;
         this.charset = charset;
         this.utf8 = charset.equals(StandardCharsets.UTF_8);
         this.exitMapper = exitMapper;
         this.streams = new StreamState[] {new StreamState(RawEvent.STDOUT), new StreamState(RawEvent.STDERR)};
+        streams[RawEvent.STDOUT].lineStart = stdoutStart;
+        streams[RawEvent.STDERR].lineStart = stderrStart;
     }
 
     /** The events a raw event yields, produced lazily. */

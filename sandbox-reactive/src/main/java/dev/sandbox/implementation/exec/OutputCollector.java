@@ -6,19 +6,22 @@ import dev.sandbox.implementation.process.RawEvent;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
+import java.util.function.Function;
 
 /** Collects raw output for {@code run}: the head of each stream up to a cap, and the count of every byte. */
 final class OutputCollector {
     private final long cap;
     private final ByteArrayOutputStream[] kept = {new ByteArrayOutputStream(), new ByteArrayOutputStream()};
     private final long[] seen = new long[2];
+    private final Function<RawEvent.Exited, ExecEvent.Exit> exitMapper;
     private ExecEvent.Exit exit;
 
-    OutputCollector(long cap) {
+    OutputCollector(long cap, Function<RawEvent.Exited, ExecEvent.Exit> exitMapper) {
         this.cap = cap;
+        this.exitMapper = exitMapper;
     }
 
-    void accept(RawEvent event, Execution execution) {
+    void accept(RawEvent event) {
         switch (event) {
             case RawEvent.Chunk chunk -> {
                 int s = chunk.stream();
@@ -29,7 +32,7 @@ final class OutputCollector {
                 }
                 seen[s] += bytes.length;
             }
-            case RawEvent.Exited exited -> exit = execution.exit(exited);
+            case RawEvent.Exited exited -> exit = exitMapper.apply(exited);
         }
     }
 

@@ -1,6 +1,7 @@
 package dev.sandbox.implementation.process;
 
 import dev.sandbox.ProcessLaunchException;
+import dev.sandbox.UnsupportedFeatureException;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
@@ -130,6 +131,18 @@ final class JdkLauncher implements ProcessLauncher {
                         }
                     })
                     .subscribeOn(Schedulers.boundedElastic());
+        }
+
+        @Override
+        public void signal(int signal) {
+            switch (signal) {
+                case 9 -> kill();
+                case 15 -> {
+                    process.descendants().forEach(ProcessHandle::destroy);
+                    process.destroy();
+                }
+                default -> throw new UnsupportedFeatureException("local (jdk-process launcher)", "signal " + signal);
+            }
         }
 
         @Override

@@ -102,6 +102,19 @@ final class NativeProcess implements SpawnedProcess, Subscription {
         }
     }
 
+    @Override
+    public void signal(int signal) {
+        if (signal == LibC.SIGKILL) {
+            kill();
+            return;
+        }
+        loop.execute(() -> {
+            if (!reaped) {
+                LibC.kill(-pid, signal);
+            }
+        });
+    }
+
     // ---- loop thread ----
 
     private void demandArrived() {

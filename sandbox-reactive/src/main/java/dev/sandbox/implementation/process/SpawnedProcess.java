@@ -22,4 +22,13 @@ public interface SpawnedProcess {
 
     /** Kills the process and every process in its process group with SIGKILL. Idempotent; safe from any thread. */
     void kill();
+
+    /**
+     * Sends a signal to the process and its process group. Safe from any thread; does nothing once the process has
+     * been reaped.
+     *
+     * @param signal the signal number
+     * @throws dev.sandbox.UnsupportedFeatureException when the launcher cannot send that signal
+     */
+    void signal(int signal);
 }

@@ -1,0 +1,145 @@
+package dev.sandbox;
+
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import org.reactivestreams.Publisher;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * The files of a session, from {@link SandboxSession#files()}. Relative paths resolve against the session's
+ * workdir. Contents are streamed in chunks with backpressure, never held whole in memory; writes go to a temporary
+ * file that is renamed into place, so a reader never sees half a file.
+ *
+ * <p>Failures are {@link FileOperationException}s that name the path and give a {@link
+ * FileOperationException.Reason}; a path that escapes what the provider allows is an {@link
+ * InvalidArgumentException}.
+ *
+ * <pre>{@code
+ * SandboxFiles files = session.files();
+ * files.mkdir("data")
+ *     .then(files.upload(Path.of("input.csv"), "data/input.csv"))
+ *     .then(session.run(ExecOptions.shell("wc -l data/input.csv > data/count.txt")))
+ *     .then(files.readAllBytes("data/count.txt", 1024))
+ *     .map(bytes -> new String(bytes, StandardCharsets.UTF_8))
+ *     .subscribe(System.out::println);
+ * }</pre>
+ */
+public interface SandboxFiles {
+
+    /** Size of the chunks {@link #read(String)} emits. */
+    int CHUNK_SIZE = 64 * 1024;
+
+    /**
+     * Streams a file's content in chunks of up to {@link #CHUNK_SIZE} bytes, read only as fast as requested.
+     *
+     * @param path the file
+     * @return the content
+     */
+    Flux<ByteBuffer> read(String path);
+
+    /**
+     * Reads a whole file, refusing one larger than the cap.
+     *
+     * @param path the file
+     * @param maxBytes the largest size accepted
+     * @return the content, or {@link FileOperationException.Reason#TOO_LARGE}
+     */
+    Mono<byte[]> readAllBytes(String path, long maxBytes);
+
+    /**
+     * Writes a file from a publisher, replacing it if it exists; parent directories must exist.
+     *
+     * @param path the file
+     * @param content the bytes, consumed with backpressure
+     * @return the new file's info
+     */
+    Mono<FileInfo> write(String path, Publisher<ByteBuffer> content);
+
+    /**
+     * Writes a file from bytes, replacing it if it exists.
+     *
+     * @param path the file
+     * @param content the bytes
+     * @return the new file's info
+     */
+    Mono<FileInfo> write(String path, byte[] content);
+
+    /**
+     * Copies a file from this machine into the sandbox.
+     *
+     * @param local a regular file on this machine
+     * @param path where to put it in the sandbox
+     * @return the new file's info
+     */
+    Mono<FileInfo> upload(Path local, String path);
+
+    /**
+     * Copies a file from the sandbox to this machine, replacing the local file if it exists.
+     *
+     * @param path the file in the sandbox
+     * @param local where to put it on this machine
+     * @return the number of bytes copied
+     */
+    Mono<Long> download(String path, Path local);
+
+    /**
+     * Lists a directory's entries (not recursively), in name order.
+     *
+     * @param path the directory
+     * @return one info per entry
+     */
+    Flux<FileInfo> list(String path);
+
+    /**
+     * Describes a path without following a final symbolic link.
+     *
+     * @param path the path
+     * @return its info
+     */
+    Mono<FileInfo> stat(String path);
+
+    /**
+     * Creates a directory and any missing parents; succeeds if it exists already as a directory.
+     *
+     * @param path the directory
+     * @return completes when it exists
+     */
+    Mono<Void> mkdir(String path);
+
+    /**
+     * Removes a file or an empty directory.
+     *
+     * @param path the path
+     * @return completes when it is gone
+     */
+    Mono<Void> remove(String path);
+
+    /**
+     * Removes a path; with {@code recursive}, a directory and everything in it.
+     *
+     * @param path the path
+     * @param recursive whether to remove a non-empty directory
+     * @return completes when it is gone
+     */
+    Mono<Void> remove(String path, boolean recursive);
+
+    /**
+     * Moves or renames a path; fails with {@link FileOperationException.Reason#ALREADY_EXISTS} if the target exists.
+     *
+     * @param from the path to move
+     * @param to the new path
+     * @return completes when moved
+     */
+    Mono<Void> move(String from, String to);
+
+    /**
+     * Watches a directory (not recursively) for created, modified and deleted entries, until cancelled. Events that
+     * come faster than they are consumed are buffered up to a bound, past which one {@link FileEvent.Kind#OVERFLOW}
+     * is emitted.
+     *
+     * @param path the directory
+     * @return the changes
+     */
+    Flux<FileEvent> watch(String path);
+}
