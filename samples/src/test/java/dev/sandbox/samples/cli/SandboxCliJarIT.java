@@ -1,0 +1,213 @@
+package dev.sandbox.samples.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Runs the shaded {@code sandbox.jar} as a real {@code java -jar} subprocess, as a user would. Both of the CLI's
+ * output pipes are drained concurrently so the test itself cannot deadlock.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class SandboxCliJarIT {
+    private static Path jar;
+
+    @BeforeAll
+    static void findJar() {
+        jar = Path.of(System.getProperty("sandbox.jar", "target/sandbox.jar"));
+        assertThat(jar).as("the shaded CLI jar, built in the package phase").isRegularFile();
+    }
+
+    /** What the CLI printed, as byte counts and, for small output, text. */
+    record Result(int code, Drained out, Drained err, Duration took) {}
+
+    /** One drained pipe: every byte counted, the first 64 KiB kept as text. */
+    record Drained(long bytes, long newlines, long bytesOtherThanLetter, String head) {}
+
+    private static ProcessBuilder cli(String... args) {
+        List<String> command = new ArrayList<>();
+        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        command.add("-jar");
+        command.add(jar.toString());
+        command.addAll(List.of(args));
+        return new ProcessBuilder(command).redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+    }
+
+    private static Result run(String... args) throws Exception {
+        return run((byte) 0, args);
+    }
+
+    /** Runs the CLI to its end; {@code letter} is the byte expected besides newlines (0 to not check). */
+    private static Result run(byte letter, String... args) throws Exception {
+        long start = System.nanoTime();
+        Process p = cli(args).start();
+        CompletableFuture<Drained> out = drain(p.getInputStream(), letter == 0 ? 0 : letter);
+        CompletableFuture<Drained> err = drain(p.getErrorStream(), letter == 0 ? 0 : (byte) (letter + 1));
+        boolean exited = p.waitFor(90, TimeUnit.SECONDS);
+        if (!exited) {
+            p.destroyForcibly();
+        }
+        assertThat(exited).as("the CLI exited").isTrue();
+        return new Result(
+                p.exitValue(),
+                out.get(30, TimeUnit.SECONDS),
+                err.get(30, TimeUnit.SECONDS),
+                Duration.ofNanos(System.nanoTime() - start));
+    }
+
+    private static CompletableFuture<Drained> drain(InputStream in, byte letter) {
+        CompletableFuture<Drained> result = new CompletableFuture<>();
+        Thread reader = new Thread(() -> {
+            byte[] buf = new byte[64 * 1024];
+            StringBuilder head = new StringBuilder();
+            long bytes = 0;
+            long newlines = 0;
+            long other = 0;
+            try (in) {
+                for (int n; (n = in.read(buf)) >= 0; ) {
+                    if (head.length() < 64 * 1024) {
+                        head.append(new String(buf, 0, Math.min(n, 64 * 1024), StandardCharsets.UTF_8));
+                    }
+                    bytes += n;
+                    for (int i = 0; i < n; i++) {
+                        if (buf[i] == '\n') {
+                            newlines++;
+                        } else if (buf[i] != letter) {
+                            other++;
+                        }
+                    }
+                }
+                result.complete(new Drained(bytes, newlines, other, head.toString()));
+            } catch (IOException e) {
+                result.completeExceptionally(e);
+            }
+        });
+        reader.setDaemon(true);
+        reader.start();
+        return result;
+    }
+
+    @Test
+    void exitCodeIsPropagated() throws Exception {
+        Result r = run("exec", "--", "sh", "-c", "exit 3");
+
+        assertThat(r.code()).isEqualTo(3);
+        assertThat(r.out().bytes()).isZero();
+        assertThat(r.err().head()).isEmpty();
+    }
+
+    @Test
+    void stdoutAndStderrAreSeparateAndCarryNothingElse() throws Exception {
+        Result r = run("exec", "--", "sh", "-c", "echo to-out; echo to-err >&2; echo more-out");
+
+        assertThat(r.code()).isZero();
+        assertThat(r.out().head()).isEqualTo("to-out\nmore-out\n");
+        assertThat(r.err().head()).isEqualTo("to-err\n");
+    }
+
+    @Test
+    void timeoutExitsWith124() throws Exception {
+        Result r = run("exec", "--timeout", "500ms", "--", "sleep", "5");
+
+        assertThat(r.code()).isEqualTo(124);
+        assertThat(r.took()).isLessThan(Duration.ofSeconds(5));
+    }
+
+    @Test
+    void usageErrorExits2() throws Exception {
+        Result r = run("exec", "sleep", "1");
+
+        assertThat(r.code()).isEqualTo(2);
+        assertThat(r.out().bytes()).isZero();
+        assertThat(r.err().head()).startsWith("sandbox: ").contains("usage: sandbox exec");
+    }
+
+    @Test
+    void launchFailureExits127() throws Exception {
+        Result r = run("exec", "--", "no-such-program-for-sure");
+
+        assertThat(r.code()).isEqualTo(127);
+        assertThat(r.err().head()).startsWith("sandbox: ").contains("no-such-program-for-sure");
+    }
+
+    @Test
+    void runPrintsJsonAndExitsWithTheCommandsCode() throws Exception {
+        Result r = run("run", "--", "sh", "-c", "echo hi; exit 4");
+
+        assertThat(r.code()).isEqualTo(4);
+        assertThat(r.out().head())
+                .startsWith("{\"exitCode\":4,\"stdout\":\"hi\\n\"")
+                .endsWith("}\n");
+        assertThat(r.err().head()).isEmpty();
+    }
+
+    @Test
+    void twentyMegabytesOnBothStreamsAtOnceWithoutDeadlock() throws Exception {
+        Result r = run(
+                (byte) 'a',
+                "exec",
+                "--",
+                "sh",
+                "-c",
+                "head -c 20000000 /dev/zero | tr '\\0' a | fold -w 100 &"
+                        + " head -c 20000000 /dev/zero | tr '\\0' b | fold -w 100 >&2; wait");
+
+        assertThat(r.code()).isZero();
+        assertThat(r.out().bytes()).isEqualTo(20_200_000L);
+        assertThat(r.err().bytes()).isEqualTo(20_200_000L);
+        assertThat(r.out().newlines()).isEqualTo(200_000L);
+        assertThat(r.err().newlines()).isEqualTo(200_000L);
+        assertThat(r.out().bytesOtherThanLetter()).isZero();
+        assertThat(r.err().bytesOtherThanLetter()).isZero();
+    }
+
+    @Test
+    void aLoneLineShowsAtOnceAndTerminatingTheCliKillsTheCommand() throws Exception {
+        Path pidFile = Files.createTempFile("sandbox-cli-it", ".pid");
+        Process p = cli("exec", "--", "sh", "-c", "echo $$ > '" + pidFile + "'; echo started; exec sleep 60")
+                .redirectError(ProcessBuilder.Redirect.DISCARD)
+                .start();
+        try {
+            CompletableFuture<String> firstLine = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))
+                            .readLine();
+                } catch (IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            });
+            // the command keeps running for a minute: the line must not wait in a buffer until it ends
+            assertThat(firstLine.get(20, TimeUnit.SECONDS)).isEqualTo("started");
+            long pid = Long.parseLong(Files.readString(pidFile).trim());
+            assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive)).contains(true);
+
+            p.destroy(); // SIGTERM: the CLI's shutdown hook destroys the session
+            assertThat(p.waitFor(20, TimeUnit.SECONDS)).isTrue();
+
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            while (ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false) && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+            assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false))
+                    .as("the command after the CLI was terminated")
+                    .isFalse();
+        } finally {
+            p.destroyForcibly();
+            Files.deleteIfExists(pidFile);
+        }
+    }
+}

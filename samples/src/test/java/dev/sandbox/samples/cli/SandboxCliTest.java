@@ -1,0 +1,246 @@
+package dev.sandbox.samples.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.ByteArrayOutputStream;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Runs the CLI in-process through {@link SandboxCli#run}, with real commands on the local provider. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class SandboxCliTest {
+
+    @TempDir
+    Path tmp;
+
+    record Outcome(int code, String out, String err) {}
+
+    private static Outcome cli(String... args) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int code;
+        try (PrintStream o = new PrintStream(out, false, StandardCharsets.UTF_8);
+                PrintStream e = new PrintStream(err, false, StandardCharsets.UTF_8)) {
+            code = SandboxCli.run(args, o, e);
+        }
+        return new Outcome(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void execStreamsStdoutAndStderrSeparatelyAndExitsWithTheCommandsCode() {
+        Outcome o = cli("exec", "--", "sh", "-c", "echo one; echo warn >&2; echo two; exit 3");
+
+        assertThat(o.code()).isEqualTo(3);
+        assertThat(o.out()).isEqualTo("one\ntwo\n");
+        assertThat(o.err()).isEqualTo("warn\n");
+    }
+
+    @Test
+    void execPassesNonAsciiTextThrough() {
+        Outcome o = cli("exec", "--", "sh", "-c", "printf 'gr\\303\\274\\303\\237e \\342\\202\\254\\n'");
+
+        assertThat(o.code()).isZero();
+        assertThat(o.out()).isEqualTo("grüße €\n");
+    }
+
+    @Test
+    void workdirAndEnvGoToTheSession() {
+        Outcome o = cli(
+                "exec",
+                "--workdir",
+                tmp.toString(),
+                "--env",
+                "GREETING=hi there",
+                "--env=EMPTY=",
+                "--",
+                "sh",
+                "-c",
+                "pwd; echo \"$GREETING\"; echo \"[$EMPTY]\"");
+
+        assertThat(o.code()).isZero();
+        assertThat(o.out()).isEqualTo(tmp.toAbsolutePath() + "\nhi there\n[]\n");
+        assertThat(tmp).exists(); // a given workdir is kept
+    }
+
+    @Test
+    void timeoutExitsWith124() {
+        long start = System.nanoTime();
+        Outcome o = cli("exec", "--timeout", "500ms", "--", "sleep", "5");
+
+        assertThat(o.code()).isEqualTo(124);
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isLessThan(4000);
+    }
+
+    @Test
+    void idleTimeoutExitsWith124() {
+        Outcome o = cli("exec", "--idle-timeout", "300ms", "--", "sh", "-c", "echo started; sleep 5");
+
+        assertThat(o.code()).isEqualTo(124);
+        assertThat(o.out()).isEqualTo("started\n");
+    }
+
+    @Test
+    void runPrintsOneJsonObjectAndExitsWithTheCommandsCode() throws Exception {
+        Outcome o = cli("run", "--", "sh", "-c", "echo out; echo err >&2; exit 5");
+
+        assertThat(o.code()).isEqualTo(5);
+        assertThat(o.err()).isEmpty();
+        assertThat(o.out()).endsWith("\n").doesNotContain("\n{");
+        JsonNode json = new ObjectMapper().readTree(o.out());
+        assertThat(json.get("exitCode").asInt()).isEqualTo(5);
+        assertThat(json.get("stdout").asText()).isEqualTo("out\n");
+        assertThat(json.get("stderr").asText()).isEqualTo("err\n");
+        assertThat(json.get("stdoutTruncated").asBoolean()).isFalse();
+        assertThat(json.get("stderrTruncated").asBoolean()).isFalse();
+        assertThat(json.get("durationMs").isIntegralNumber()).isTrue();
+        assertThat(json.get("durationMs").asLong()).isBetween(0L, 10_000L);
+        assertThat(json.get("termination").asText()).isEqualTo("exited");
+    }
+
+    @Test
+    void runTruncatesAtMaxOutput() throws Exception {
+        Outcome o = cli("run", "--max-output", "10", "--", "sh", "-c", "printf 0123456789abcdef; printf xy >&2");
+
+        assertThat(o.code()).isZero();
+        JsonNode json = new ObjectMapper().readTree(o.out());
+        assertThat(json.get("stdout").asText()).isEqualTo("0123456789");
+        assertThat(json.get("stdoutTruncated").asBoolean()).isTrue();
+        assertThat(json.get("stdoutBytes").asLong()).isEqualTo(16);
+        assertThat(json.get("stderr").asText()).isEqualTo("xy");
+        assertThat(json.get("stderrTruncated").asBoolean()).isFalse();
+    }
+
+    @Test
+    void runTimeoutStillPrintsTheResultAndExitsWith124() throws Exception {
+        Outcome o = cli("run", "--timeout", "300ms", "--", "sh", "-c", "echo partial; sleep 5");
+
+        assertThat(o.code()).isEqualTo(124);
+        JsonNode json = new ObjectMapper().readTree(o.out());
+        assertThat(json.get("exitCode").asInt()).isEqualTo(124);
+        assertThat(json.get("stdout").asText()).isEqualTo("partial\n");
+        assertThat(json.get("termination").asText()).isEqualTo("timed_out");
+    }
+
+    @Test
+    void helpPrintsUsageToStdoutAndExitsZero() {
+        Outcome o = cli("--help");
+
+        assertThat(o.code()).isZero();
+        assertThat(o.out()).isEqualTo(CommandLine.USAGE);
+        assertThat(o.err()).isEmpty();
+    }
+
+    @Test
+    void usageErrorsPrintTheUsageToStderrAndExit2() {
+        String[][] cases = {
+            {},
+            {"exec"},
+            {"exec", "--"},
+            {"exec", "--bogus", "--", "true"},
+            {"exec", "--timeout", "soon", "--", "true"},
+            {"exec", "--env", "NOEQUALS", "--", "true"},
+            {"exec", "--provider", "docker", "--", "true"},
+            {"frobnicate", "--", "true"},
+        };
+        for (String[] args : cases) {
+            Outcome o = cli(args);
+            assertThat(o.code()).as(String.join(" ", args)).isEqualTo(2);
+            assertThat(o.out()).as(String.join(" ", args)).isEmpty();
+            assertThat(o.err())
+                    .as(String.join(" ", args))
+                    .startsWith("sandbox: ")
+                    .contains("usage: sandbox exec");
+        }
+    }
+
+    @Test
+    void aProgramThatCannotStartExits127() {
+        Outcome o = cli("exec", "--", "no-such-program-for-sure");
+
+        assertThat(o.code()).isEqualTo(127);
+        assertThat(o.out()).isEmpty();
+        assertThat(o.err())
+                .startsWith("sandbox: ")
+                .contains("no-such-program-for-sure")
+                .endsWith("\n");
+        assertThat(cli("run", "--", "/no/such/program").code()).isEqualTo(127);
+    }
+
+    @Test
+    void otherSandboxErrorsExit1() {
+        Outcome o = cli("exec", "--workdir", tmp.resolve("missing").toString(), "--", "true");
+
+        assertThat(o.code()).isEqualTo(1);
+        assertThat(o.err()).startsWith("sandbox: ").contains("workdir");
+    }
+
+    @Test
+    void bulkOutputOnBothStreamsAtOnceIsCopiedExactly() {
+        CountingStream out = new CountingStream((byte) 'a');
+        CountingStream err = new CountingStream((byte) 'b');
+        int code;
+        try (PrintStream o = new PrintStream(out, false, StandardCharsets.UTF_8);
+                PrintStream e = new PrintStream(err, false, StandardCharsets.UTF_8)) {
+            code = SandboxCli.run(
+                    new String[] {
+                        "exec",
+                        "--",
+                        "sh",
+                        "-c",
+                        "head -c 20000000 /dev/zero | tr '\\0' a | fold -w 100 &"
+                                + " head -c 20000000 /dev/zero | tr '\\0' b | fold -w 100 >&2; wait"
+                    },
+                    o,
+                    e);
+        }
+
+        assertThat(code).isZero();
+        assertThat(out.total).isEqualTo(20_200_000L);
+        assertThat(err.total).isEqualTo(20_200_000L);
+        assertThat(out.newlines).isEqualTo(200_000L);
+        assertThat(err.newlines).isEqualTo(200_000L);
+        assertThat(out.unexpected).isZero();
+        assertThat(err.unexpected).isZero();
+        // bulk output is written in blocks, not line by line
+        assertThat(out.writes).isLessThan(20_000L);
+    }
+
+    /** Counts bytes, newlines, bytes other than the expected letter, and write calls. */
+    static final class CountingStream extends OutputStream {
+        private final byte letter;
+        long total;
+        long newlines;
+        long unexpected;
+        long writes;
+
+        CountingStream(byte letter) {
+            this.letter = letter;
+        }
+
+        @Override
+        public void write(int b) {
+            write(new byte[] {(byte) b}, 0, 1);
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) {
+            writes++;
+            total += len;
+            for (int i = off; i < off + len; i++) {
+                if (b[i] == '\n') {
+                    newlines++;
+                } else if (b[i] != letter) {
+                    unexpected++;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,103 @@
+package dev.sandbox.blocking;
+
+import dev.sandbox.BackendException;
+import dev.sandbox.ExecOptions;
+import dev.sandbox.InvalidArgumentException;
+import dev.sandbox.SandboxTimeoutException;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import reactor.core.Disposable;
+import reactor.core.Exceptions;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+
+/** The one place where the facade waits on the reactive API: thread checks, timeouts, interrupts and unwrapping. */
+final class Blocking {
+    private Blocking() {}
+
+    /** Fails when the caller runs on a Reactor thread that must never block. */
+    static void checkCanBlock(String method) {
+        if (Schedulers.isInNonBlockingThread()) {
+            throw new IllegalStateException(method + " blocks and must not be called on the non-blocking thread '"
+                    + Thread.currentThread().getName()
+                    + "'; call it from another thread (for example Schedulers.boundedElastic()) or use the reactive"
+                    + " SandboxSession instead");
+        }
+    }
+
+    /** Fails, without clearing the flag, when the caller is already interrupted. */
+    static void checkNotInterrupted(String operation) {
+        if (Thread.currentThread().isInterrupted()) {
+            throw new SandboxInterruptedException(operation, null);
+        }
+    }
+
+    /**
+     * Subscribes and waits for the result. A timeout or interrupt cancels the subscription, which for a command kills
+     * it.
+     */
+    static <T> T await(Mono<T> mono, Duration timeout, String method, String operation) {
+        checkCanBlock(method);
+        checkNotInterrupted(operation);
+        CompletableFuture<T> result = new CompletableFuture<>();
+        Disposable subscription =
+                mono.subscribe(result::complete, result::completeExceptionally, () -> result.complete(null));
+        try {
+            return result.get(nanos(timeout), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            subscription.dispose();
+            throw new SandboxTimeoutException(operation, timeout);
+        } catch (InterruptedException e) {
+            subscription.dispose();
+            Thread.currentThread().interrupt();
+            throw new SandboxInterruptedException(operation, e);
+        } catch (ExecutionException e) {
+            throw rethrow(e.getCause(), operation);
+        }
+    }
+
+    /**
+     * The error to throw for a failure signalled by the reactive API: Reactor's wrappers removed, unchecked errors
+     * unchanged (with the waiting caller's stack added as a suppressed exception), checked ones wrapped.
+     */
+    static RuntimeException rethrow(Throwable failure, String operation) {
+        Throwable error = Exceptions.unwrap(failure);
+        if (error instanceof Error e) {
+            throw e;
+        }
+        if (error instanceof RuntimeException e) {
+            e.addSuppressed(new Exception("the blocking call that waited for " + operation));
+            return e;
+        }
+        return new BackendException(operation + " failed", error);
+    }
+
+    static Duration requirePositive(Duration timeout, String field) {
+        Objects.requireNonNull(timeout, field);
+        if (timeout.isZero() || timeout.isNegative()) {
+            throw new InvalidArgumentException(field, field + " must be positive, got " + timeout);
+        }
+        return timeout;
+    }
+
+    /** The duration in nanoseconds, saturated so that very long timeouts mean "practically forever". */
+    static long nanos(Duration timeout) {
+        try {
+            return timeout.toNanos();
+        } catch (ArithmeticException e) {
+            return Long.MAX_VALUE;
+        }
+    }
+
+    /** A short description of a command for messages: its argv, cut when long. */
+    static String describe(ExecOptions options) {
+        List<String> argv = options.argv();
+        String shown = argv.toString();
+        return shown.length() > 120 ? shown.substring(0, 117) + "..." : shown;
+    }
+}

@@ -1,0 +1,121 @@
+package dev.sandbox.blocking;
+
+import dev.sandbox.ExecOptions;
+import dev.sandbox.ExecResult;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * Runs commands in the client's session and waits for them: {@link #run} collects a command's output and exit,
+ * {@link #stream} hands its events over one by one as they happen. Get it from {@link SandboxClient#process()}.
+ *
+ * <p>Every call waits at most for a timeout: the client's {@linkplain SandboxClient.Builder#defaultTimeout(Duration)
+ * default}, or the one passed to the call. When it runs out the command is killed and {@link
+ * dev.sandbox.SandboxTimeoutException} is thrown. That is a limit on how long <em>you</em> wait; a command's own
+ * {@link ExecOptions#withTimeout(Duration)} is not an error, the command ends with exit code 124 instead.
+ *
+ * <p>A non-zero exit code is a result, not an exception. The exceptions are the SDK's, unchanged: {@link
+ * dev.sandbox.InvalidArgumentException} for bad options, {@link dev.sandbox.ProcessLaunchException} when the program
+ * cannot start, {@link dev.sandbox.SessionClosedException} after the client is closed; plus {@link
+ * SandboxInterruptedException} when the waiting thread is interrupted, and {@link IllegalStateException} when called
+ * on a Reactor non-blocking thread.
+ *
+ * <pre>{@code
+ * ExecResult result = client.process().run(ExecOptions.of("python3", "-V"));
+ * System.out.println(result.exitCode() + " " + result.stdout());
+ * }</pre>
+ */
+public final class ProcessClient {
+    private final ClientCore core;
+
+    ProcessClient(ClientCore core) {
+        this.core = core;
+    }
+
+    /**
+     * Runs a command to its end and returns its collected output and exit, waiting at most for the client's default
+     * timeout. Each stream keeps at most {@link ExecOptions#maxOutputBytes()} bytes (the head).
+     *
+     * <pre>{@code
+     * ExecResult result = client.process().run(ExecOptions.shell("ls -l | wc -l"));
+     * }</pre>
+     *
+     * @param options what to run
+     * @return the result once the command has exited
+     * @throws dev.sandbox.SandboxTimeoutException when the command did not finish in time; it has been killed
+     * @throws SandboxInterruptedException when the thread was interrupted; the command has been killed
+     * @throws IllegalStateException when called on a Reactor non-blocking thread
+     */
+    public ExecResult run(ExecOptions options) {
+        return run(options, core.defaultTimeout);
+    }
+
+    /**
+     * Runs a command to its end and returns its collected output and exit, waiting at most for {@code timeout}.
+     *
+     * <pre>{@code
+     * ExecResult result = client.process().run(ExecOptions.of("make"), Duration.ofMinutes(20));
+     * }</pre>
+     *
+     * @param options what to run
+     * @param timeout how long to wait; positive
+     * @return the result once the command has exited
+     * @throws dev.sandbox.SandboxTimeoutException when the command did not finish in time; it has been killed
+     * @throws SandboxInterruptedException when the thread was interrupted; the command has been killed
+     * @throws IllegalStateException when called on a Reactor non-blocking thread
+     */
+    public ExecResult run(ExecOptions options, Duration timeout) {
+        Blocking.checkCanBlock("ProcessClient.run");
+        Objects.requireNonNull(options, "options");
+        Blocking.requirePositive(timeout, "timeout");
+        core.ensureOpen();
+        return Blocking.await(
+                core.session.run(options), timeout, "ProcessClient.run", "run " + Blocking.describe(options));
+    }
+
+    /**
+     * Starts a command and returns its events for blocking iteration; each wait for the next event is bounded by the
+     * client's default timeout. The command runs from now on: close the stream to kill it if you stop reading early.
+     *
+     * <pre>{@code
+     * try (ExecStream events = client.process().stream(ExecOptions.shell("./build.sh"))) {
+     *     events.forEach(System.out::println);
+     * }
+     * }</pre>
+     *
+     * @param options what to run
+     * @return the command's events
+     * @throws IllegalStateException when called on a Reactor non-blocking thread
+     */
+    public ExecStream stream(ExecOptions options) {
+        return stream(options, core.defaultTimeout);
+    }
+
+    /**
+     * Starts a command and returns its events for blocking iteration; each wait for the next event is bounded by
+     * {@code timeout}. The total run time is not bounded by it: use {@link ExecOptions#withTimeout(Duration)} for
+     * that.
+     *
+     * <pre>{@code
+     * try (ExecStream events = client.process().stream(ExecOptions.of("tail", "-f", "app.log"), Duration.ofHours(1))) {
+     *     for (ExecEvent event : events) {
+     *         if (event instanceof ExecEvent.Stdout out && out.text().contains("ready")) break;
+     *     }
+     * }
+     * }</pre>
+     *
+     * @param options what to run
+     * @param timeout the longest wait for any one event; positive
+     * @return the command's events
+     * @throws IllegalStateException when called on a Reactor non-blocking thread
+     */
+    public ExecStream stream(ExecOptions options, Duration timeout) {
+        Blocking.checkCanBlock("ProcessClient.stream");
+        Objects.requireNonNull(options, "options");
+        Blocking.requirePositive(timeout, "timeout");
+        core.ensureOpen();
+        String operation = "stream " + Blocking.describe(options);
+        Blocking.checkNotInterrupted(operation);
+        return ExecStream.start(core.session.exec(options), timeout, core.streamPrefetch, operation);
+    }
+}

@@ -1,0 +1,397 @@
+package dev.sandbox.blocking;
+
+import dev.sandbox.InvalidArgumentException;
+import dev.sandbox.SandboxProvider;
+import dev.sandbox.SandboxSession;
+import dev.sandbox.SessionOptions;
+import dev.sandbox.SessionStatus;
+import dev.sandbox.local.LocalSandboxProvider;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * A blocking client for one sandbox session, for code that does not use Reactor. It adapts the reactive {@link
+ * SandboxSession}: every call subscribes to the session's operation and waits for it. Functions are grouped in
+ * sub-clients; {@link #process()} runs commands (file system and PTY sub-clients are planned).
+ *
+ * <p>Every waiting call is bounded by a timeout ({@link #DEFAULT_TIMEOUT} unless set with {@link
+ * Builder#defaultTimeout(Duration)}, and overridable per call). When it runs out, the operation is cancelled (a
+ * command is killed) and {@link dev.sandbox.SandboxTimeoutException} is thrown. A thread interrupted while waiting
+ * gets the operation cancelled, its interrupt flag restored, and a {@link SandboxInterruptedException}. Calling a
+ * blocking method on a Reactor non-blocking thread (such as {@code Schedulers.parallel()}) fails at once with {@link
+ * IllegalStateException}. Errors of the SDK ({@link dev.sandbox.SandboxException} and its subclasses) are thrown as
+ * the reactive API signalled them, with Reactor's wrappers removed.
+ *
+ * <p>What {@link #close()} does depends on how the client was made: {@link #local()} destroys its session and closes
+ * the provider it created; {@link #create(SandboxProvider, SessionOptions)} destroys its session and leaves the
+ * provider open; {@link #attach(SandboxSession)} only releases the handle. After close every call fails with {@link
+ * dev.sandbox.SessionClosedException}. The client is thread-safe.
+ *
+ * <pre>{@code
+ * try (SandboxClient client = SandboxClient.local()) {
+ *     System.out.println(client.ping().status());
+ *     ExecResult result = client.process().run(ExecOptions.of("python3", "-V"));
+ *     System.out.println(result.exitCode() + " " + result.stdout());
+ * }
+ * }</pre>
+ */
+public final class SandboxClient implements AutoCloseable {
+
+    /** How long a call waits when no other timeout is configured: 5 minutes. */
+    public static final Duration DEFAULT_TIMEOUT = Duration.ofMinutes(5);
+
+    /** How many events an {@link ExecStream} buffers ahead of its reader unless configured: 256. */
+    public static final int DEFAULT_STREAM_PREFETCH = 256;
+
+    /** What close() does with the session. */
+    private enum Ending {
+        DESTROY,
+        RELEASE
+    }
+
+    private final ClientCore core;
+    private final Ending ending;
+    private final SandboxProvider ownedProvider;
+    private final ProcessClient process;
+
+    private SandboxClient(ClientCore core, Ending ending, SandboxProvider ownedProvider) {
+        this.core = core;
+        this.ending = ending;
+        this.ownedProvider = ownedProvider;
+        this.process = new ProcessClient(core);
+    }
+
+    /**
+     * A client for a fresh session of a new {@link LocalSandboxProvider} (host processes, <b>no isolation</b>), with
+     * {@link SessionOptions#defaults()} and the default timeout. {@link #close()} destroys the session and closes the
+     * provider.
+     *
+     * <pre>{@code
+     * try (SandboxClient client = SandboxClient.local()) {
+     *     client.process().run(ExecOptions.of("uname", "-a"));
+     * }
+     * }</pre>
+     *
+     * @return the client
+     */
+    public static SandboxClient local() {
+        return builder().local();
+    }
+
+    /**
+     * A client for a new session of {@code provider}, with the default timeout. {@link #close()} destroys the
+     * session; the provider stays open and remains yours to close.
+     *
+     * <pre>{@code
+     * try (SandboxClient client = SandboxClient.create(provider, SessionOptions.defaults().withEnv("CI", "1"))) {
+     *     client.process().run(ExecOptions.of("make", "test"));
+     * }
+     * }</pre>
+     *
+     * @param provider where to create the session
+     * @param options the session's options
+     * @return the client
+     */
+    public static SandboxClient create(SandboxProvider provider, SessionOptions options) {
+        return builder().create(provider, options);
+    }
+
+    /**
+     * A client for an existing session handle, with the default timeout. {@link #close()} releases the handle only;
+     * the session stays with its provider.
+     *
+     * <pre>{@code
+     * SandboxSession session = provider.attach(sessionId).block(Duration.ofSeconds(10));
+     * try (SandboxClient client = SandboxClient.attach(session)) {
+     *     client.process().run(ExecOptions.of("ls"));
+     * }
+     * }</pre>
+     *
+     * @param session the session to use
+     * @return the client
+     */
+    public static SandboxClient attach(SandboxSession session) {
+        return builder().attach(session);
+    }
+
+    /**
+     * A builder for clients with settings other than the defaults.
+     *
+     * <pre>{@code
+     * SandboxClient client = SandboxClient.builder().defaultTimeout(Duration.ofSeconds(30)).local();
+     * }</pre>
+     *
+     * @return a new builder
+     */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * The sub-client that runs commands.
+     *
+     * <pre>{@code
+     * ExecResult result = client.process().run(ExecOptions.of("id", "-u"));
+     * }</pre>
+     *
+     * @return the process sub-client
+     */
+    public ProcessClient process() {
+        return process;
+    }
+
+    /**
+     * Checks that the session is usable and reports its activity, waiting at most for the default timeout.
+     *
+     * <pre>{@code
+     * SessionStatus status = client.ping();
+     * System.out.println(status.status() + ", " + status.execsRunning() + " commands running");
+     * }</pre>
+     *
+     * @return the session's status
+     * @throws dev.sandbox.SessionClosedException after {@link #close()}
+     * @throws dev.sandbox.SandboxTimeoutException when the session did not answer in time
+     * @throws SandboxInterruptedException when the thread was interrupted
+     * @throws IllegalStateException when called on a Reactor non-blocking thread
+     */
+    public SessionStatus ping() {
+        return ping(core.defaultTimeout);
+    }
+
+    /**
+     * Checks that the session is usable and reports its activity, waiting at most for {@code timeout}.
+     *
+     * <pre>{@code
+     * SessionStatus status = client.ping(Duration.ofSeconds(2));
+     * }</pre>
+     *
+     * @param timeout how long to wait; positive
+     * @return the session's status
+     * @throws dev.sandbox.SessionClosedException after {@link #close()}
+     * @throws dev.sandbox.SandboxTimeoutException when the session did not answer in time
+     * @throws SandboxInterruptedException when the thread was interrupted
+     * @throws IllegalStateException when called on a Reactor non-blocking thread
+     */
+    public SessionStatus ping(Duration timeout) {
+        Blocking.checkCanBlock("SandboxClient.ping");
+        Blocking.requirePositive(timeout, "timeout");
+        core.ensureOpen();
+        return Blocking.await(core.session.ping(), timeout, "SandboxClient.ping", "ping of session " + sessionId());
+    }
+
+    /**
+     * The id of the client's session, for example to attach to it again through its provider.
+     *
+     * <pre>{@code
+     * log.info("sandbox session {}", client.sessionId());
+     * }</pre>
+     *
+     * @return the session id
+     */
+    public String sessionId() {
+        return core.session.id();
+    }
+
+    /**
+     * The timeout calls use when none is passed.
+     *
+     * <pre>{@code
+     * Duration limit = client.defaultTimeout();
+     * }</pre>
+     *
+     * @return the default timeout
+     */
+    public Duration defaultTimeout() {
+        return core.defaultTimeout;
+    }
+
+    /**
+     * Ends the client: destroys the session (for clients made by {@link #local()} and {@link #create}, killing its
+     * commands) or releases the handle (for {@link #attach}), then closes the provider if the client created it.
+     * Waits at most for the default timeout. Open {@link ExecStream}s see their commands end. Idempotent: only the
+     * first call does anything.
+     *
+     * <pre>{@code
+     * SandboxClient client = SandboxClient.local();
+     * try {
+     *     client.process().run(ExecOptions.of("true"));
+     * } finally {
+     *     client.close();
+     * }
+     * }</pre>
+     *
+     * @throws dev.sandbox.SandboxException when the session could not be destroyed (the provider is closed anyway)
+     * @throws IllegalStateException when called on a Reactor non-blocking thread
+     */
+    @Override
+    public void close() {
+        Blocking.checkCanBlock("SandboxClient.close");
+        if (!core.closed.compareAndSet(false, true)) {
+            return;
+        }
+        try {
+            if (ending == Ending.DESTROY) {
+                Blocking.await(
+                        core.session.destroy(),
+                        core.defaultTimeout,
+                        "SandboxClient.close",
+                        "destroy of session " + sessionId());
+            } else {
+                Blocking.await(
+                        core.session.close(),
+                        core.defaultTimeout,
+                        "SandboxClient.close",
+                        "close of session handle " + sessionId());
+            }
+        } finally {
+            if (ownedProvider != null) {
+                ownedProvider.close();
+            }
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "SandboxClient{session=" + sessionId() + ", defaultTimeout=" + core.defaultTimeout + ", closed="
+                + core.closed.get() + "}";
+    }
+
+    /**
+     * Settings for a {@link SandboxClient}, ending in the call that makes the client. Builders are not thread-safe
+     * and can make several clients.
+     *
+     * <pre>{@code
+     * SandboxClient client = SandboxClient.builder()
+     *     .defaultTimeout(Duration.ofSeconds(30))
+     *     .streamPrefetch(64)
+     *     .create(provider, SessionOptions.defaults());
+     * }</pre>
+     */
+    public static final class Builder {
+        private Duration defaultTimeout = DEFAULT_TIMEOUT;
+        private int streamPrefetch = DEFAULT_STREAM_PREFETCH;
+
+        private Builder() {}
+
+        /**
+         * Sets how long calls wait when no timeout is passed to them ({@link #DEFAULT_TIMEOUT} unless set). For an
+         * {@link ExecStream} it bounds each wait for the next event. A very long duration, such as {@code
+         * Duration.ofDays(365)}, waits practically without limit.
+         *
+         * <pre>{@code
+         * SandboxClient.builder().defaultTimeout(Duration.ofSeconds(30)).local();
+         * }</pre>
+         *
+         * @param timeout a positive duration
+         * @return this builder
+         * @throws InvalidArgumentException when the timeout is zero or negative
+         */
+        public Builder defaultTimeout(Duration timeout) {
+            this.defaultTimeout = Blocking.requirePositive(timeout, "defaultTimeout");
+            return this;
+        }
+
+        /**
+         * Sets how many events an {@link ExecStream} buffers ahead of its reader ({@link #DEFAULT_STREAM_PREFETCH}
+         * unless set). More keeps a fast command busier while the reader works; fewer holds less memory.
+         *
+         * <pre>{@code
+         * SandboxClient.builder().streamPrefetch(32).local();
+         * }</pre>
+         *
+         * @param prefetch at least 1
+         * @return this builder
+         * @throws InvalidArgumentException when the prefetch is less than 1
+         */
+        public Builder streamPrefetch(int prefetch) {
+            if (prefetch < 1) {
+                throw new InvalidArgumentException(
+                        "streamPrefetch", "streamPrefetch must be at least 1, got " + prefetch);
+            }
+            this.streamPrefetch = prefetch;
+            return this;
+        }
+
+        /**
+         * Makes a client for a fresh session of a new {@link LocalSandboxProvider} with default options; see {@link
+         * SandboxClient#local()}.
+         *
+         * <pre>{@code
+         * SandboxClient client = SandboxClient.builder().defaultTimeout(Duration.ofMinutes(1)).local();
+         * }</pre>
+         *
+         * @return the client
+         */
+        public SandboxClient local() {
+            return local(SessionOptions.defaults());
+        }
+
+        /**
+         * Makes a client for a fresh session of a new {@link LocalSandboxProvider}; {@link SandboxClient#close()}
+         * destroys the session and closes the provider.
+         *
+         * <pre>{@code
+         * SandboxClient client = SandboxClient.builder().local(SessionOptions.defaults().withWorkdir("/srv/job"));
+         * }</pre>
+         *
+         * @param options the session's options
+         * @return the client
+         * @throws dev.sandbox.SandboxException when the session cannot be created (the provider is closed again)
+         */
+        public SandboxClient local(SessionOptions options) {
+            Objects.requireNonNull(options, "options");
+            Blocking.checkCanBlock("SandboxClient.local");
+            LocalSandboxProvider provider = LocalSandboxProvider.create();
+            try {
+                return new SandboxClient(newSession(provider, options), Ending.DESTROY, provider);
+            } catch (RuntimeException | Error e) {
+                provider.close();
+                throw e;
+            }
+        }
+
+        /**
+         * Makes a client for a new session of {@code provider}; {@link SandboxClient#close()} destroys the session
+         * and leaves the provider open.
+         *
+         * <pre>{@code
+         * SandboxClient client = SandboxClient.builder().create(provider, SessionOptions.defaults());
+         * }</pre>
+         *
+         * @param provider where to create the session
+         * @param options the session's options
+         * @return the client
+         * @throws dev.sandbox.SandboxException when the session cannot be created
+         */
+        public SandboxClient create(SandboxProvider provider, SessionOptions options) {
+            Objects.requireNonNull(provider, "provider");
+            Objects.requireNonNull(options, "options");
+            Blocking.checkCanBlock("SandboxClient.create");
+            return new SandboxClient(newSession(provider, options), Ending.DESTROY, null);
+        }
+
+        /**
+         * Makes a client for an existing session handle; {@link SandboxClient#close()} releases the handle only.
+         *
+         * <pre>{@code
+         * SandboxClient client = SandboxClient.builder().defaultTimeout(Duration.ofSeconds(10)).attach(session);
+         * }</pre>
+         *
+         * @param session the session to use
+         * @return the client
+         */
+        public SandboxClient attach(SandboxSession session) {
+            Objects.requireNonNull(session, "session");
+            return new SandboxClient(new ClientCore(session, defaultTimeout, streamPrefetch), Ending.RELEASE, null);
+        }
+
+        private ClientCore newSession(SandboxProvider provider, SessionOptions options) {
+            SandboxSession session = Blocking.await(
+                    provider.create(options),
+                    defaultTimeout,
+                    "SandboxClient.create",
+                    "creation of a " + provider.name() + " session");
+            return new ClientCore(session, defaultTimeout, streamPrefetch);
+        }
+    }
+}

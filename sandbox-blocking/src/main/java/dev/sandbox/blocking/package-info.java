@@ -1,0 +1,12 @@
+/**
+ * A blocking facade over the reactive sandbox API, for code that does not use Reactor: {@link
+ * dev.sandbox.blocking.SandboxClient} and its sub-clients wait for each operation with a timeout, honour interrupts
+ * and throw the SDK's exceptions unchanged. No Reactor type appears in this package's public API.
+ *
+ * <pre>{@code
+ * try (SandboxClient client = SandboxClient.local()) {
+ *     ExecResult result = client.process().run(ExecOptions.shell("echo hello"));
+ * }
+ * }</pre>
+ */
+package dev.sandbox.blocking;
