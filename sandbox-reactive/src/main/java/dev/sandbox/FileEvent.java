@@ -14,7 +14,6 @@ package dev.sandbox;
  */
 public record FileEvent(Kind kind, String path) {
 
-
     /** Kinds of change. */
     public enum Kind {
         /** The file was created (or moved in). */

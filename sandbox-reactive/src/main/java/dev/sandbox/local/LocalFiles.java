@@ -141,7 +141,9 @@ final class LocalFiles implements SandboxFiles {
                             Path parent = target.getParent();
                             if (parent == null || !Files.isDirectory(parent)) {
                                 throw PathPolicy.failure(
-                                        shownPath, FileOperationException.Reason.NOT_FOUND, new NoSuchFileException(
+                                        shownPath,
+                                        FileOperationException.Reason.NOT_FOUND,
+                                        new NoSuchFileException(
                                                 String.valueOf(parent), null, "parent directory does not exist"));
                             }
                             if (Files.isDirectory(target, LinkOption.NOFOLLOW_LINKS)) {
@@ -149,8 +151,10 @@ final class LocalFiles implements SandboxFiles {
                             }
                             Path temp = parent.resolve("." + target.getFileName() + ".tmp-" + UUID.randomUUID());
                             try {
-                                return new TempFile(temp, FileChannel.open(
-                                        temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE));
+                                return new TempFile(
+                                        temp,
+                                        FileChannel.open(
+                                                temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE));
                             } catch (IOException e) {
                                 throw PathPolicy.failure(shownPath, e);
                             }
@@ -222,8 +226,8 @@ final class LocalFiles implements SandboxFiles {
     public Mono<FileInfo> upload(Path local, String path) {
         return Mono.defer(() -> {
                     if (!Files.isRegularFile(local)) {
-                        return Mono.error(PathPolicy.failure(
-                                local.toString(), FileOperationException.Reason.NOT_FOUND, null));
+                        return Mono.error(
+                                PathPolicy.failure(local.toString(), FileOperationException.Reason.NOT_FOUND, null));
                     }
                     return write(path, readFile(local, local.toString()).subscribeOn(io));
                 })
@@ -237,8 +241,7 @@ final class LocalFiles implements SandboxFiles {
                     Path source = paths.resolve("path", path, true);
                     Path target = local.toAbsolutePath();
                     long[] count = new long[1];
-                    Flux<ByteBuffer> content =
-                            readFile(source, path).doOnNext(b -> count[0] += b.remaining());
+                    Flux<ByteBuffer> content = readFile(source, path).doOnNext(b -> count[0] += b.remaining());
                     return writeFile(target, target.toString(), content).then(Mono.fromSupplier(() -> count[0]));
                 })
                 .subscribeOn(io);
@@ -255,7 +258,8 @@ final class LocalFiles implements SandboxFiles {
                         throw PathPolicy.failure(path, FileOperationException.Reason.NOT_A_DIRECTORY, null);
                     }
                     try (Stream<Path> entries = Files.list(dir)) {
-                        return entries.sorted(Comparator.comparing(p -> p.getFileName().toString()))
+                        return entries.sorted(Comparator.comparing(
+                                        p -> p.getFileName().toString()))
                                 .map(p -> {
                                     try {
                                         return stat(p, p.toString());
@@ -283,10 +287,11 @@ final class LocalFiles implements SandboxFiles {
         }
         FileInfo.Type type = attrs.isSymbolicLink()
                 ? FileInfo.Type.SYMLINK
-                : attrs.isDirectory() ? FileInfo.Type.DIRECTORY : attrs.isRegularFile() ? FileInfo.Type.FILE : FileInfo.Type.OTHER;
-        Optional<String> target = attrs.isSymbolicLink()
-                ? Optional.of(Files.readSymbolicLink(p).toString())
-                : Optional.empty();
+                : attrs.isDirectory()
+                        ? FileInfo.Type.DIRECTORY
+                        : attrs.isRegularFile() ? FileInfo.Type.FILE : FileInfo.Type.OTHER;
+        Optional<String> target =
+                attrs.isSymbolicLink() ? Optional.of(Files.readSymbolicLink(p).toString()) : Optional.empty();
         Path name = p.getFileName();
         return new FileInfo(
                 p.toString(),
@@ -351,7 +356,8 @@ final class LocalFiles implements SandboxFiles {
                     }
                     if (recursive && Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)) {
                         try (Stream<Path> walk = Files.walk(p)) {
-                            for (Path each : walk.sorted(Comparator.reverseOrder()).toList()) {
+                            for (Path each :
+                                    walk.sorted(Comparator.reverseOrder()).toList()) {
                                 Files.deleteIfExists(each);
                             }
                         }

@@ -181,7 +181,6 @@ public final class LocalSandboxProvider implements SandboxProvider {
                 .map(LocalSessionState::info));
     }
 
-
     /** Destroys every session this provider still has. Blocks while processes are killed and workdirs deleted. */
     @Override
     public void close() {

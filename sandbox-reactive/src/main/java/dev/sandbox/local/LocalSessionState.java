@@ -3,6 +3,7 @@ package dev.sandbox.local;
 import dev.sandbox.BackendException;
 import dev.sandbox.ExecOptions;
 import dev.sandbox.ProcessLaunchException;
+import dev.sandbox.SessionEndReason;
 import dev.sandbox.SessionInfo;
 import dev.sandbox.SessionStatus;
 import dev.sandbox.implementation.Version;
@@ -15,7 +16,6 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import dev.sandbox.SessionEndReason;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Comparator;
@@ -108,11 +108,11 @@ final class LocalSessionState {
         }
         long delayNanos = Long.MAX_VALUE;
         if (expiresAt != null) {
-            delayNanos = Math.min(delayNanos, Duration.between(Instant.now(), expiresAt).toNanos());
+            delayNanos = Math.min(
+                    delayNanos, Duration.between(Instant.now(), expiresAt).toNanos());
         }
         if (idleTimeout != null) {
-            delayNanos =
-                    Math.min(delayNanos, lastActivityNanos + idleTimeout.toNanos() - System.nanoTime());
+            delayNanos = Math.min(delayNanos, lastActivityNanos + idleTimeout.toNanos() - System.nanoTime());
         }
         if (delayNanos == Long.MAX_VALUE) {
             return;

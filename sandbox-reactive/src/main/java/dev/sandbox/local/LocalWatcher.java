@@ -19,6 +19,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.FluxSink;
+import reactor.core.scheduler.Schedulers;
 
 /**
  * One {@link WatchService} for all watches of a provider, and one daemon thread that dispatches its events to the
@@ -43,7 +44,8 @@ final class LocalWatcher implements AutoCloseable {
                 return;
             }
             sink.onRequest(n -> sub.drain());
-            sink.onDispose(() -> unregister(key, sub));
+            // cancelling a key waits for the watch service's own thread: never on the subscriber's thread
+            sink.onDispose(() -> Schedulers.boundedElastic().schedule(() -> unregister(key, sub)));
         });
     }
 

@@ -41,7 +41,8 @@ final class PathPolicy {
             throw new InvalidArgumentException(field, field + " must not be empty");
         }
         if (path.indexOf('\0') >= 0) {
-            throw new InvalidArgumentException(field, field + " contains a NUL byte: '" + path.replace("\0", "\\0") + "'");
+            throw new InvalidArgumentException(
+                    field, field + " contains a NUL byte: '" + path.replace("\0", "\\0") + "'");
         }
         Path p = root.resolve(path).normalize();
         if (!p.startsWith(root)) {

@@ -11,6 +11,8 @@ import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryMXBean;
 import java.lang.management.ThreadMXBean;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -28,6 +30,7 @@ import reactor.blockhound.BlockingOperationError;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
 
 /** Local-provider behaviour beyond the conformance kit: resource bounds, workdirs, the launcher. */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -133,10 +136,24 @@ class LocalProviderTest {
                 }
             }
         });
+        // every command waits on its stdin until all 500 are running, so they surely overlap
+        Sinks.One<ByteBuffer> gate = Sinks.one();
+        Thread opener = Thread.ofPlatform().daemon().start(() -> {
+            long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
+            while (live.get() < 500 && System.nanoTime() < deadline) {
+                try {
+                    Thread.sleep(20);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+            gate.tryEmitValue(ByteBuffer.wrap("go\n".getBytes(StandardCharsets.UTF_8)));
+        });
         try {
             List<Long> counts = Flux.range(0, 500)
                     .flatMap(
-                            i -> s.exec(ExecOptions.shell("echo start; sleep 6; seq 1 10000"))
+                            i -> s.exec(ExecOptions.shell("echo start; read go; seq 1 10000")
+                                            .withStdin(gate.asMono().map(ByteBuffer::duplicate)))
                                     .doOnNext(e -> {
                                         if (e instanceof ExecEvent.Stdout out
                                                 && out.text().equals("start")) {
@@ -150,16 +167,17 @@ class LocalProviderTest {
                                     .count(),
                             500)
                     .collectList()
-                    .block(Duration.ofSeconds(120));
+                    .block(Duration.ofSeconds(180));
             assertThat(counts).hasSize(500).allMatch(c -> c == 10_001);
         } finally {
             sampler.interrupt();
             sampler.join();
+            opener.interrupt();
         }
         System.out.printf(
                 "500 streams: peak %d concurrently running, peak %d live platform threads%n",
                 peakLive.get(), peakThreads.get());
-        assertThat(peakLive.get()).as("streams running at once").isGreaterThanOrEqualTo(400);
+        assertThat(peakLive.get()).as("streams running at once").isEqualTo(500);
         assertThat(peakThreads.get()).as("live platform threads").isLessThanOrEqualTo(64);
         s.destroy().block(WAIT);
     }

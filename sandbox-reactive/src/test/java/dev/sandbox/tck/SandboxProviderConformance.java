@@ -8,7 +8,6 @@ import dev.sandbox.ExecOptions;
 import dev.sandbox.ExecResult;
 import dev.sandbox.InvalidArgumentException;
 import dev.sandbox.ProcessLaunchException;
-import dev.sandbox.SandboxProvider;
 import dev.sandbox.SandboxSession;
 import dev.sandbox.SessionClosedException;
 import dev.sandbox.SessionInfo;
@@ -30,26 +29,13 @@ import reactor.test.StepVerifier;
 
 /**
  * The behaviour every provider must show, as default test methods: a provider's test class implements this
- * interface and supplies {@link #provider()} (in the style of R2DBC's TestKit). Tests only use the public API and
+ * interface and supplies {@link #provider()} (in the style of R2DBC's TestKit). This interface holds the exec
+ * tests; background processes, files and lifetimes have their own interfaces, which it extends. Tests only use the public API and
  * commands available in a minimal busybox image ({@code sh}, {@code echo}, {@code printf}, {@code seq}, {@code
  * head}, {@code tr}, {@code cat}, {@code wc}, {@code sleep}, {@code kill}).
  */
-public interface SandboxProviderConformance {
-
-    Duration WAIT = Duration.ofSeconds(30);
-
-    /** The provider under test; shared by the test class and closed by it. */
-    SandboxProvider provider();
-
-    /** Options for sessions made by the kit; providers may add their own settings (an image). */
-    default SessionOptions sessionOptions() {
-        return SessionOptions.defaults();
-    }
-
-    /** An absolute directory that exists inside every session, other than its workdir. */
-    default String otherDirectory() {
-        return "/tmp";
-    }
+public interface SandboxProviderConformance
+        extends BackgroundProcessConformance, FilesConformance, LifetimeConformance {
 
     private SandboxSession newSession() {
         return provider().create(sessionOptions()).block(WAIT);
@@ -444,6 +430,28 @@ public interface SandboxProviderConformance {
                     return s.exec(ExecOptions.of("seq", "1", "100000"));
                 })
                 .take(3)
+                .blockLast(WAIT);
+        // a cancel does not wait for the asynchronous destroy: allow it a few seconds
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        boolean gone = false;
+        while (!gone && System.nanoTime() < deadline) {
+            gone = provider()
+                    .attach(id[0])
+                    .map(s -> false)
+                    .onErrorResume(SessionNotFoundException.class, e -> Mono.just(true))
+                    .block(WAIT);
+            if (!gone) {
+                Mono.delay(Duration.ofMillis(50)).block();
+            }
+        }
+        assertThat(gone)
+                .as("session %s destroyed after the body was cancelled", id[0])
+                .isTrue();
+        provider()
+                .withSession(sessionOptions(), s -> {
+                    id[0] = s.id();
+                    return s.run(ExecOptions.of("true"));
+                })
                 .blockLast(WAIT);
         StepVerifier.create(provider().attach(id[0]))
                 .expectError(SessionNotFoundException.class)

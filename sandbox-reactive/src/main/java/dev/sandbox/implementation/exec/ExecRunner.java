@@ -1,20 +1,20 @@
 package dev.sandbox.implementation.exec;
 
+import dev.sandbox.BackgroundOptions;
+import dev.sandbox.BackgroundProcess;
 import dev.sandbox.ExecEvent;
 import dev.sandbox.ExecOptions;
 import dev.sandbox.ExecResult;
-import dev.sandbox.implementation.process.SpawnedProcess;
-import dev.sandbox.BackgroundOptions;
-import dev.sandbox.BackgroundProcess;
 import dev.sandbox.ProcessInfo;
+import dev.sandbox.implementation.process.SpawnedProcess;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;

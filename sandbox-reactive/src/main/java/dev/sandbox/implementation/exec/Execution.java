@@ -27,6 +27,7 @@ public final class Execution {
     private volatile boolean timedOut;
     private volatile boolean idleTimedOut;
     private volatile long lastOutputNanos = startNanos;
+    private volatile Runnable onKill = () -> {};
 
     Execution(ExecOptions options, Scheduler timers) {
         this.options = options;
@@ -46,8 +47,14 @@ public final class Execution {
         p.kill();
     }
 
+    /** Sets what to do when the execution is killed, before the kill is sent (a background process stops throttling). */
+    void onKill(Runnable action) {
+        this.onKill = action;
+    }
+
     /** Kills the process (if any, or as soon as it exists) and cancels the timers. */
     public void kill() {
+        onKill.run();
         SpawnedProcess p;
         synchronized (this) {
             stopped = true;

@@ -77,6 +77,8 @@ public final class RingBackgroundProcess implements BackgroundProcess {
         this.guard = guard;
         this.rings = new OutputRing[] {new OutputRing(background.ringBytes()), new OutputRing(background.ringBytes())};
         this.stdin = options.stdin().isPresent() ? null : new StdinChannel();
+        // a killed process's last output must not wait for readers: stop throttling so its exit comes through
+        execution.onKill(feeder::drainFreely);
     }
 
     /** Options for spawning: stdin is this process's open channel unless the caller gave one. */
@@ -99,8 +101,7 @@ public final class RingBackgroundProcess implements BackgroundProcess {
 
     ProcessInfo info() {
         ExecEvent.Exit e = exit;
-        return new ProcessInfo(
-                id, options.argv(), pid().orElse(-1), startedAt, running(), e == null ? null : e.code());
+        return new ProcessInfo(id, options.argv(), pid().orElse(-1), startedAt, running(), e == null ? null : e.code());
     }
 
     @Override
@@ -149,8 +150,8 @@ public final class RingBackgroundProcess implements BackgroundProcess {
             guard.check();
             checkOffset("stdoutOffset", stdoutOffset);
             checkOffset("stderrOffset", stderrOffset);
-            LineFramer framer = new LineFramer(
-                    options.maxLineLength(), options.charset(), e -> exit, stdoutOffset, stderrOffset);
+            LineFramer framer =
+                    new LineFramer(options.maxLineLength(), options.charset(), e -> exit, stdoutOffset, stderrOffset);
             return raw(stdoutOffset, stderrOffset, follow)
                     .publishOn(deliver, CURSOR_PREFETCH)
                     .concatMapIterable(framer::frame, 1);
@@ -196,7 +197,11 @@ public final class RingBackgroundProcess implements BackgroundProcess {
                 throw new InvalidArgumentException("signal", "signal must be from 1 to 64, got " + signal);
             }
             if (running()) {
-                process.signal(signal);
+                if (signal == 9) {
+                    execution.kill();
+                } else {
+                    process.signal(signal);
+                }
             }
         });
     }
@@ -232,7 +237,7 @@ public final class RingBackgroundProcess implements BackgroundProcess {
     }
 
     private boolean throttled() {
-        return background.overflow() == BackgroundOptions.Overflow.THROTTLE;
+        return background.overflow() == BackgroundOptions.Overflow.THROTTLE && !feeder.free;
     }
 
     /** In throttle mode: drops what every live cursor has read, and asks for more output if there is room. */
@@ -261,6 +266,15 @@ public final class RingBackgroundProcess implements BackgroundProcess {
     /** Appends the process's raw output to the rings. Runs on the I/O thread. */
     private final class Feeder extends BaseSubscriber<RawEvent> {
         private final AtomicBoolean requested = new AtomicBoolean();
+        private volatile boolean free;
+
+        /** From now on reads everything, dropping the oldest bytes when a ring is full. */
+        void drainFreely() {
+            if (!free) {
+                free = true;
+                request(Long.MAX_VALUE);
+            }
+        }
 
         @Override
         protected void hookOnSubscribe(Subscription subscription) {

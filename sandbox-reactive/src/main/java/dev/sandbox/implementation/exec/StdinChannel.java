@@ -60,7 +60,8 @@ final class StdinChannel implements Publisher<ByteBuffer> {
     }
 
     Mono<Void> write(ByteBuffer bytes) {
-        ByteBuffer copy = ByteBuffer.allocate(bytes.remaining()).put(bytes.duplicate()).flip();
+        ByteBuffer copy =
+                ByteBuffer.allocate(bytes.remaining()).put(bytes.duplicate()).flip();
         return Mono.<Void>create(sink -> {
             synchronized (this) {
                 if (terminated || closing) {

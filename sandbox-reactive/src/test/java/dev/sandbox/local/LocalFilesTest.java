@@ -1,0 +1,195 @@
+package dev.sandbox.local;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.sandbox.BackgroundProcess;
+import dev.sandbox.ExecEvent;
+import dev.sandbox.ExecOptions;
+import dev.sandbox.InvalidArgumentException;
+import dev.sandbox.SandboxSession;
+import dev.sandbox.SessionOptions;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryPoolMXBean;
+import java.lang.management.MemoryType;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.Random;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.io.TempDir;
+import reactor.core.publisher.Mono;
+import reactor.test.StepVerifier;
+
+/** Local files beyond the kit: a 1 GiB round trip in bounded memory, confinement to the session root. */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class LocalFilesTest {
+    private static final Duration WAIT = Duration.ofSeconds(120);
+    private static final long MIB = 1024 * 1024;
+
+    private LocalSandboxProvider provider;
+
+    @BeforeAll
+    void start() {
+        provider = LocalSandboxProvider.create();
+    }
+
+    @AfterAll
+    void stop() {
+        provider.close();
+    }
+
+    @Test
+    void oneGibibyteRoundTripKeepsEveryByteInBoundedHeap(@TempDir Path dir) throws Exception {
+        Path source = dir.resolve("source.bin");
+        byte[] block = new byte[(int) MIB];
+        new Random(7).nextBytes(block);
+        MessageDigest expected = MessageDigest.getInstance("SHA-256");
+        try (OutputStream out = Files.newOutputStream(source)) {
+            for (int i = 0; i < 1024; i++) {
+                block[i] ^= (byte) i; // no two blocks alike
+                out.write(block);
+                expected.update(block);
+            }
+        }
+        Path back = dir.resolve("back.bin");
+        SandboxSession s = provider.create(SessionOptions.defaults()).block(WAIT);
+        try {
+            long baseline = liveHeapAfterGc();
+            HeapWatch watch = new HeapWatch();
+            watch.start();
+            try {
+                s.files().upload(source, "big.bin").block(WAIT);
+                Files.delete(source); // keep the disk use down
+                assertThat(s.files().download("big.bin", back).block(WAIT)).isEqualTo(1024 * MIB);
+            } finally {
+                watch.stop();
+            }
+            long growth = watch.peak() - baseline;
+            System.out.printf("1 GiB round trip: live heap growth %.1f MiB%n", growth / (double) MIB);
+            assertThat(growth).as("live heap growth during the round trip").isLessThan(32 * MIB);
+            assertThat(sha256(back)).isEqualTo(HexFormat.of().formatHex(expected.digest()));
+        } finally {
+            s.destroy().block(WAIT);
+        }
+    }
+
+    @Test
+    void pathsCannotLeaveTheSessionRoot(@TempDir Path outside) throws IOException {
+        Files.writeString(outside.resolve("secret.txt"), "secret");
+        SandboxSession s = provider.create(SessionOptions.defaults()).block(WAIT);
+        try {
+            s.run(ExecOptions.shell("mkdir sub; ln -s " + outside + " sub/out; ln -s /etc/hostname host"))
+                    .block(WAIT);
+            for (String path : new String[] {
+                "../x", "sub/../../x", outside.resolve("secret.txt").toString(), "sub/out/secret.txt", "host"
+            }) {
+                StepVerifier.create(s.files().readAllBytes(path, 100))
+                        .expectErrorSatisfies(e -> assertThat(e)
+                                .isInstanceOf(InvalidArgumentException.class)
+                                .hasMessageContaining(path)
+                                .hasMessageContaining("outside the session root"))
+                        .verify(WAIT);
+            }
+            StepVerifier.create(s.files().write("sub/out/planted.txt", new byte[1]))
+                    .expectError(InvalidArgumentException.class)
+                    .verify(WAIT);
+            assertThat(outside.resolve("planted.txt")).doesNotExist();
+            StepVerifier.create(s.files().remove(".", true))
+                    .expectError(InvalidArgumentException.class)
+                    .verify(WAIT);
+            // a link that stays inside is fine, and so is removing a link that points out
+            s.run(ExecOptions.shell("echo in > inside.txt; ln -s inside.txt alias"))
+                    .block(WAIT);
+            assertThat(new String(s.files().readAllBytes("alias", 100).block(WAIT)))
+                    .isEqualTo("in\n");
+            s.files().remove("sub/out").block(WAIT);
+            assertThat(outside.resolve("secret.txt")).hasContent("secret");
+        } finally {
+            s.destroy().block(WAIT);
+        }
+    }
+
+    @Test
+    void destroyKillsBackgroundProcesses() throws Exception {
+        SandboxSession s = provider.create(SessionOptions.defaults()).block(WAIT);
+        BackgroundProcess p =
+                s.start(ExecOptions.shell("echo $$; exec sleep 60")).block(WAIT);
+        ExecEvent first = p.output(0, 0).blockFirst(WAIT);
+        long pid = Long.parseLong(((ExecEvent.Stdout) first).text());
+        assertThat(p.pid()).hasValue(pid);
+        s.destroy().block(WAIT);
+        assertThat(p.exit().block(WAIT).code()).isEqualTo(137);
+        assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)
+                        && !Files.readString(Path.of("/proc/" + pid + "/stat")).contains(") Z "))
+                .isFalse();
+    }
+
+    private static String sha256(Path file) throws Exception {
+        MessageDigest md = MessageDigest.getInstance("SHA-256");
+        try (InputStream in = Files.newInputStream(file)) {
+            byte[] buf = new byte[1 << 16];
+            int n;
+            while ((n = in.read(buf)) > 0) {
+                md.update(buf, 0, n);
+            }
+        }
+        return HexFormat.of().formatHex(md.digest());
+    }
+
+    private static long liveHeapAfterGc() throws InterruptedException {
+        for (int i = 0; i < 3; i++) {
+            System.gc();
+            Thread.sleep(50);
+        }
+        return liveHeap();
+    }
+
+    /**
+     * Heap outside the allocation area (survivor and old spaces): what survived a collection. Holding a file in
+     * memory would show here; short-lived chunk buffers die in eden and do not.
+     */
+    private static long liveHeap() {
+        long sum = 0;
+        for (MemoryPoolMXBean pool : ManagementFactory.getMemoryPoolMXBeans()) {
+            if (pool.getType() == MemoryType.HEAP && !pool.getName().contains("Eden")) {
+                sum += pool.getUsage().getUsed();
+            }
+        }
+        return sum;
+    }
+
+    /** Samples the live heap while a transfer runs. */
+    private static final class HeapWatch {
+        private final AtomicLong peak = new AtomicLong();
+        private volatile boolean running = true;
+        private Thread thread;
+
+        void start() {
+            thread = Thread.ofPlatform().daemon().start(() -> {
+                while (running) {
+                    peak.accumulateAndGet(liveHeap(), Math::max);
+                    Mono.delay(Duration.ofMillis(10)).onErrorComplete().block();
+                }
+            });
+        }
+
+        void stop() throws InterruptedException {
+            running = false;
+            thread.join();
+            peak.accumulateAndGet(liveHeap(), Math::max);
+        }
+
+        long peak() {
+            return peak.get();
+        }
+    }
+}

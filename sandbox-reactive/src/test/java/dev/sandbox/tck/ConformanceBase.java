@@ -1,0 +1,36 @@
+package dev.sandbox.tck;
+
+import dev.sandbox.SandboxProvider;
+import dev.sandbox.SandboxSession;
+import dev.sandbox.SessionOptions;
+import java.time.Duration;
+import java.util.function.Consumer;
+import reactor.core.publisher.Mono;
+
+/** What every part of the conformance kit needs from the provider's test class. */
+public interface ConformanceBase {
+
+    /** The longest any single kit step waits. */
+    Duration WAIT = Duration.ofSeconds(30);
+
+    /** The provider under test; shared by the test class and closed by it. */
+    SandboxProvider provider();
+
+    /** Options for sessions made by the kit; providers may add their own settings (an image). */
+    default SessionOptions sessionOptions() {
+        return SessionOptions.defaults();
+    }
+
+    /** An absolute directory that exists inside every session, other than its workdir. */
+    default String otherDirectory() {
+        return "/tmp";
+    }
+
+    /** Runs a blocking body with a fresh session that is destroyed afterwards, whatever happens. */
+    default void inSession(Consumer<SandboxSession> body) {
+        provider()
+                .withSession(sessionOptions(), s -> Mono.fromRunnable(() -> body.accept(s)))
+                .then()
+                .block(WAIT.multipliedBy(4));
+    }
+}

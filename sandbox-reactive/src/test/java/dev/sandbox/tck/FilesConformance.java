@@ -1,0 +1,220 @@
+package dev.sandbox.tck;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.sandbox.ExecOptions;
+import dev.sandbox.FileEvent;
+import dev.sandbox.FileInfo;
+import dev.sandbox.FileOperationException;
+import dev.sandbox.SandboxFiles;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.test.StepVerifier;
+
+/** The files API: streaming reads and writes, transfers, listing, errors that name the path, watch. */
+public interface FilesConformance extends ConformanceBase {
+
+    private static String text(byte[] bytes) {
+        return new String(bytes, StandardCharsets.UTF_8);
+    }
+
+    private static void expectFailure(Mono<?> op, FileOperationException.Reason reason, String path) {
+        StepVerifier.create(op)
+                .expectErrorSatisfies(e -> {
+                    assertThat(e).isInstanceOf(FileOperationException.class);
+                    assertThat(((FileOperationException) e).reason()).isEqualTo(reason);
+                    assertThat(((FileOperationException) e).path()).isEqualTo(path);
+                    assertThat(e).hasMessageContaining(path);
+                })
+                .verify(WAIT);
+    }
+
+    @Test
+    default void writeThenReadResolvesRelativePathsAgainstTheWorkdir() {
+        inSession(s -> {
+            SandboxFiles files = s.files();
+            FileInfo written = files.write("notes.txt", "hello files\n".getBytes(StandardCharsets.UTF_8))
+                    .block(WAIT);
+            assertThat(written.type()).isEqualTo(FileInfo.Type.FILE);
+            assertThat(written.size()).isEqualTo(12);
+            assertThat(written.name()).isEqualTo("notes.txt");
+            // the command sees the same file in its working directory
+            assertThat(s.run(ExecOptions.of("cat", "notes.txt")).block(WAIT).stdout())
+                    .isEqualTo("hello files\n");
+            String workdir = s.run(ExecOptions.of("pwd")).block(WAIT).stdout().trim();
+            assertThat(written.path()).isEqualTo(workdir + "/notes.txt");
+            assertThat(text(files.readAllBytes(workdir + "/notes.txt", 1024).block(WAIT)))
+                    .isEqualTo("hello files\n");
+            // a streamed write from many buffers, read back in chunks
+            Flux<ByteBuffer> parts = Flux.range(0, 100).map(i -> ByteBuffer.wrap(("part " + i + "\n").getBytes()));
+            files.write("parts.txt", parts).block(WAIT);
+            String back = files.read("parts.txt")
+                    .reduce(new StringBuilder(), (sb, b) -> sb.append(StandardCharsets.UTF_8.decode(b)))
+                    .block(WAIT)
+                    .toString();
+            assertThat(back).startsWith("part 0\npart 1\n").endsWith("part 99\n");
+            assertThat(s.run(ExecOptions.shell("ls -a | grep -c tmp || true"))
+                            .block(WAIT)
+                            .stdout()
+                            .trim())
+                    .as("no temporary files left behind")
+                    .isEqualTo("0");
+        });
+    }
+
+    @Test
+    default void directoriesListStatMoveAndRemove() {
+        inSession(s -> {
+            SandboxFiles files = s.files();
+            files.mkdir("a/b/c").block(WAIT);
+            files.mkdir("a/b/c").block(WAIT); // exists already: fine
+            files.write("a/b/two.txt", new byte[2]).block(WAIT);
+            files.write("a/b/one.txt", new byte[1]).block(WAIT);
+            List<FileInfo> entries = files.list("a/b").collectList().block(WAIT);
+            assertThat(entries).extracting(FileInfo::name).containsExactly("c", "one.txt", "two.txt");
+            assertThat(entries)
+                    .extracting(FileInfo::type)
+                    .containsExactly(FileInfo.Type.DIRECTORY, FileInfo.Type.FILE, FileInfo.Type.FILE);
+
+            s.run(ExecOptions.shell("chmod 750 a/b/one.txt; ln -s one.txt a/b/link"))
+                    .block(WAIT);
+            assertThat(files.stat("a/b/one.txt").block(WAIT).mode()).isEqualTo(0750);
+            FileInfo link = files.stat("a/b/link").block(WAIT);
+            assertThat(link.type()).isEqualTo(FileInfo.Type.SYMLINK);
+            assertThat(link.symlinkTarget()).contains("one.txt");
+
+            files.move("a/b/two.txt", "a/moved.txt").block(WAIT);
+            assertThat(files.stat("a/moved.txt").block(WAIT).size()).isEqualTo(2);
+            expectFailure(files.stat("a/b/two.txt"), FileOperationException.Reason.NOT_FOUND, "a/b/two.txt");
+            expectFailure(
+                    files.move("a/b/one.txt", "a/moved.txt"),
+                    FileOperationException.Reason.ALREADY_EXISTS,
+                    "a/moved.txt");
+
+            expectFailure(files.remove("a/b"), FileOperationException.Reason.DIRECTORY_NOT_EMPTY, "a/b");
+            files.remove("a/moved.txt").block(WAIT);
+            files.remove("a", true).block(WAIT);
+            expectFailure(files.stat("a"), FileOperationException.Reason.NOT_FOUND, "a");
+            expectFailure(files.remove("a"), FileOperationException.Reason.NOT_FOUND, "a");
+        });
+    }
+
+    @Test
+    default void errorsNameThePathAndTheReason() {
+        inSession(s -> {
+            SandboxFiles files = s.files();
+            expectFailure(
+                    files.readAllBytes("missing.txt", 10), FileOperationException.Reason.NOT_FOUND, "missing.txt");
+            expectFailure(files.read("missing.txt").then(), FileOperationException.Reason.NOT_FOUND, "missing.txt");
+            files.mkdir("dir").block(WAIT);
+            expectFailure(files.read("dir").then(), FileOperationException.Reason.IS_A_DIRECTORY, "dir");
+            expectFailure(
+                    files.write("no/such/dir/f.txt", new byte[1]),
+                    FileOperationException.Reason.NOT_FOUND,
+                    "no/such/dir/f.txt");
+            files.write("big.bin", new byte[2048]).block(WAIT);
+            expectFailure(files.readAllBytes("big.bin", 1024), FileOperationException.Reason.TOO_LARGE, "big.bin");
+            expectFailure(files.list("big.bin").then(), FileOperationException.Reason.NOT_A_DIRECTORY, "big.bin");
+        });
+    }
+
+    @Test
+    default void uploadAndDownloadKeepEveryByte() throws IOException {
+        Path dir = Files.createTempDirectory("sandbox-kit-");
+        try {
+            Path source = dir.resolve("source.bin");
+            byte[] block = new byte[1024 * 1024];
+            new Random(42).nextBytes(block);
+            try (var out = Files.newOutputStream(source)) {
+                for (int i = 0; i < 8; i++) {
+                    out.write(block);
+                }
+            }
+            Path back = dir.resolve("back.bin");
+            inSession(s -> {
+                FileInfo up = s.files().upload(source, "copy.bin").block(WAIT);
+                assertThat(up.size()).isEqualTo(8L * block.length);
+                assertThat(s.run(ExecOptions.of("wc", "-c", "copy.bin"))
+                                .block(WAIT)
+                                .stdout())
+                        .contains(Long.toString(8L * block.length));
+                assertThat(s.files().download("copy.bin", back).block(WAIT)).isEqualTo(8L * block.length);
+            });
+            assertThat(sha256(back)).isEqualTo(sha256(source));
+        } finally {
+            try (var walk = Files.walk(dir)) {
+                walk.sorted(java.util.Comparator.reverseOrder())
+                        .forEach(p -> p.toFile().delete());
+            }
+        }
+    }
+
+    @Test
+    default void watchSeesCreatedModifiedAndDeletedEntries() {
+        inSession(s -> {
+            s.files().mkdir("watched").block(WAIT);
+            StepVerifier.create(s.files().watch("watched"))
+                    .expectSubscription()
+                    .then(() -> sleep(300)) // let the watch settle before changing things
+                    // the actions run on the thread that delivered the last event: start them, don't wait
+                    .then(() ->
+                            s.run(ExecOptions.shell("echo x > watched/new.txt")).subscribe())
+                    .expectNextMatches(
+                            e -> e.kind() == FileEvent.Kind.CREATED && e.path().endsWith("/watched/new.txt"))
+                    .then(() -> s.run(ExecOptions.shell("echo y >> watched/new.txt"))
+                            .subscribe())
+                    .expectNextMatches(e -> e.kind() == FileEvent.Kind.MODIFIED)
+                    .then(() -> s.run(ExecOptions.shell("rm watched/new.txt")).subscribe())
+                    // the write shows as one or more modifications before the deletion
+                    .thenConsumeWhile(e -> e.kind() == FileEvent.Kind.MODIFIED)
+                    .expectNextMatches(
+                            e -> e.kind() == FileEvent.Kind.DELETED && e.path().endsWith("/watched/new.txt"))
+                    .thenCancel()
+                    .verify(WAIT);
+            expectFailure(s.files().watch("not-there").then(), FileOperationException.Reason.NOT_FOUND, "not-there");
+        });
+    }
+
+    private static String sha256(Path file) {
+        try (InputStream in = Files.newInputStream(file)) {
+            MessageDigest md = MessageDigest.getInstance("SHA-256");
+            byte[] buf = new byte[64 * 1024];
+            int n;
+            while ((n = in.read(buf)) > 0) {
+                md.update(buf, 0, n);
+            }
+            return HexFormat.of().formatHex(md.digest());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** A short pause the watch tests use; exposed for providers whose watch polls. */
+    default Duration watchSettle() {
+        return Duration.ofMillis(300);
+    }
+}
