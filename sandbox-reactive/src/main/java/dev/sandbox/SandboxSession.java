@@ -98,6 +98,22 @@ public interface SandboxSession {
     Mono<BackgroundProcess> process(String processId);
 
     /**
+     * Starts a command on a new pseudo-terminal (for interactive programs: shells, editors, REPLs).
+     *
+     * @param options the command and terminal size
+     * @return the running terminal session, or {@link UnsupportedFeatureException} where the provider has no PTYs
+     */
+    Mono<PtySession> pty(PtyOptions options);
+
+    /**
+     * Finds a PTY of this session by id, to attach to it again.
+     *
+     * @param ptyId the id from {@link PtySession#id()}
+     * @return the PTY, or {@link ProcessNotFoundException}
+     */
+    Mono<PtySession> attachPty(String ptyId);
+
+    /**
      * The session's files.
      *
      * @return the files API

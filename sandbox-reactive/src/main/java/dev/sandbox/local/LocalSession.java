@@ -8,6 +8,8 @@ import dev.sandbox.ExecResult;
 import dev.sandbox.InvalidArgumentException;
 import dev.sandbox.ProcessInfo;
 import dev.sandbox.ProcessNotFoundException;
+import dev.sandbox.PtyOptions;
+import dev.sandbox.PtySession;
 import dev.sandbox.SandboxFiles;
 import dev.sandbox.SandboxSession;
 import dev.sandbox.SessionClosedException;
@@ -98,6 +100,26 @@ final class LocalSession implements SandboxSession {
                 throw new ProcessNotFoundException(state.id, processId);
             }
             return p;
+        });
+    }
+
+    @Override
+    public Mono<PtySession> pty(PtyOptions options) {
+        return Mono.defer(() -> {
+            check();
+            return state.runner.startPty(options, state::spawnPty, this::check);
+        });
+    }
+
+    @Override
+    public Mono<PtySession> attachPty(String ptyId) {
+        return Mono.fromCallable(() -> {
+            check();
+            PtySession pty = state.runner.pty(ptyId);
+            if (pty == null) {
+                throw new ProcessNotFoundException(state.id, ptyId);
+            }
+            return pty;
         });
     }
 

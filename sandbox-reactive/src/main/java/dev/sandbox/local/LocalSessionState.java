@@ -170,8 +170,8 @@ final class LocalSessionState {
                 (System.nanoTime() - createdNanos) / 1_000_000,
                 lastActivity,
                 runner.runningCount(),
-                0,
-                0,
+                runner.ptysRunning(),
+                runner.ptysAttached(),
                 LocalSandboxProvider.NAME,
                 launcher.name(),
                 expires,
@@ -181,6 +181,10 @@ final class LocalSessionState {
 
     /** Starts a process for validated options; runs on a thread that may block briefly. */
     SpawnedProcess spawn(ExecOptions options) {
+        return launcher.spawn(spec(options));
+    }
+
+    private ProcessSpec spec(ExecOptions options) {
         Map<String, String> merged = new LinkedHashMap<>(env);
         merged.putAll(options.env());
         String cwd = options.cwd().orElse(workdir.toString());
@@ -188,8 +192,14 @@ final class LocalSessionState {
             throw new ProcessLaunchException("working directory does not exist: '" + cwd + "'", null);
         }
         String program = resolve(options.argv().get(0), merged.get("PATH"), cwd);
-        return launcher.spawn(new ProcessSpec(
-                program, options.argv(), cwd, merged, options.stdin().orElse(null)));
+        return new ProcessSpec(
+                program, options.argv(), cwd, merged, options.stdin().orElse(null));
+    }
+
+    /** Starts a process on a terminal for validated options; runs on a thread that may block briefly. */
+    SpawnedProcess spawnPty(ExecOptions options, int cols, int rows) {
+        ProcessSpec spec = spec(options);
+        return launcher.spawnPty(spec, cols, rows);
     }
 
     /** Finds a program the way a shell does: a name with a slash is a path, anything else is looked up on PATH. */

@@ -24,6 +24,11 @@ class JdkLauncherConformanceTest implements SandboxProviderConformance {
     }
 
     @Override
+    public boolean supportsPty() {
+        return false; // java.lang.Process has no pseudo-terminal
+    }
+
+    @Override
     public SandboxProvider provider() {
         return provider;
     }

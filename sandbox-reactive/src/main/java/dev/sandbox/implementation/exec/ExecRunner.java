@@ -6,6 +6,8 @@ import dev.sandbox.ExecEvent;
 import dev.sandbox.ExecOptions;
 import dev.sandbox.ExecResult;
 import dev.sandbox.ProcessInfo;
+import dev.sandbox.PtyOptions;
+import dev.sandbox.PtySession;
 import dev.sandbox.implementation.process.SpawnedProcess;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -42,6 +44,7 @@ public final class ExecRunner {
     private final Set<Execution> running = ConcurrentHashMap.newKeySet();
     private final Map<String, RingBackgroundProcess> background = new LinkedHashMap<>(); // guarded by itself
     private final AtomicLong nextProcessId = new AtomicLong();
+    private final Map<String, PtyProcess> ptys = new LinkedHashMap<>(); // guarded by itself
 
     /**
      * Creates a runner.
@@ -93,6 +96,11 @@ public final class ExecRunner {
             all = new ArrayList<>(background.values());
         }
         all.forEach(RingBackgroundProcess::terminate);
+        List<PtyProcess> terminals;
+        synchronized (ptys) {
+            terminals = new ArrayList<>(ptys.values());
+        }
+        terminals.forEach(PtyProcess::terminate);
     }
 
     /**
@@ -127,6 +135,87 @@ public final class ExecRunner {
                     .subscribeOn(spawnScheduler)
                     .doOnCancel(execution::kill);
         });
+    }
+
+    /**
+     * Starts a command on a pseudo-terminal.
+     *
+     * @param options the command and terminal
+     * @param spawner starts the process on a terminal of the given size (runs on the spawn scheduler)
+     * @param guard the session's check
+     * @return the terminal session, once spawned
+     */
+    public Mono<PtySession> startPty(PtyOptions options, PtySpawner spawner, RingBackgroundProcess.Guard guard) {
+        return Mono.defer(() -> {
+            ExecOptions exec = options.toExecOptions();
+            Execution execution = new Execution(exec, Schedulers.parallel());
+            execution.requested(Long.MAX_VALUE);
+            String id = "pty-" + nextProcessId.incrementAndGet();
+            BackgroundOptions ring = BackgroundOptions.defaults().withRingBytes(options.replayBytes());
+            RingBackgroundProcess process =
+                    new RingBackgroundProcess(id, exec, ring, execution, deliverScheduler, guard);
+            return Mono.fromCallable(() -> {
+                        SpawnedProcess p = spawner.spawn(process.spawnOptions(), options.cols(), options.rows());
+                        execution.started(p);
+                        process.started(p);
+                        PtyProcess pty = new PtyProcess(process, p);
+                        synchronized (ptys) {
+                            ptys.put(id, pty);
+                            ptys.values().removeIf(old -> !old.running() && old != pty && ptys.size() > 64);
+                        }
+                        return (PtySession) pty;
+                    })
+                    .subscribeOn(spawnScheduler)
+                    .doOnCancel(execution::kill);
+        });
+    }
+
+    /** Starts a process on a terminal. */
+    @FunctionalInterface
+    public interface PtySpawner {
+        /**
+         * Starts the process.
+         *
+         * @param options the command, with the terminal's input as stdin
+         * @param cols terminal columns
+         * @param rows terminal rows
+         * @return the process
+         */
+        SpawnedProcess spawn(ExecOptions options, int cols, int rows);
+    }
+
+    /**
+     * A PTY by id.
+     *
+     * @param id the id
+     * @return the PTY, or {@code null}
+     */
+    public PtySession pty(String id) {
+        synchronized (ptys) {
+            return ptys.get(id);
+        }
+    }
+
+    /**
+     * PTYs running now.
+     *
+     * @return the count
+     */
+    public int ptysRunning() {
+        synchronized (ptys) {
+            return (int) ptys.values().stream().filter(PtyProcess::running).count();
+        }
+    }
+
+    /**
+     * Clients reading a PTY's output now.
+     *
+     * @return the count
+     */
+    public int ptysAttached() {
+        synchronized (ptys) {
+            return ptys.values().stream().mapToInt(PtyProcess::attached).sum();
+        }
     }
 
     private void register(RingBackgroundProcess process) {

@@ -164,6 +164,27 @@ public final class RingBackgroundProcess implements BackgroundProcess {
         }
     }
 
+    /**
+     * The raw bytes of stdout from an offset ({@code -1}: the oldest held), following until the end.
+     *
+     * @param offset the first byte wanted, or -1
+     * @return the bytes
+     */
+    Flux<ByteBuffer> stdoutBytes(long offset) {
+        return raw(offset, -1, true)
+                .<ByteBuffer>handle((e, sink) -> {
+                    if (e instanceof RawEvent.Chunk chunk) {
+                        sink.next(ByteBuffer.wrap(chunk.bytes()).asReadOnlyBuffer());
+                    }
+                })
+                .publishOn(deliver, CURSOR_PREFETCH);
+    }
+
+    /** The guard that every operation runs. */
+    Guard guard() {
+        return guard;
+    }
+
     private Flux<RawEvent> raw(long stdoutOffset, long stderrOffset, boolean follow) {
         return Flux.from(s -> {
             Cursor cursor = new Cursor(s, stdoutOffset, stderrOffset, follow);
@@ -333,8 +354,9 @@ public final class RingBackgroundProcess implements BackgroundProcess {
 
         Cursor(Subscriber<? super RawEvent> subscriber, long stdoutOffset, long stderrOffset, boolean follow) {
             this.subscriber = subscriber;
-            this.offsets[0] = stdoutOffset;
-            this.offsets[1] = stderrOffset;
+            // a negative offset means the oldest byte still held
+            this.offsets[0] = stdoutOffset < 0 ? rings[0].start() : stdoutOffset;
+            this.offsets[1] = stderrOffset < 0 ? rings[1].start() : stderrOffset;
             this.follow = follow;
         }
 

@@ -147,8 +147,11 @@ final class JdkLauncher implements ProcessLauncher {
 
         @Override
         public void kill() {
-            process.descendants().forEach(ProcessHandle::destroyForcibly);
+            // the children first in the snapshot, the parent first in the kill: a parent left alive while its
+            // child dies would run on (a shell to its next command)
+            List<ProcessHandle> children = process.descendants().toList();
             process.destroyForcibly();
+            children.forEach(ProcessHandle::destroyForcibly);
         }
     }
 }

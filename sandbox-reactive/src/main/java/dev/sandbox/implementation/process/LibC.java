@@ -28,6 +28,12 @@ final class LibC {
     static final int POSIX_SPAWN_SETPGROUP = 0x02;
     static final int POSIX_SPAWN_SETSIGDEF = 0x04;
     static final int POSIX_SPAWN_SETSIGMASK = 0x08;
+    static final int POSIX_SPAWN_SETSID = 0x80;
+
+    static final int O_RDWR = 2;
+    static final int O_NOCTTY = 0x100;
+    static final int F_DUPFD_CLOEXEC = 1030;
+    static final long TIOCSWINSZ = 0x5414;
 
     static final int WNOHANG = 1;
     static final int SIGKILL = 9;
@@ -145,4 +151,14 @@ final class LibC {
     static native int sigdelset(Pointer set, int signo);
 
     static native String strerror(int errnum);
+
+    static native int posix_openpt(int flags);
+
+    static native int grantpt(int fd);
+
+    static native int unlockpt(int fd);
+
+    static native int ptsname_r(int fd, Pointer buf, long buflen);
+
+    static native int ioctl(int fd, long request, Pointer arg);
 }

@@ -132,7 +132,94 @@ final class NativeLauncher implements ProcessLauncher {
         if (in != null) {
             nonBlocking(in[1]);
         }
-        NativeProcess process = new NativeProcess(loop, pid, (int) pidfd, out[0], err[0], in == null ? -1 : in[1]);
+        NativeProcess process = new NativeProcess(loop, pid, (int) pidfd, out[0], err[0], in == null ? -1 : in[1], -1);
+        process.start(spec.stdin());
+        return process;
+    }
+
+    @Override
+    public SpawnedProcess spawnPty(ProcessSpec spec, int cols, int rows) {
+        int master = LibC.posix_openpt(LibC.O_RDWR | LibC.O_NOCTTY | LibC.O_CLOEXEC);
+        if (master < 0) {
+            throw new ProcessLaunchException("posix_openpt failed: " + LibC.strerror(LibC.errno()), null);
+        }
+        int writer = -1;
+        Memory actions = new Memory(LibC.FILE_ACTIONS_SIZE);
+        Memory attr = new Memory(LibC.SPAWNATTR_SIZE);
+        boolean actionsInit = false;
+        boolean attrInit = false;
+        int pid = -1;
+        try {
+            if (LibC.grantpt(master) != 0 || LibC.unlockpt(master) != 0) {
+                throw new ProcessLaunchException("cannot unlock the terminal: " + LibC.strerror(LibC.errno()), null);
+            }
+            Memory name = new Memory(256);
+            check(LibC.ptsname_r(master, name, 256), "ptsname_r");
+            String slave = name.getString(0);
+            Memory size = new Memory(8);
+            size.setShort(0, (short) rows);
+            size.setShort(2, (short) cols);
+            size.setInt(4, 0);
+            LibC.ioctl(master, LibC.TIOCSWINSZ, size);
+
+            check(LibC.posix_spawn_file_actions_init(actions), "posix_spawn_file_actions_init");
+            actionsInit = true;
+            // the child is a session leader (SETSID) without a terminal: opening the slave makes it its terminal
+            check(LibC.posix_spawn_file_actions_addopen(actions, 0, slave, LibC.O_RDWR, 0), "addopen terminal");
+            check(LibC.posix_spawn_file_actions_adddup2(actions, 0, 1), "adddup2 stdout");
+            check(LibC.posix_spawn_file_actions_adddup2(actions, 0, 2), "adddup2 stderr");
+            check(LibC.addChdir(actions, spec.cwd()), "addchdir");
+            LibC.addCloseFrom(actions, 3);
+
+            check(LibC.posix_spawnattr_init(attr), "posix_spawnattr_init");
+            attrInit = true;
+            Memory mask = new Memory(LibC.SIGSET_SIZE);
+            LibC.sigemptyset(mask);
+            check(LibC.posix_spawnattr_setsigmask(attr, mask), "setsigmask");
+            Memory defaults = new Memory(LibC.SIGSET_SIZE);
+            LibC.sigfillset(defaults);
+            LibC.sigdelset(defaults, LibC.SIGKILL);
+            LibC.sigdelset(defaults, LibC.SIGSTOP);
+            check(LibC.posix_spawnattr_setsigdefault(attr, defaults), "setsigdefault");
+            check(
+                    LibC.posix_spawnattr_setflags(attr, (short)
+                            (LibC.POSIX_SPAWN_SETSID | LibC.POSIX_SPAWN_SETSIGMASK | LibC.POSIX_SPAWN_SETSIGDEF)),
+                    "setflags");
+            StringArray argv = new StringArray(spec.argv().toArray(new String[0]), "UTF-8");
+            StringArray envp = new StringArray(envStrings(spec.env()), "UTF-8");
+            int[] pidOut = new int[1];
+            int rc = LibC.posix_spawn(pidOut, spec.program(), actions, attr, argv, envp);
+            if (rc != 0) {
+                throw new ProcessLaunchException(
+                        "cannot start " + spec.program() + " in " + spec.cwd() + ": " + LibC.strerror(rc), null);
+            }
+            pid = pidOut[0];
+            writer = LibC.fcntl(master, LibC.F_DUPFD_CLOEXEC, 3);
+        } finally {
+            if (actionsInit) {
+                LibC.posix_spawn_file_actions_destroy(actions);
+            }
+            if (attrInit) {
+                LibC.posix_spawnattr_destroy(attr);
+            }
+            if (pid < 0) {
+                LibC.close(master);
+            }
+        }
+        long pidfd = LibC.syscall(LibC.SYS_PIDFD_OPEN, pid, 0);
+        if (pidfd < 0 || writer < 0) {
+            int e = LibC.errno();
+            LibC.kill(-pid, LibC.SIGKILL);
+            LibC.waitpid(pid, new int[1], 0);
+            LibC.close(master);
+            if (writer >= 0) {
+                LibC.close(writer);
+            }
+            throw new ProcessLaunchException("cannot watch pid " + pid + ": " + LibC.strerror(e), null);
+        }
+        nonBlocking(master);
+        nonBlocking(writer);
+        NativeProcess process = new NativeProcess(loop, pid, (int) pidfd, master, -1, writer, master);
         process.start(spec.stdin());
         return process;
     }

@@ -33,6 +33,7 @@ final class NativeProcess implements SpawnedProcess, Subscription {
     private final boolean[] armed = new boolean[2];
     private final boolean[] eof = new boolean[2];
     private int pidfd;
+    private final int ptyFd; // the terminal's master side (same as the stdout fd), or -1
     private boolean reaped;
     private int waitStatus;
     private boolean done;
@@ -40,12 +41,15 @@ final class NativeProcess implements SpawnedProcess, Subscription {
 
     private final StdinPump stdin;
 
-    NativeProcess(EpollLoop loop, int pid, int pidfd, int outFd, int errFd, int inFd) {
+    /** @param errFd the stderr pipe, or -1 for a terminal, whose one stream is stdout */
+    NativeProcess(EpollLoop loop, int pid, int pidfd, int outFd, int errFd, int inFd, int ptyFd) {
         this.loop = loop;
         this.pid = pid;
         this.pidfd = pidfd;
+        this.ptyFd = ptyFd;
         this.readFds[RawEvent.STDOUT] = outFd;
         this.readFds[RawEvent.STDERR] = errFd;
+        this.eof[RawEvent.STDERR] = errFd < 0;
         this.stdin = inFd >= 0 ? new StdinPump(inFd) : null;
     }
 
@@ -111,6 +115,24 @@ final class NativeProcess implements SpawnedProcess, Subscription {
         loop.execute(() -> {
             if (!reaped) {
                 LibC.kill(-pid, signal);
+            }
+        });
+    }
+
+    @Override
+    public void resize(int cols, int rows) {
+        if (ptyFd < 0) {
+            SpawnedProcess.super.resize(cols, rows);
+            return;
+        }
+        loop.execute(() -> {
+            if (!eof[RawEvent.STDOUT]) {
+                com.sun.jna.Memory size = new com.sun.jna.Memory(8);
+                size.setShort(0, (short) rows);
+                size.setShort(2, (short) cols);
+                size.setShort(4, (short) 0);
+                size.setShort(6, (short) 0);
+                LibC.ioctl(ptyFd, LibC.TIOCSWINSZ, size);
             }
         });
     }

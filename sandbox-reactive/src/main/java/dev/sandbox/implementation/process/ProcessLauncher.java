@@ -23,6 +23,20 @@ public interface ProcessLauncher {
     SpawnedProcess spawn(ProcessSpec spec);
 
     /**
+     * Starts a process on a new pseudo-terminal, as the leader of a new session. Its output arrives as stdout;
+     * stdin writes go to the terminal.
+     *
+     * @param spec what to start (its stdin publisher feeds the terminal)
+     * @param cols terminal columns
+     * @param rows terminal rows
+     * @return the running process
+     * @throws dev.sandbox.UnsupportedFeatureException when the launcher has no PTYs
+     */
+    default SpawnedProcess spawnPty(ProcessSpec spec, int cols, int rows) {
+        throw new dev.sandbox.UnsupportedFeatureException("local (" + name() + " launcher)", "PTYs");
+    }
+
+    /**
      * The best launcher for this platform: native on Linux when JNA loads, the JDK's otherwise. The system property
      * {@code dev.sandbox.launcher} ({@code native} or {@code jdk}) forces a choice.
      *

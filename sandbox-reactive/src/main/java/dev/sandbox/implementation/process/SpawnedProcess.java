@@ -31,4 +31,15 @@ public interface SpawnedProcess {
      * @throws dev.sandbox.UnsupportedFeatureException when the launcher cannot send that signal
      */
     void signal(int signal);
+
+    /**
+     * Changes the size of the process's terminal.
+     *
+     * @param cols columns
+     * @param rows rows
+     * @throws dev.sandbox.UnsupportedFeatureException when the process has no terminal
+     */
+    default void resize(int cols, int rows) {
+        throw new dev.sandbox.UnsupportedFeatureException("this launcher", "terminal resize");
+    }
 }
