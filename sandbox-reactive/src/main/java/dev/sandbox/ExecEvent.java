@@ -71,6 +71,13 @@ public sealed interface ExecEvent permits ExecEvent.Line, ExecEvent.Exit {
         boolean partial();
 
         /**
+         * Byte offset just past this line and its terminator: where a reader that has seen this line resumes.
+         *
+         * @return the offset of the next line in the same stream
+         */
+        long nextOffset();
+
+        /**
          * The stream this line came from.
          *
          * @return stdout or stderr
@@ -84,8 +91,9 @@ public sealed interface ExecEvent permits ExecEvent.Line, ExecEvent.Exit {
      * @param text the decoded line without its terminator
      * @param offset byte offset of the line in stdout
      * @param partial whether the line was split at the maximum line length
+     * @param nextOffset byte offset just past the line and its terminator
      */
-    record Stdout(String text, long offset, boolean partial) implements Line {
+    record Stdout(String text, long offset, boolean partial, long nextOffset) implements Line {
         @Override
         public StreamKind stream() {
             return StreamKind.STDOUT;
@@ -98,8 +106,9 @@ public sealed interface ExecEvent permits ExecEvent.Line, ExecEvent.Exit {
      * @param text the decoded line without its terminator
      * @param offset byte offset of the line in stderr
      * @param partial whether the line was split at the maximum line length
+     * @param nextOffset byte offset just past the line and its terminator
      */
-    record Stderr(String text, long offset, boolean partial) implements Line {
+    record Stderr(String text, long offset, boolean partial, long nextOffset) implements Line {
         @Override
         public StreamKind stream() {
             return StreamKind.STDERR;

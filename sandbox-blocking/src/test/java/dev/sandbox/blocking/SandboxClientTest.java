@@ -115,7 +115,7 @@ class SandboxClientTest {
                 client.process().stream(ExecOptions.shell(Pids.recordingPid(pidFile, "echo started; exec sleep 60")));
         Iterator<ExecEvent> it = events.iterator();
         assertThat(it.hasNext()).isTrue();
-        assertThat(it.next()).isEqualTo(new ExecEvent.Stdout("started", 0, false));
+        assertThat(it.next()).isEqualTo(new ExecEvent.Stdout("started", 0, false, 8));
         long pid = Pids.await(pidFile, Duration.ofSeconds(5));
         assertThat(Pids.alive(pid)).isTrue();
 
@@ -131,7 +131,7 @@ class SandboxClientTest {
         ExecStream events =
                 client.process().stream(ExecOptions.shell(Pids.recordingPid(pidFile, "echo started; exec sleep 60")));
         try (var s = events.stream()) {
-            assertThat(s.findFirst()).contains(new ExecEvent.Stdout("started", 0, false));
+            assertThat(s.findFirst()).contains(new ExecEvent.Stdout("started", 0, false, 8));
         }
         Pids.assertGoneWithin(Pids.await(pidFile, Duration.ofSeconds(5)), GONE_WITHIN);
         assertThat(events.ready()).isTrue();

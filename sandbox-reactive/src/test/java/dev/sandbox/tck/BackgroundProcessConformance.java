@@ -203,7 +203,7 @@ public interface BackgroundProcessConformance extends ConformanceBase {
             p.writeStdin(ByteBuffer.wrap("hello\n".getBytes(StandardCharsets.UTF_8)))
                     .block(WAIT);
             ExecEvent first = p.output(0, 0).blockFirst(WAIT);
-            assertThat(first).isEqualTo(new ExecEvent.Stdout("hello", 0, false));
+            assertThat(first).isEqualTo(new ExecEvent.Stdout("hello", 0, false, 6));
             p.writeStdin(ByteBuffer.wrap("world".getBytes(StandardCharsets.UTF_8)))
                     .block(WAIT);
             p.closeStdin().block(WAIT);

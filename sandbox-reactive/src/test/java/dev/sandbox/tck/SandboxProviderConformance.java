@@ -121,6 +121,13 @@ public interface SandboxProviderConformance
         withSession(s -> Mono.fromRunnable(() -> {
             List<ExecEvent> ev = events(s, ExecOptions.shell("printf 'a\\r\\nb\\n\\nc'"));
             assertThat(texts(ev, ExecEvent.StreamKind.STDOUT)).containsExactly("a", "b", "", "c");
+            List<ExecEvent.Line> lines = ev.stream()
+                    .filter(e -> e instanceof ExecEvent.Line)
+                    .map(e -> (ExecEvent.Line) e)
+                    .toList();
+            // every line's next offset counts its terminator: a reader resuming there misses and repeats nothing
+            assertThat(lines).extracting(ExecEvent.Line::offset).containsExactly(0L, 3L, 5L, 6L);
+            assertThat(lines).extracting(ExecEvent.Line::nextOffset).containsExactly(3L, 5L, 6L, 7L);
         }));
     }
 
@@ -152,6 +159,7 @@ public interface SandboxProviderConformance
                     .containsExactly("x".repeat(16), "x".repeat(16), "x".repeat(8), "short");
             assertThat(lines).extracting(ExecEvent.Line::partial).containsExactly(true, true, false, false);
             assertThat(lines).extracting(ExecEvent.Line::offset).containsExactly(0L, 16L, 32L, 41L);
+            assertThat(lines).extracting(ExecEvent.Line::nextOffset).containsExactly(16L, 32L, 41L, 47L);
         }));
     }
 

@@ -51,15 +51,16 @@ final class LineFramer {
         };
     }
 
-    private ExecEvent.Line line(int stream, byte[] bytes, int off, int len, long offset, boolean partial) {
+    private ExecEvent.Line line(
+            int stream, byte[] bytes, int off, int len, long offset, boolean partial, long nextOffset) {
         int end = off + len;
         if (!partial && len > 0 && bytes[end - 1] == '\r') {
             end--;
         }
         String text = new String(bytes, off, end - off, charset);
         return stream == RawEvent.STDOUT
-                ? new ExecEvent.Stdout(text, offset, partial)
-                : new ExecEvent.Stderr(text, offset, partial);
+                ? new ExecEvent.Stdout(text, offset, partial, nextOffset)
+                : new ExecEvent.Stderr(text, offset, partial, nextOffset);
     }
 
     private final class StreamState {
@@ -104,13 +105,13 @@ final class LineFramer {
                         if (nl >= 0) {
                             ExecEvent.Line line;
                             if (carryLen == 0) {
-                                line = line(stream, bytes, pos, nl - pos, lineStart, false);
+                                line = line(stream, bytes, pos, nl - pos, lineStart, false, lineStart + (nl - pos) + 1);
                             } else {
                                 int len = carryLen + nl - pos;
                                 byte[] joined = new byte[len];
                                 System.arraycopy(carry, 0, joined, 0, carryLen);
                                 System.arraycopy(bytes, pos, joined, carryLen, nl - pos);
-                                line = line(stream, joined, 0, len, lineStart, false);
+                                line = line(stream, joined, 0, len, lineStart, false, lineStart + len + 1);
                             }
                             lineStart += carryLen + (nl - pos) + 1;
                             carryLen = 0;
@@ -144,7 +145,7 @@ final class LineFramer {
                     cut = start;
                 }
             }
-            ExecEvent.Line line = line(stream, carry, 0, cut, lineStart, true);
+            ExecEvent.Line line = line(stream, carry, 0, cut, lineStart, true, lineStart + cut);
             lineStart += cut;
             System.arraycopy(carry, cut, carry, 0, carryLen - cut);
             carryLen -= cut;
@@ -156,7 +157,7 @@ final class LineFramer {
             if (carryLen == 0) {
                 return null;
             }
-            ExecEvent.Line line = line(stream, carry, 0, carryLen, lineStart, false);
+            ExecEvent.Line line = line(stream, carry, 0, carryLen, lineStart, false, lineStart + carryLen);
             lineStart += carryLen;
             carryLen = 0;
             return line;
