@@ -48,6 +48,7 @@ final class LocalSessionState {
     private Instant expiresAt; // guarded by this
     private Duration idleTimeout; // guarded by this
     private Disposable timer; // guarded by this
+    private final Object destroyLock = new Object();
 
     LocalSessionState(
             String id,
@@ -229,18 +230,23 @@ final class LocalSessionState {
      * Kills every process and deletes the workdir if the session made it. Blocking. When deleting fails the session
      * stays usable so the call can be retried.
      */
-    synchronized void destroy(SessionEndReason reason) {
-        if (endReason != null) {
-            return;
+    void destroy(SessionEndReason reason) {
+        // a lock of its own: deleting a large workdir must not hold up the timer and status, which take 'this'
+        synchronized (destroyLock) {
+            if (endReason != null) {
+                return;
+            }
+            runner.killAll();
+            if (ownsWorkdir) {
+                deleteTree(workdir);
+            }
+            endReason = reason;
         }
-        runner.killAll();
-        if (ownsWorkdir) {
-            deleteTree(workdir);
-        }
-        endReason = reason;
-        if (timer != null) {
-            timer.dispose();
-            timer = null;
+        synchronized (this) {
+            if (timer != null) {
+                timer.dispose();
+                timer = null;
+            }
         }
         onEnd.accept(this);
     }
