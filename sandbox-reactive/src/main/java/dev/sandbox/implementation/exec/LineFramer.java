@@ -75,29 +75,11 @@ final class LineFramer {
         }
 
         Iterator<ExecEvent> lines(byte[] bytes) {
-            return new Iterator<>() {
+            return new LazyIterator() {
                 int pos;
-                ExecEvent next;
 
                 @Override
-                public boolean hasNext() {
-                    if (next == null) {
-                        next = advance();
-                    }
-                    return next != null;
-                }
-
-                @Override
-                public ExecEvent next() {
-                    if (!hasNext()) {
-                        throw new NoSuchElementException();
-                    }
-                    ExecEvent e = next;
-                    next = null;
-                    return e;
-                }
-
-                private ExecEvent advance() {
+                ExecEvent advance() {
                     while (pos < bytes.length) {
                         int room = maxLine - carryLen;
                         int limit = Math.min(bytes.length, pos + room);
@@ -164,20 +146,37 @@ final class LineFramer {
         }
     }
 
-    private final class ExitIterator implements Iterator<ExecEvent> {
+    private final class ExitIterator extends LazyIterator {
         private final RawEvent.Exited exited;
         private int step;
-        private ExecEvent next;
 
         ExitIterator(RawEvent.Exited exited) {
             this.exited = exited;
         }
 
         @Override
-        public boolean hasNext() {
-            while (next == null && step < 3) {
-                next = step < 2 ? streams[step].flush() : exitMapper.apply(exited);
+        ExecEvent advance() {
+            while (step < 3) {
+                ExecEvent e = step < 2 ? streams[step].flush() : exitMapper.apply(exited);
                 step++;
+                if (e != null) {
+                    return e;
+                }
+            }
+            return null;
+        }
+    }
+
+    /** An iterator that computes each element on demand; {@link #advance()} returns null at the end. */
+    private abstract static class LazyIterator implements Iterator<ExecEvent> {
+        private ExecEvent next;
+
+        abstract ExecEvent advance();
+
+        @Override
+        public boolean hasNext() {
+            if (next == null) {
+                next = advance();
             }
             return next != null;
         }

@@ -67,19 +67,8 @@ final class NativeLauncher implements ProcessLauncher {
 
             check(LibC.posix_spawnattr_init(attr), "posix_spawnattr_init");
             attrInit = true;
-            Memory mask = new Memory(LibC.SIGSET_SIZE);
-            LibC.sigemptyset(mask);
-            check(LibC.posix_spawnattr_setsigmask(attr, mask), "setsigmask");
-            Memory defaults = new Memory(LibC.SIGSET_SIZE);
-            LibC.sigfillset(defaults);
-            LibC.sigdelset(defaults, LibC.SIGKILL);
-            LibC.sigdelset(defaults, LibC.SIGSTOP);
-            check(LibC.posix_spawnattr_setsigdefault(attr, defaults), "setsigdefault");
             check(LibC.posix_spawnattr_setpgroup(attr, 0), "setpgroup");
-            check(
-                    LibC.posix_spawnattr_setflags(attr, (short)
-                            (LibC.POSIX_SPAWN_SETPGROUP | LibC.POSIX_SPAWN_SETSIGMASK | LibC.POSIX_SPAWN_SETSIGDEF)),
-                    "setflags");
+            cleanSignals(attr, LibC.POSIX_SPAWN_SETPGROUP);
 
             StringArray argv = new StringArray(spec.argv().toArray(new String[0]), "UTF-8");
             StringArray envp = new StringArray(envStrings(spec.env()), "UTF-8");
@@ -173,18 +162,7 @@ final class NativeLauncher implements ProcessLauncher {
 
             check(LibC.posix_spawnattr_init(attr), "posix_spawnattr_init");
             attrInit = true;
-            Memory mask = new Memory(LibC.SIGSET_SIZE);
-            LibC.sigemptyset(mask);
-            check(LibC.posix_spawnattr_setsigmask(attr, mask), "setsigmask");
-            Memory defaults = new Memory(LibC.SIGSET_SIZE);
-            LibC.sigfillset(defaults);
-            LibC.sigdelset(defaults, LibC.SIGKILL);
-            LibC.sigdelset(defaults, LibC.SIGSTOP);
-            check(LibC.posix_spawnattr_setsigdefault(attr, defaults), "setsigdefault");
-            check(
-                    LibC.posix_spawnattr_setflags(attr, (short)
-                            (LibC.POSIX_SPAWN_SETSID | LibC.POSIX_SPAWN_SETSIGMASK | LibC.POSIX_SPAWN_SETSIGDEF)),
-                    "setflags");
+            cleanSignals(attr, LibC.POSIX_SPAWN_SETSID);
             StringArray argv = new StringArray(spec.argv().toArray(new String[0]), "UTF-8");
             StringArray envp = new StringArray(envStrings(spec.env()), "UTF-8");
             int[] pidOut = new int[1];
@@ -222,6 +200,25 @@ final class NativeLauncher implements ProcessLauncher {
         NativeProcess process = new NativeProcess(loop, pid, (int) pidfd, master, -1, writer, master);
         process.start(spec.stdin());
         return process;
+    }
+
+    /**
+     * Sets the spawn flags: the given ones, plus an empty signal mask and default handlers for every signal, so
+     * nothing the JVM blocks or ignores leaks into the child.
+     */
+    private static void cleanSignals(Memory attr, int flags) {
+        Memory mask = new Memory(LibC.SIGSET_SIZE);
+        LibC.sigemptyset(mask);
+        check(LibC.posix_spawnattr_setsigmask(attr, mask), "setsigmask");
+        Memory defaults = new Memory(LibC.SIGSET_SIZE);
+        LibC.sigfillset(defaults);
+        LibC.sigdelset(defaults, LibC.SIGKILL);
+        LibC.sigdelset(defaults, LibC.SIGSTOP);
+        check(LibC.posix_spawnattr_setsigdefault(attr, defaults), "setsigdefault");
+        check(
+                LibC.posix_spawnattr_setflags(
+                        attr, (short) (flags | LibC.POSIX_SPAWN_SETSIGMASK | LibC.POSIX_SPAWN_SETSIGDEF)),
+                "setflags");
     }
 
     private static String[] envStrings(Map<String, String> env) {
