@@ -8,6 +8,7 @@ import dev.sandbox.ExecResult;
 import dev.sandbox.ProcessInfo;
 import dev.sandbox.PtyOptions;
 import dev.sandbox.PtySession;
+import dev.sandbox.implementation.process.RawEvent;
 import dev.sandbox.implementation.process.SpawnedProcess;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -272,9 +273,14 @@ public final class ExecRunner {
             options.validate();
             Execution execution = track(new Execution(options, Schedulers.parallel()));
             LineFramer framer = new LineFramer(options.maxLineLength(), options.charset(), execution::exit);
-            return spawn(options, spawner, execution)
-                    .flatMapMany(SpawnedProcess::events)
-                    .doOnNext(e -> execution.sawOutput())
+            Flux<RawEvent> raw = spawn(options, spawner, execution).flatMapMany(SpawnedProcess::events);
+            if (options.idleTimeout().isEmpty()) {
+                // nothing reads the output and demand accounting but the idle timer: skip its cost per line
+                return raw.publishOn(deliverScheduler, CHUNK_PREFETCH)
+                        .concatMapIterable(framer::frame, 1)
+                        .doFinally(signal -> end(execution, signal));
+            }
+            return raw.doOnNext(e -> execution.sawOutput())
                     .publishOn(deliverScheduler, CHUNK_PREFETCH)
                     .concatMapIterable(framer::frame, 1)
                     .doOnRequest(execution::requested)
