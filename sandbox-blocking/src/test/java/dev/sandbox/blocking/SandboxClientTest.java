@@ -276,6 +276,21 @@ class SandboxClientTest {
                         .block(Duration.ofSeconds(10)))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("ProcessClient.stream");
+        assertThatThrownBy(() -> Mono.fromCallable(() -> client.process().start(ExecOptions.of("true")))
+                        .subscribeOn(Schedulers.parallel())
+                        .block(Duration.ofSeconds(10)))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("ProcessClient.start");
+        assertThatThrownBy(() -> Mono.fromCallable(() -> client.fs().stat("."))
+                        .subscribeOn(Schedulers.parallel())
+                        .block(Duration.ofSeconds(10)))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("FileClient.stat");
+        assertThatThrownBy(() -> Mono.fromCallable(() -> client.fs().read("x"))
+                        .subscribeOn(Schedulers.parallel())
+                        .block(Duration.ofSeconds(10)))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("FileClient.read");
     }
 
     @Test
@@ -335,6 +350,12 @@ class SandboxClientTest {
         assertThatThrownBy(() -> client.process().stream(ExecOptions.of("true")))
                 .isInstanceOf(SessionClosedException.class);
         assertThatThrownBy(() -> client.ping()).isInstanceOf(SessionClosedException.class);
+        assertThatThrownBy(() -> client.process().start(ExecOptions.of("true")))
+                .isInstanceOf(SessionClosedException.class);
+        assertThatThrownBy(() -> client.process().list()).isInstanceOf(SessionClosedException.class);
+        assertThatThrownBy(() -> client.fs().list(".")).isInstanceOf(SessionClosedException.class);
+        assertThatThrownBy(() -> client.fs().upload(tmp, "x")).isInstanceOf(SessionClosedException.class);
+        assertThatThrownBy(() -> client.setLifetime(Duration.ofMinutes(1))).isInstanceOf(SessionClosedException.class);
     }
 
     @Test
