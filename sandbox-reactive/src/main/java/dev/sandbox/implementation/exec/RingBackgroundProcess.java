@@ -381,7 +381,8 @@ public final class RingBackgroundProcess implements BackgroundProcess {
                 if (progressed) {
                     continue;
                 }
-                boolean caughtUp = offsets[0] == rings[0].end() && offsets[1] == rings[1].end();
+                // at or past the end: a reader may ask for an offset not written yet and wait for it
+                boolean caughtUp = offsets[0] >= rings[0].end() && offsets[1] >= rings[1].end();
                 if (failed != null && caughtUp) {
                     finish(failed);
                 } else if (ended && caughtUp) {
