@@ -119,6 +119,26 @@ public final class SandboxClient implements AutoCloseable {
     }
 
     /**
+     * A client for an existing session of {@code provider}, found by its id (for example one a previous run created
+     * and left running), with the default timeout. {@link #close()} releases the handle only; the session stays with
+     * its provider.
+     *
+     * <pre>{@code
+     * try (SandboxClient client = SandboxClient.attach(provider, savedSessionId)) {
+     *     client.process().get(savedProcessId).logs(0, 0).forEach(System.out::println);
+     * }
+     * }</pre>
+     *
+     * @param provider the provider that holds the session
+     * @param sessionId the session's id
+     * @return the client
+     * @throws dev.sandbox.SessionNotFoundException when the provider has no such session
+     */
+    public static SandboxClient attach(SandboxProvider provider, String sessionId) {
+        return builder().attach(provider, sessionId);
+    }
+
+    /**
      * A builder for clients with settings other than the defaults.
      *
      * <pre>{@code
@@ -452,6 +472,32 @@ public final class SandboxClient implements AutoCloseable {
         public SandboxClient attach(SandboxSession session) {
             Objects.requireNonNull(session, "session");
             return new SandboxClient(new ClientCore(session, defaultTimeout, streamPrefetch), Ending.RELEASE, null);
+        }
+
+        /**
+         * Makes a client for an existing session of {@code provider}, found by its id; {@link SandboxClient#close()}
+         * releases the handle only.
+         *
+         * <pre>{@code
+         * SandboxClient client = SandboxClient.builder().defaultTimeout(Duration.ofHours(1)).attach(provider, id);
+         * }</pre>
+         *
+         * @param provider the provider that holds the session
+         * @param sessionId the session's id
+         * @return the client
+         * @throws dev.sandbox.SessionNotFoundException when the provider has no such session
+         * @throws IllegalStateException when called on a Reactor non-blocking thread
+         */
+        public SandboxClient attach(SandboxProvider provider, String sessionId) {
+            Objects.requireNonNull(provider, "provider");
+            Objects.requireNonNull(sessionId, "sessionId");
+            Blocking.checkCanBlock("SandboxClient.attach");
+            SandboxSession session = Blocking.await(
+                    provider.attach(sessionId),
+                    defaultTimeout,
+                    "SandboxClient.attach",
+                    "attach to " + provider.name() + " session " + sessionId);
+            return attach(session);
         }
 
         private ClientCore newSession(SandboxProvider provider, SessionOptions options) {

@@ -380,6 +380,31 @@ class SandboxClientTest {
     }
 
     @Test
+    void attachByIdFindsAnExistingSessionAndLeavesItRunning() {
+        try (LocalSandboxProvider provider = LocalSandboxProvider.create()) {
+            String sessionId;
+            String processId;
+            try (SandboxClient first = SandboxClient.create(provider, SessionOptions.defaults())) {
+                sessionId = first.sessionId();
+                try (SandboxClient second = SandboxClient.attach(provider, sessionId)) {
+                    processId = second.process()
+                            .start(ExecOptions.shell("echo from the second client"))
+                            .id();
+                }
+                // the second client released its handle only: the session and its process are still there
+                try (SandboxClient third = SandboxClient.attach(provider, sessionId);
+                        LogStream logs = third.process().get(processId).logs(0, 0)) {
+                    assertThat(logs.iterator().next())
+                            .isEqualTo(new ExecEvent.Stdout("from the second client", 0, false));
+                }
+            }
+            assertThatThrownBy(() -> SandboxClient.attach(provider, sessionId))
+                    .isInstanceOf(dev.sandbox.SessionNotFoundException.class)
+                    .hasMessageContaining(sessionId);
+        }
+    }
+
+    @Test
     void createDestroysTheSessionButLeavesTheProviderOpen() {
         try (LocalSandboxProvider provider = LocalSandboxProvider.create()) {
             String id;
