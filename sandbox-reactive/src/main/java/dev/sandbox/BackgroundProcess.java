@@ -71,7 +71,9 @@ public interface BackgroundProcess {
     /**
      * Streams the process's output from byte offsets (one per stream) and follows it live; ends with the {@link
      * ExecEvent.Exit} once the process has ended and everything was read. Can be subscribed any number of times.
-     * An offset the ring has already dropped fails with {@link OffsetUnavailableException}, which says what remains.
+     * An offset the ring has already dropped fails with {@link OffsetUnavailableException}, which says what remains;
+     * an offset past what has been written waits for the output to get there (once the process has ended, only the
+     * exit follows).
      *
      * @param stdoutOffset where to start in stdout (0 for the beginning)
      * @param stderrOffset where to start in stderr

@@ -1,20 +1,14 @@
 package dev.sandbox.blocking;
 
 import dev.sandbox.ExecEvent;
-import dev.sandbox.SandboxTimeoutException;
 import java.time.Duration;
 import java.util.Iterator;
 import java.util.NoSuchElementException;
 import java.util.Spliterator;
 import java.util.Spliterators;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Stream;
 import java.util.stream.StreamSupport;
-import org.reactivestreams.Subscription;
-import reactor.core.publisher.BaseSubscriber;
 import reactor.core.publisher.Flux;
 
 /**
@@ -48,33 +42,25 @@ import reactor.core.publisher.Flux;
  */
 public final class ExecStream implements Iterable<ExecEvent>, AutoCloseable {
     private static final String METHOD = "ExecStream iteration";
-    private static final Object COMPLETE = new Object();
-    private static final Object CLOSED = new Object();
 
-    private final BlockingQueue<Object> queue = new LinkedBlockingQueue<>();
-    private final EventSubscriber subscriber;
+    private final QueueReader<ExecEvent> reader;
     private final Duration timeout;
     private final String operation;
-    private final int replenish;
-    private final AtomicBoolean closed = new AtomicBoolean();
     private final AtomicBoolean iterated = new AtomicBoolean();
 
     // reader state: used by the one reading thread only
     private ExecEvent next;
-    private boolean done;
-    private int consumed;
 
     private ExecStream(Duration timeout, int prefetch, String operation) {
         this.timeout = timeout;
         this.operation = operation;
-        this.subscriber = new EventSubscriber(queue, prefetch);
-        this.replenish = Math.max(1, prefetch - (prefetch >> 2));
+        this.reader = new QueueReader<>(prefetch);
     }
 
     /** Subscribes to the events (which starts the command) and returns the stream reading them. */
     static ExecStream start(Flux<ExecEvent> events, Duration timeout, int prefetch, String operation) {
         ExecStream stream = new ExecStream(timeout, prefetch, operation);
-        events.subscribe(stream.subscriber);
+        stream.reader.subscribe(events);
         return stream;
     }
 
@@ -152,7 +138,7 @@ public final class ExecStream implements Iterable<ExecEvent>, AutoCloseable {
      * @return {@code true} when reading the next event will not block
      */
     public boolean ready() {
-        return next != null || done || closed.get() || !queue.isEmpty();
+        return next != null || reader.ready();
     }
 
     /**
@@ -181,88 +167,17 @@ public final class ExecStream implements Iterable<ExecEvent>, AutoCloseable {
      */
     @Override
     public void close() {
-        if (closed.compareAndSet(false, true)) {
-            subscriber.dispose();
-            queue.clear();
-            queue.offer(CLOSED); // wakes a reader waiting in poll
-        }
+        reader.close(); // also wakes a reader waiting for the next event
     }
 
     /** Moves to the next event if there is none yet; {@code false} at the end. */
     private boolean advance() {
-        if (closed.get()) {
+        if (reader.closed()) {
             return false;
         }
-        if (next != null) {
-            return true;
+        if (next == null) {
+            next = reader.take(timeout, METHOD, operation, "waiting for the next event of " + operation);
         }
-        if (done) {
-            return false;
-        }
-        Blocking.checkCanBlock(METHOD);
-        if (Thread.currentThread().isInterrupted()) {
-            close();
-            throw new SandboxInterruptedException(operation, null);
-        }
-        Object signal = queue.poll();
-        if (signal == null) {
-            try {
-                signal = queue.poll(Blocking.nanos(timeout), TimeUnit.NANOSECONDS);
-            } catch (InterruptedException e) {
-                close();
-                Thread.currentThread().interrupt();
-                throw new SandboxInterruptedException(operation, e);
-            }
-            if (signal == null) {
-                close();
-                throw new SandboxTimeoutException("waiting for the next event of " + operation, timeout);
-            }
-        }
-        if (signal instanceof ExecEvent event) {
-            next = event;
-            if (++consumed == replenish) {
-                consumed = 0;
-                subscriber.request(replenish);
-            }
-            return true;
-        }
-        done = true;
-        if (signal instanceof Failure failure) {
-            throw Blocking.rethrow(failure.error(), operation);
-        }
-        return false; // COMPLETE, or CLOSED by another thread
-    }
-
-    private record Failure(Throwable error) {}
-
-    /** Moves signals into the queue; asks for {@code prefetch} events up front and more as the reader consumes. */
-    private static final class EventSubscriber extends BaseSubscriber<ExecEvent> {
-        private final BlockingQueue<Object> queue;
-        private final int prefetch;
-
-        EventSubscriber(BlockingQueue<Object> queue, int prefetch) {
-            this.queue = queue;
-            this.prefetch = prefetch;
-        }
-
-        @Override
-        protected void hookOnSubscribe(Subscription subscription) {
-            subscription.request(prefetch);
-        }
-
-        @Override
-        protected void hookOnNext(ExecEvent value) {
-            queue.offer(value);
-        }
-
-        @Override
-        protected void hookOnComplete() {
-            queue.offer(COMPLETE);
-        }
-
-        @Override
-        protected void hookOnError(Throwable throwable) {
-            queue.offer(new Failure(throwable));
-        }
+        return next != null;
     }
 }

@@ -1,13 +1,18 @@
 package dev.sandbox.blocking;
 
+import dev.sandbox.BackgroundOptions;
 import dev.sandbox.ExecOptions;
 import dev.sandbox.ExecResult;
+import dev.sandbox.ProcessInfo;
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 
 /**
- * Runs commands in the client's session and waits for them: {@link #run} collects a command's output and exit,
- * {@link #stream} hands its events over one by one as they happen. Get it from {@link SandboxClient#process()}.
+ * Runs commands in the client's session: {@link #run} collects a command's output and exit, {@link #stream} hands its
+ * events over one by one as they happen, and {@link #start} leaves it running in the background, to be read and
+ * controlled through a {@link BackgroundProcessHandle} (found again later with {@link #get} and {@link #list}). Get it
+ * from {@link SandboxClient#process()}.
  *
  * <p>Every call waits at most for a timeout: the client's {@linkplain SandboxClient.Builder#defaultTimeout(Duration)
  * default}, or the one passed to the call. When it runs out the command is killed and {@link
@@ -117,5 +122,106 @@ public final class ProcessClient {
         String operation = "stream " + Blocking.describe(options);
         Blocking.checkNotInterrupted(operation);
         return ExecStream.start(core.session.exec(options), timeout, core.streamPrefetch, operation);
+    }
+
+    /**
+     * Starts a command in the background and returns at once with a handle to it; the command runs until it exits,
+     * is killed, reaches its {@link ExecOptions#withTimeout(Duration) timeout}, or the session ends. Its output is kept
+     * in ring buffers of {@link BackgroundOptions#DEFAULT_RING_BYTES} per stream (the oldest bytes dropped when full)
+     * and its standard input stays open for {@link BackgroundProcessHandle#writeStdin(byte[])}.
+     *
+     * <pre>{@code
+     * BackgroundProcessHandle job = client.process().start(ExecOptions.shell("./train.sh"));
+     * System.out.println("started " + job.id());
+     * }</pre>
+     *
+     * @param options what to run
+     * @return the running process
+     * @throws dev.sandbox.ProcessLaunchException when the program cannot start
+     * @throws IllegalStateException when called on a Reactor non-blocking thread
+     */
+    public BackgroundProcessHandle start(ExecOptions options) {
+        return start(options, BackgroundOptions.defaults());
+    }
+
+    /**
+     * Starts a command in the background with chosen ring buffer sizes and overflow policy; see {@link
+     * #start(ExecOptions)}. Waits at most for the client's default timeout for the process to be spawned.
+     *
+     * <pre>{@code
+     * BackgroundProcessHandle job = client.process().start(
+     *         ExecOptions.of("python3", "train.py"),
+     *         BackgroundOptions.defaults().withRingBytes(8 << 20).withOverflow(BackgroundOptions.Overflow.THROTTLE));
+     * }</pre>
+     *
+     * @param options what to run
+     * @param background how its output is kept
+     * @return the running process
+     * @throws dev.sandbox.InvalidArgumentException for bad options
+     * @throws dev.sandbox.ProcessLaunchException when the program cannot start
+     * @throws IllegalStateException when called on a Reactor non-blocking thread
+     */
+    public BackgroundProcessHandle start(ExecOptions options, BackgroundOptions background) {
+        Blocking.checkCanBlock("ProcessClient.start");
+        Objects.requireNonNull(options, "options");
+        Objects.requireNonNull(background, "background");
+        core.ensureOpen();
+        return new BackgroundProcessHandle(
+                core,
+                Blocking.await(
+                        core.session.start(options, background),
+                        core.defaultTimeout,
+                        "ProcessClient.start",
+                        "start of " + Blocking.describe(options)));
+    }
+
+    /**
+     * Lists the session's background processes, running and ended, oldest first.
+     *
+     * <pre>{@code
+     * for (ProcessInfo p : client.process().list()) {
+     *     System.out.println(p.id() + " " + (p.running() ? "running" : "exit " + p.exitCode()) + " " + p.argv());
+     * }
+     * }</pre>
+     *
+     * @return one summary per process
+     * @throws IllegalStateException when called on a Reactor non-blocking thread
+     */
+    public List<ProcessInfo> list() {
+        Blocking.checkCanBlock("ProcessClient.list");
+        core.ensureOpen();
+        List<ProcessInfo> all = Blocking.await(
+                core.session.processes().collectList(),
+                core.defaultTimeout,
+                "ProcessClient.list",
+                "listing of the background processes of session " + core.session.id());
+        return List.copyOf(all);
+    }
+
+    /**
+     * Finds a background process by id, to read its output again or control it, for example from another client
+     * attached to the same session.
+     *
+     * <pre>{@code
+     * BackgroundProcessHandle job = client.process().get("p-1");
+     * job.kill();
+     * }</pre>
+     *
+     * @param processId the id from {@link BackgroundProcessHandle#id()} or {@link ProcessInfo#id()}
+     * @return the handle
+     * @throws dev.sandbox.ProcessNotFoundException when the session has no such process
+     * @throws IllegalStateException when called on a Reactor non-blocking thread
+     */
+    public BackgroundProcessHandle get(String processId) {
+        Blocking.checkCanBlock("ProcessClient.get");
+        Objects.requireNonNull(processId, "processId");
+        core.ensureOpen();
+        return new BackgroundProcessHandle(
+                core,
+                Blocking.await(
+                        core.session.process(processId),
+                        core.defaultTimeout,
+                        "ProcessClient.get",
+                        "lookup of process " + processId));
     }
 }

@@ -12,7 +12,9 @@ import java.util.Objects;
 /**
  * A blocking client for one sandbox session, for code that does not use Reactor. It adapts the reactive {@link
  * SandboxSession}: every call subscribes to the session's operation and waits for it. Functions are grouped in
- * sub-clients; {@link #process()} runs commands (file system and PTY sub-clients are planned).
+ * sub-clients: {@link #process()} runs commands, in the foreground or the background, and {@link #fs()} reads and
+ * writes the session's files (a PTY sub-client is planned). The session's lifetime can be changed with {@link
+ * #setLifetime(Duration)} and {@link #setIdleTimeout(Duration)}; {@link #ping()} says when and why it ends.
  *
  * <p>Every waiting call is bounded by a timeout ({@link #DEFAULT_TIMEOUT} unless set with {@link
  * Builder#defaultTimeout(Duration)}, and overridable per call). When it runs out, the operation is cancelled (a
@@ -53,12 +55,14 @@ public final class SandboxClient implements AutoCloseable {
     private final Ending ending;
     private final SandboxProvider ownedProvider;
     private final ProcessClient process;
+    private final FileClient fs;
 
     private SandboxClient(ClientCore core, Ending ending, SandboxProvider ownedProvider) {
         this.core = core;
         this.ending = ending;
         this.ownedProvider = ownedProvider;
         this.process = new ProcessClient(core);
+        this.fs = new FileClient(core);
     }
 
     /**
@@ -115,6 +119,26 @@ public final class SandboxClient implements AutoCloseable {
     }
 
     /**
+     * A client for an existing session of {@code provider}, found by its id (for example one a previous run created
+     * and left running), with the default timeout. {@link #close()} releases the handle only; the session stays with
+     * its provider.
+     *
+     * <pre>{@code
+     * try (SandboxClient client = SandboxClient.attach(provider, savedSessionId)) {
+     *     client.process().get(savedProcessId).logs(0, 0).forEach(System.out::println);
+     * }
+     * }</pre>
+     *
+     * @param provider the provider that holds the session
+     * @param sessionId the session's id
+     * @return the client
+     * @throws dev.sandbox.SessionNotFoundException when the provider has no such session
+     */
+    public static SandboxClient attach(SandboxProvider provider, String sessionId) {
+        return builder().attach(provider, sessionId);
+    }
+
+    /**
      * A builder for clients with settings other than the defaults.
      *
      * <pre>{@code
@@ -141,14 +165,79 @@ public final class SandboxClient implements AutoCloseable {
     }
 
     /**
+     * The sub-client for the session's files.
+     *
+     * <pre>{@code
+     * client.fs().write("input.txt", data);
+     * byte[] out = client.fs().readAllBytes("output.txt", 1 << 20);
+     * }</pre>
+     *
+     * @return the file sub-client
+     */
+    public FileClient fs() {
+        return fs;
+    }
+
+    /**
+     * Sets the session to end {@code fromNow} from now, replacing its current lifetime (sessions start with {@link
+     * SessionOptions#DEFAULT_LIFETIME} unless created with another). Use it to extend a session that is still needed.
+     *
+     * <pre>{@code
+     * client.setLifetime(Duration.ofHours(1));
+     * Instant end = client.ping().expiresAt();
+     * }</pre>
+     *
+     * @param fromNow a positive duration
+     * @throws dev.sandbox.InvalidArgumentException when it is not positive
+     * @throws dev.sandbox.SessionClosedException when the session has ended; its reason says why
+     * @throws IllegalStateException when called on a Reactor non-blocking thread
+     */
+    public void setLifetime(Duration fromNow) {
+        Blocking.checkCanBlock("SandboxClient.setLifetime");
+        Blocking.requirePositive(fromNow, "lifetime");
+        core.ensureOpen();
+        Blocking.await(
+                core.session.setLifetime(fromNow),
+                core.defaultTimeout,
+                "SandboxClient.setLifetime",
+                "lifetime change of session " + sessionId());
+    }
+
+    /**
+     * Sets (or replaces) the session's idle timeout: the session ends after this long without activity (no command
+     * started or running, no file operation), counted from its last activity.
+     *
+     * <pre>{@code
+     * client.setIdleTimeout(Duration.ofMinutes(10));
+     * }</pre>
+     *
+     * @param idleTimeout a positive duration
+     * @throws dev.sandbox.InvalidArgumentException when it is not positive
+     * @throws dev.sandbox.SessionClosedException when the session has ended; its reason says why
+     * @throws IllegalStateException when called on a Reactor non-blocking thread
+     */
+    public void setIdleTimeout(Duration idleTimeout) {
+        Blocking.checkCanBlock("SandboxClient.setIdleTimeout");
+        Blocking.requirePositive(idleTimeout, "idleTimeout");
+        core.ensureOpen();
+        Blocking.await(
+                core.session.setIdleTimeout(idleTimeout),
+                core.defaultTimeout,
+                "SandboxClient.setIdleTimeout",
+                "idle timeout change of session " + sessionId());
+    }
+
+    /**
      * Checks that the session is usable and reports its activity, waiting at most for the default timeout.
      *
      * <pre>{@code
      * SessionStatus status = client.ping();
-     * System.out.println(status.status() + ", " + status.execsRunning() + " commands running");
+     * System.out.println(status.status() + ", " + status.execsRunning() + " commands running, ends at "
+     *         + status.expiresAt());
      * }</pre>
      *
-     * @return the session's status
+     * @return the session's status, including when it will end ({@link SessionStatus#expiresAt()}, {@link
+     *     SessionStatus#idleTimeout()})
      * @throws dev.sandbox.SessionClosedException after {@link #close()}
      * @throws dev.sandbox.SandboxTimeoutException when the session did not answer in time
      * @throws SandboxInterruptedException when the thread was interrupted
@@ -383,6 +472,32 @@ public final class SandboxClient implements AutoCloseable {
         public SandboxClient attach(SandboxSession session) {
             Objects.requireNonNull(session, "session");
             return new SandboxClient(new ClientCore(session, defaultTimeout, streamPrefetch), Ending.RELEASE, null);
+        }
+
+        /**
+         * Makes a client for an existing session of {@code provider}, found by its id; {@link SandboxClient#close()}
+         * releases the handle only.
+         *
+         * <pre>{@code
+         * SandboxClient client = SandboxClient.builder().defaultTimeout(Duration.ofHours(1)).attach(provider, id);
+         * }</pre>
+         *
+         * @param provider the provider that holds the session
+         * @param sessionId the session's id
+         * @return the client
+         * @throws dev.sandbox.SessionNotFoundException when the provider has no such session
+         * @throws IllegalStateException when called on a Reactor non-blocking thread
+         */
+        public SandboxClient attach(SandboxProvider provider, String sessionId) {
+            Objects.requireNonNull(provider, "provider");
+            Objects.requireNonNull(sessionId, "sessionId");
+            Blocking.checkCanBlock("SandboxClient.attach");
+            SandboxSession session = Blocking.await(
+                    provider.attach(sessionId),
+                    defaultTimeout,
+                    "SandboxClient.attach",
+                    "attach to " + provider.name() + " session " + sessionId);
+            return attach(session);
         }
 
         private ClientCore newSession(SandboxProvider provider, SessionOptions options) {

@@ -276,6 +276,21 @@ class SandboxClientTest {
                         .block(Duration.ofSeconds(10)))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("ProcessClient.stream");
+        assertThatThrownBy(() -> Mono.fromCallable(() -> client.process().start(ExecOptions.of("true")))
+                        .subscribeOn(Schedulers.parallel())
+                        .block(Duration.ofSeconds(10)))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("ProcessClient.start");
+        assertThatThrownBy(() -> Mono.fromCallable(() -> client.fs().stat("."))
+                        .subscribeOn(Schedulers.parallel())
+                        .block(Duration.ofSeconds(10)))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("FileClient.stat");
+        assertThatThrownBy(() -> Mono.fromCallable(() -> client.fs().read("x"))
+                        .subscribeOn(Schedulers.parallel())
+                        .block(Duration.ofSeconds(10)))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("FileClient.read");
     }
 
     @Test
@@ -335,6 +350,12 @@ class SandboxClientTest {
         assertThatThrownBy(() -> client.process().stream(ExecOptions.of("true")))
                 .isInstanceOf(SessionClosedException.class);
         assertThatThrownBy(() -> client.ping()).isInstanceOf(SessionClosedException.class);
+        assertThatThrownBy(() -> client.process().start(ExecOptions.of("true")))
+                .isInstanceOf(SessionClosedException.class);
+        assertThatThrownBy(() -> client.process().list()).isInstanceOf(SessionClosedException.class);
+        assertThatThrownBy(() -> client.fs().list(".")).isInstanceOf(SessionClosedException.class);
+        assertThatThrownBy(() -> client.fs().upload(tmp, "x")).isInstanceOf(SessionClosedException.class);
+        assertThatThrownBy(() -> client.setLifetime(Duration.ofMinutes(1))).isInstanceOf(SessionClosedException.class);
     }
 
     @Test
@@ -356,6 +377,31 @@ class SandboxClientTest {
 
         assertThat(result.exitCode()).isEqualTo(124);
         assertThat(result.timedOut()).isTrue();
+    }
+
+    @Test
+    void attachByIdFindsAnExistingSessionAndLeavesItRunning() {
+        try (LocalSandboxProvider provider = LocalSandboxProvider.create()) {
+            String sessionId;
+            String processId;
+            try (SandboxClient first = SandboxClient.create(provider, SessionOptions.defaults())) {
+                sessionId = first.sessionId();
+                try (SandboxClient second = SandboxClient.attach(provider, sessionId)) {
+                    processId = second.process()
+                            .start(ExecOptions.shell("echo from the second client"))
+                            .id();
+                }
+                // the second client released its handle only: the session and its process are still there
+                try (SandboxClient third = SandboxClient.attach(provider, sessionId);
+                        LogStream logs = third.process().get(processId).logs(0, 0)) {
+                    assertThat(logs.iterator().next())
+                            .isEqualTo(new ExecEvent.Stdout("from the second client", 0, false));
+                }
+            }
+            assertThatThrownBy(() -> SandboxClient.attach(provider, sessionId))
+                    .isInstanceOf(dev.sandbox.SessionNotFoundException.class)
+                    .hasMessageContaining(sessionId);
+        }
     }
 
     @Test

@@ -95,7 +95,7 @@ final class LocalSession implements SandboxSession {
     public Mono<BackgroundProcess> process(String processId) {
         return Mono.fromCallable(() -> {
             check();
-            BackgroundProcess p = state.runner.process(processId);
+            BackgroundProcess p = state.runner.process(processId, this::check);
             if (p == null) {
                 throw new ProcessNotFoundException(state.id, processId);
             }

@@ -131,8 +131,8 @@ final class LocalSessionState {
             if (expiresAt != null && !Instant.now().isBefore(expiresAt)) {
                 reason = SessionEndReason.LIFETIME_EXPIRED;
             } else if (idleTimeout != null) {
-                if (runner.foregroundCount() > 0) {
-                    touch(); // a command still streaming is activity
+                if (runner.runningCount() > 0) {
+                    touch(); // a running command, in the foreground or the background, is activity
                 } else if (System.nanoTime() - lastActivityNanos >= idleTimeout.toNanos()) {
                     reason = SessionEndReason.IDLE_TIMEOUT;
                 }

@@ -3,38 +3,101 @@ package dev.sandbox.samples.cli;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
-/**
- * A parsed {@code sandbox} command line.
- *
- * @param mode what to do
- * @param provider the provider's name
- * @param workdir the session's workdir as an absolute path, or {@code null} for a fresh one
- * @param env environment variables for the session, in the order given
- * @param timeout the command's timeout, or {@code null}
- * @param idleTimeout the command's idle timeout, or {@code null}
- * @param maxOutput the per-stream cap of {@code run}, or {@code null} for the SDK's default
- * @param command the program and its arguments (empty for help)
- */
-record CommandLine(
-        Mode mode,
-        String provider,
-        String workdir,
-        Map<String, String> env,
-        Duration timeout,
-        Duration idleTimeout,
-        Long maxOutput,
-        List<String> command) {
+/** A parsed {@code sandbox} command line: one record per subcommand. */
+sealed interface CommandLine {
 
-    /** What the command line asks for. */
+    /** Print the usage. */
+    record Help() implements CommandLine {}
+
+    /**
+     * {@code sandbox exec} and {@code sandbox run}: a command in a new session.
+     *
+     * @param mode stream the output ({@code exec}) or collect it as JSON ({@code run})
+     * @param provider the provider's name
+     * @param workdir the session's workdir as an absolute path, or {@code null} for a fresh one
+     * @param env environment variables for the session, in the order given
+     * @param timeout the command's timeout, or {@code null}
+     * @param idleTimeout the command's idle timeout, or {@code null}
+     * @param lifetime the session's lifetime, or {@code null} for the default
+     * @param maxOutput the per-stream cap of {@code run}, or {@code null} for the SDK's default
+     * @param background start the command in a session that outlives the CLI and print its ids ({@code exec} only)
+     * @param command the program and its arguments
+     */
+    record Exec(
+            Mode mode,
+            String provider,
+            String workdir,
+            Map<String, String> env,
+            Duration timeout,
+            Duration idleTimeout,
+            Duration lifetime,
+            Long maxOutput,
+            boolean background,
+            List<String> command)
+            implements CommandLine {}
+
+    /**
+     * {@code sandbox logs}: the output of a background process of an existing session.
+     *
+     * @param provider the provider's name
+     * @param session the session's id
+     * @param process the process's id
+     * @param stdoutFrom the stdout byte offset to start from
+     * @param stderrFrom the stderr byte offset to start from
+     * @param follow whether to wait for more output until the process exits
+     */
+    record Logs(String provider, String session, String process, long stdoutFrom, long stderrFrom, boolean follow)
+            implements CommandLine {}
+
+    /**
+     * {@code sandbox cp}: a file copied between this machine and a session.
+     *
+     * @param provider the provider's name
+     * @param source where to copy from
+     * @param target where to copy to; exactly one of the two is in a session
+     */
+    record Copy(String provider, Location source, Location target) implements CommandLine {
+        /** The session the copy involves. */
+        String session() {
+            return source.inSession() ? source.session() : target.session();
+        }
+    }
+
+    /**
+     * {@code sandbox ls-files}: the entries of a directory of a session (or one file's details).
+     *
+     * @param provider the provider's name
+     * @param location the session and the path in it
+     */
+    record ListFiles(String provider, Location location) implements CommandLine {}
+
+    /**
+     * A path on this machine or, written {@code SESSION:PATH}, in a session.
+     *
+     * @param session the session's id, or {@code null} for a local path
+     * @param path the path; in a session, relative paths resolve against its workdir
+     */
+    record Location(String session, String path) {
+        boolean inSession() {
+            return session != null;
+        }
+
+        @Override
+        public String toString() {
+            return inSession() ? session + ":" + path : path;
+        }
+    }
+
+    /** Whether {@code exec} streams the output or {@code run} collects it. */
     enum Mode {
-        /** Print the usage. */
-        HELP,
         /** Stream the command's output as it happens. */
         EXEC,
         /** Collect the command's output and print it as JSON. */
@@ -42,19 +105,39 @@ record CommandLine(
     }
 
     /** The providers the CLI knows. */
-    static final List<String> PROVIDERS = List.of("local");
+    List<String> PROVIDERS = List.of("local");
 
-    static final String USAGE = """
-            usage: sandbox exec [OPTIONS] -- CMD [ARG...]
+    String USAGE = """
+            usage: sandbox exec [OPTIONS] [--background] -- CMD [ARG...]
                    sandbox run [OPTIONS] [--max-output BYTES] -- CMD [ARG...]
+                   sandbox logs [--provider NAME] [--from OFFSET] [--follow] SESSION PROCESS
+                   sandbox cp [--provider NAME] SRC DST
+                   sandbox ls-files [--provider NAME] SESSION:PATH
                    sandbox --help
 
-            Runs CMD in a new sandbox session, then destroys the session.
-              exec   streams CMD's stdout to stdout and its stderr to stderr, line by line as
-                     they are written, and exits with CMD's exit code
-              run    waits for CMD and prints one JSON object to stdout: exitCode, stdout,
-                     stderr, stdoutTruncated, stderrTruncated, durationMs (and stdoutBytes,
-                     stderrBytes, termination); exits with CMD's exit code
+            Commands in a new sandbox session, destroyed when they end:
+              exec      streams CMD's stdout to stdout and its stderr to stderr, line by line
+                        as they are written, and exits with CMD's exit code
+              run       waits for CMD and prints one JSON object to stdout: exitCode, stdout,
+                        stderr, stdoutTruncated, stderrTruncated, durationMs (and stdoutBytes,
+                        stderrBytes, termination); exits with CMD's exit code
+
+            Commands for sessions that outlive the sandbox command (docker and remote
+            providers, coming; local sessions end with the command that made them, so with
+            the local provider these fail with exit code 2):
+              exec --background
+                        starts CMD in a new session that stays, prints "SESSION PROCESS" (the
+                        ids sandbox logs takes) and exits 0
+              logs      prints what background process PROCESS of session SESSION wrote, from
+                        byte offset OFFSET (OUT,ERR: one per stream) [0], and exits 0; with
+                        --follow, waits for more until the process ends and exits with its
+                        exit code
+              cp        copies a file between this machine and a session; one of SRC and DST
+                        is SESSION:PATH (a relative PATH is in the session's workdir), the
+                        other a local path (write ./a:b for a local name with a colon); a DST
+                        that is a directory gets SRC's file name
+              ls-files  lists directory PATH of session SESSION (SESSION: for its workdir),
+                        or describes file PATH: type, mode, size, modification time, name
 
             options:
               --provider NAME     where to run: local (host processes, no isolation) [local]
@@ -63,15 +146,20 @@ record CommandLine(
               --env NAME=VALUE    set an environment variable; may be repeated
               --timeout D         kill CMD after D; exit code 124
               --idle-timeout D    kill CMD after D without output; exit code 124
+              --lifetime D        end the session after D, killing CMD (exit code 124)
+                                  [as long as CMD runs; 5m with --background]
               --max-output BYTES  run only: keep at most BYTES of each stream [1048576]
+              --background        exec only: see above
+              --from OFFSET       logs only: where to start, OFFSET or OUT,ERR bytes [0]
+              --follow            logs only: wait for more output until the process ends
               -h, --help          print this help
 
             D is a whole number with a unit: 500ms, 10s, 2m, 1h.
             CMD's stdin is empty. Output is passed on as lines: a last line without a newline
             gets one.
 
-            exit codes: CMD's own; 124 timeout; 2 usage error; 127 CMD could not be started;
-            1 other sandbox error
+            exit codes: CMD's own; 124 timeout; 2 usage error, or a command the provider cannot
+            do; 127 CMD could not be started; 1 other sandbox error
             """;
 
     /**
@@ -84,58 +172,51 @@ record CommandLine(
     static CommandLine parse(String[] args) throws UsageException {
         List<String> list = Arrays.asList(args);
         int dashes = list.indexOf("--");
-        List<String> options = dashes < 0 ? list : list.subList(0, dashes);
-        if (options.contains("--help")
-                || options.contains("-h")
+        List<String> beforeDashes = dashes < 0 ? list : list.subList(0, dashes);
+        if (beforeDashes.contains("--help")
+                || beforeDashes.contains("-h")
                 || (!list.isEmpty() && list.get(0).equals("help"))) {
-            return new CommandLine(Mode.HELP, "local", null, Map.of(), null, null, null, List.of());
+            return new Help();
         }
         if (list.isEmpty()) {
-            throw new UsageException("missing subcommand: exec or run");
+            throw new UsageException("missing subcommand: exec, run, logs, cp or ls-files");
         }
-        Mode mode = switch (list.get(0)) {
-            case "exec" -> Mode.EXEC;
-            case "run" -> Mode.RUN;
+        String subcommand = list.get(0);
+        List<String> rest = list.subList(1, list.size());
+        return switch (subcommand) {
+            case "exec" -> parseExec(Mode.EXEC, rest);
+            case "run" -> parseExec(Mode.RUN, rest);
+            case "logs" -> parseLogs(rest);
+            case "cp" -> parseCopy(rest);
+            case "ls-files" -> parseListFiles(rest);
             default ->
                 throw new UsageException(
-                        list.get(0).startsWith("-")
-                                ? "unknown option '" + list.get(0) + "'; expected a subcommand, exec or run"
-                                : "unknown subcommand '" + list.get(0) + "'; expected exec or run");
+                        subcommand.startsWith("-")
+                                ? "unknown option '" + subcommand + "'; expected a subcommand first"
+                                        + " (exec, run, logs, cp or ls-files)"
+                                : "unknown subcommand '" + subcommand + "'; expected exec, run, logs, cp or ls-files");
         };
+    }
 
-        String provider = "local";
+    private static Exec parseExec(Mode mode, List<String> args) throws UsageException {
+        int dashes = args.indexOf("--");
+        Options o = Options.parse(
+                args,
+                dashes < 0 ? args.size() : dashes,
+                Set.of("--provider", "--workdir", "--env", "--timeout", "--idle-timeout", "--lifetime", "--max-output"),
+                Set.of("--background"),
+                false);
+        String provider = provider(o);
         String workdir = null;
         Map<String, String> env = new LinkedHashMap<>();
         Duration timeout = null;
         Duration idleTimeout = null;
+        Duration lifetime = null;
         Long maxOutput = null;
-        for (int i = 1; i < options.size(); i++) {
-            String arg = options.get(i);
-            if (!arg.startsWith("--")) {
-                throw new UsageException("unexpected argument '" + arg + "'; put the command after --");
-            }
-            int eq = arg.indexOf('=');
-            String name = eq < 0 ? arg : arg.substring(0, eq);
-            if (!List.of("--provider", "--workdir", "--env", "--timeout", "--idle-timeout", "--max-output")
-                    .contains(name)) {
-                throw new UsageException("unknown option '" + name + "'");
-            }
-            String value;
-            if (eq >= 0) {
-                value = arg.substring(eq + 1);
-            } else if (i + 1 < options.size()) {
-                value = options.get(++i);
-            } else {
-                throw new UsageException("option " + name + " needs a value");
-            }
-            switch (name) {
-                case "--provider" -> {
-                    if (!PROVIDERS.contains(value)) {
-                        throw new UsageException(
-                                "unknown provider '" + value + "' (available: " + String.join(", ", PROVIDERS) + ")");
-                    }
-                    provider = value;
-                }
+        boolean background = false;
+        for (Option option : o.given()) {
+            String value = option.value();
+            switch (option.name()) {
                 case "--workdir" -> workdir = absolute(value);
                 case "--env" -> {
                     int sep = value.indexOf('=');
@@ -144,32 +225,163 @@ record CommandLine(
                     }
                     env.put(value.substring(0, sep), value.substring(sep + 1));
                 }
-                case "--timeout" -> timeout = Durations.parse(name, value);
-                case "--idle-timeout" -> idleTimeout = Durations.parse(name, value);
-                default -> {
+                case "--timeout" -> timeout = Durations.parse(option.name(), value);
+                case "--idle-timeout" -> idleTimeout = Durations.parse(option.name(), value);
+                case "--lifetime" -> lifetime = Durations.parse(option.name(), value);
+                case "--max-output" -> {
                     if (mode != Mode.RUN) {
                         throw new UsageException("--max-output applies to 'sandbox run' only");
                     }
-                    maxOutput = bytes(value);
+                    maxOutput = bytes("--max-output", value);
+                }
+                case "--background" -> {
+                    if (mode != Mode.EXEC) {
+                        throw new UsageException("--background applies to 'sandbox exec' only");
+                    }
+                    background = true;
+                }
+                default -> {
+                    // --provider, read above
                 }
             }
+        }
+        if (!o.positional().isEmpty()) {
+            throw new UsageException("unexpected argument '" + o.positional().get(0) + "'; put the command after --");
         }
         if (dashes < 0) {
             throw new UsageException("missing -- before the command");
         }
-        List<String> command = list.subList(dashes + 1, list.size());
+        List<String> command = args.subList(dashes + 1, args.size());
         if (command.isEmpty()) {
             throw new UsageException("missing command after --");
         }
-        return new CommandLine(
+        return new Exec(
                 mode,
                 provider,
                 workdir,
                 Collections.unmodifiableMap(env),
                 timeout,
                 idleTimeout,
+                lifetime,
                 maxOutput,
+                background,
                 List.copyOf(command));
+    }
+
+    private static Logs parseLogs(List<String> args) throws UsageException {
+        Options o = Options.parse(args, args.size(), Set.of("--provider", "--from"), Set.of("--follow"), true);
+        long stdoutFrom = 0;
+        long stderrFrom = 0;
+        boolean follow = false;
+        for (Option option : o.given()) {
+            switch (option.name()) {
+                case "--from" -> {
+                    String value = option.value();
+                    int comma = value.indexOf(',');
+                    if (comma < 0) {
+                        stdoutFrom = bytes("--from", value);
+                        stderrFrom = stdoutFrom;
+                    } else {
+                        stdoutFrom = bytes("--from", value.substring(0, comma));
+                        stderrFrom = bytes("--from", value.substring(comma + 1));
+                    }
+                }
+                case "--follow" -> follow = true;
+                default -> {
+                    // --provider
+                }
+            }
+        }
+        List<String> ids = o.positional();
+        if (ids.size() != 2) {
+            throw new UsageException(
+                    ids.size() < 2
+                            ? "sandbox logs needs a SESSION and a PROCESS id"
+                            : "unexpected argument '" + ids.get(2) + "'; sandbox logs takes SESSION PROCESS");
+        }
+        return new Logs(
+                provider(o), id("SESSION", ids.get(0)), id("PROCESS", ids.get(1)), stdoutFrom, stderrFrom, follow);
+    }
+
+    private static Copy parseCopy(List<String> args) throws UsageException {
+        Options o = Options.parse(args, args.size(), Set.of("--provider"), Set.of(), true);
+        List<String> paths = o.positional();
+        if (paths.size() != 2) {
+            throw new UsageException(
+                    paths.size() < 2
+                            ? "sandbox cp needs a SRC and a DST"
+                            : "unexpected argument '" + paths.get(2) + "'; sandbox cp takes SRC DST");
+        }
+        Location source = location(paths.get(0), false);
+        Location target = location(paths.get(1), false);
+        if (source.inSession() == target.inSession()) {
+            throw new UsageException(
+                    source.inSession()
+                            ? "sandbox cp copies between this machine and a session: one of SRC and DST must be"
+                                    + " a local path"
+                            : "sandbox cp copies between this machine and a session: one of SRC and DST must be"
+                                    + " SESSION:PATH");
+        }
+        return new Copy(provider(o), source, target);
+    }
+
+    private static ListFiles parseListFiles(List<String> args) throws UsageException {
+        Options o = Options.parse(args, args.size(), Set.of("--provider"), Set.of(), true);
+        List<String> targets = o.positional();
+        if (targets.size() != 1) {
+            throw new UsageException(
+                    targets.isEmpty()
+                            ? "sandbox ls-files needs SESSION:PATH"
+                            : "unexpected argument '" + targets.get(1) + "'; sandbox ls-files takes one SESSION:PATH");
+        }
+        Location location = location(targets.get(0), true);
+        if (!location.inSession()) {
+            throw new UsageException("sandbox ls-files needs SESSION:PATH, got '" + targets.get(0) + "'");
+        }
+        return new ListFiles(provider(o), location);
+    }
+
+    /**
+     * {@code SESSION:PATH} when there is a colon and what comes before the first one is a non-empty name without a
+     * slash (as scp reads it); otherwise a local path.
+     */
+    private static Location location(String text, boolean emptyPathIsWorkdir) throws UsageException {
+        if (text.isEmpty()) {
+            throw new UsageException("empty path");
+        }
+        int colon = text.indexOf(':');
+        if (colon <= 0 || text.substring(0, colon).contains("/")) {
+            return new Location(null, text);
+        }
+        String path = text.substring(colon + 1);
+        if (path.isEmpty()) {
+            if (!emptyPathIsWorkdir) {
+                throw new UsageException("missing path after '" + text + "'");
+            }
+            path = ".";
+        }
+        return new Location(text.substring(0, colon), path);
+    }
+
+    private static String id(String what, String text) throws UsageException {
+        if (text.isBlank()) {
+            throw new UsageException(what + " must not be empty");
+        }
+        return text;
+    }
+
+    private static String provider(Options o) throws UsageException {
+        String provider = "local";
+        for (Option option : o.given()) {
+            if (option.name().equals("--provider")) {
+                if (!PROVIDERS.contains(option.value())) {
+                    throw new UsageException("unknown provider '" + option.value() + "' (available: "
+                            + String.join(", ", PROVIDERS) + ")");
+                }
+                provider = option.value();
+            }
+        }
+        return provider;
     }
 
     private static String absolute(String dir) throws UsageException {
@@ -183,14 +395,69 @@ record CommandLine(
         }
     }
 
-    private static long bytes(String text) throws UsageException {
+    private static long bytes(String option, String text) throws UsageException {
         if (!text.matches("\\d+")) {
-            throw new UsageException("invalid --max-output '" + text + "': expected a number of bytes");
+            throw new UsageException("invalid " + option + " '" + text + "': expected a number of bytes");
         }
         try {
             return Long.parseLong(text);
         } catch (NumberFormatException e) {
-            throw new UsageException("--max-output is too large: '" + text + "'");
+            throw new UsageException(option + " is too large: '" + text + "'");
+        }
+    }
+
+    /** One option as given: {@code value} is {@code null} for a flag. */
+    record Option(String name, String value) {}
+
+    /**
+     * The options of a subcommand, in the order given, and its other arguments.
+     *
+     * @param given the options
+     * @param positional the arguments that are not options
+     */
+    record Options(List<Option> given, List<String> positional) {
+        /**
+         * Reads {@code args[0, end)}: {@code --name value}, {@code --name=value} and flags; other arguments are
+         * collected as positional, and with {@code dashesEndOptions} everything after {@code --} is.
+         */
+        static Options parse(
+                List<String> args, int end, Set<String> withValue, Set<String> flags, boolean dashesEndOptions)
+                throws UsageException {
+            List<Option> given = new ArrayList<>();
+            List<String> positional = new ArrayList<>();
+            boolean onlyPositional = false;
+            for (int i = 0; i < end; i++) {
+                String arg = args.get(i);
+                if (onlyPositional || !arg.startsWith("-") || arg.equals("-")) {
+                    positional.add(arg);
+                    continue;
+                }
+                if (arg.equals("--") && dashesEndOptions) {
+                    onlyPositional = true;
+                    continue;
+                }
+                int eq = arg.indexOf('=');
+                String name = eq < 0 ? arg : arg.substring(0, eq);
+                if (flags.contains(name)) {
+                    if (eq >= 0) {
+                        throw new UsageException("option " + name + " takes no value");
+                    }
+                    given.add(new Option(name, null));
+                } else if (withValue.contains(name)) {
+                    String value;
+                    if (eq >= 0) {
+                        value = arg.substring(eq + 1);
+                    } else if (i + 1 < end) {
+                        value = args.get(++i);
+                    } else {
+                        throw new UsageException("option " + name + " needs a value");
+                    }
+                    given.add(new Option(name, value));
+                } else {
+                    throw new UsageException("unknown option '" + name + "'");
+                }
+            }
+            return new Options(List.copyOf(given), List.copyOf(positional));
         }
     }
 }

@@ -4,6 +4,8 @@ import dev.sandbox.ExecOptions;
 import dev.sandbox.ProcessLaunchException;
 import dev.sandbox.SandboxException;
 import dev.sandbox.SandboxTimeoutException;
+import dev.sandbox.SessionClosedException;
+import dev.sandbox.SessionEndReason;
 import dev.sandbox.SessionOptions;
 import dev.sandbox.blocking.SandboxClient;
 import java.io.PrintStream;
@@ -14,8 +16,12 @@ import java.time.Duration;
  * SandboxClient}, streaming its output ({@code exec}) or printing it as JSON ({@code run}), and exits with the
  * command's exit code. {@code sandbox --help} prints the usage.
  *
- * <p>Exit codes: the command's own; 124 when it timed out; 2 for a usage error; 127 when the command could not be
- * started; 1 for any other sandbox error.
+ * <p>{@code exec --background}, {@code logs}, {@code cp} and {@code ls-files} work with sessions that outlive one
+ * CLI run; they get their sessions from a {@link SessionSource}, and the local provider's source explains that its
+ * sessions end with the CLI (exit 2).
+ *
+ * <p>Exit codes: the command's own; 124 when it timed out; 2 for a usage error or a command the provider cannot do;
+ * 127 when the command could not be started; 1 for any other sandbox error.
  *
  * <pre>{@code
  * java -jar sandbox.jar exec --timeout 10s --env GREETING=hi -- sh -c 'echo $GREETING'
@@ -34,6 +40,9 @@ public final class SandboxCli {
 
     /** Exit code for any other sandbox error. */
     static final int EXIT_ERROR = 1;
+
+    /** The exit code of a command killed with SIGKILL. */
+    private static final int KILLED = 128 + 9;
 
     /** How long past the command's own timeout the CLI waits before giving up on the sandbox itself. */
     private static final Duration GRACE = Duration.ofSeconds(30);
@@ -82,19 +91,17 @@ public final class SandboxCli {
         try {
             cl = CommandLine.parse(args);
         } catch (UsageException e) {
-            err.println("sandbox: " + e.getMessage());
-            err.println();
-            err.print(CommandLine.USAGE);
-            err.flush();
-            return EXIT_USAGE;
+            return usageError(err, e);
         }
-        if (cl.mode() == CommandLine.Mode.HELP) {
+        if (cl instanceof CommandLine.Help) {
             out.print(CommandLine.USAGE);
             out.flush();
             return 0;
         }
         try {
             return execute(cl, out, err);
+        } catch (UsageException e) {
+            return usageError(err, e);
         } catch (ProcessLaunchException e) {
             return fail(err, e, EXIT_LAUNCH_FAILED);
         } catch (SandboxTimeoutException e) {
@@ -104,27 +111,77 @@ public final class SandboxCli {
         }
     }
 
-    private static int execute(CommandLine cl, PrintStream out, PrintStream err) {
+    private static int execute(CommandLine cl, PrintStream out, PrintStream err) throws UsageException {
+        return switch (cl) {
+            case CommandLine.Exec exec when exec.background() -> background(exec, out);
+            case CommandLine.Exec exec -> foreground(exec, out, err);
+            case CommandLine.Logs logs -> {
+                // following waits for the process, however long it takes; each event of it is short
+                try (SandboxClient client =
+                        SessionSource.forProvider(logs.provider()).attach(logs.session(), UNBOUNDED)) {
+                    yield LogsCommand.run(client, logs, out, err);
+                }
+            }
+            case CommandLine.Copy copy -> {
+                try (SandboxClient client = SessionSource.forProvider(copy.provider())
+                        .attach(copy.session(), SandboxClient.DEFAULT_TIMEOUT)) {
+                    yield CopyCommand.run(client, copy);
+                }
+            }
+            case CommandLine.ListFiles ls -> {
+                try (SandboxClient client = SessionSource.forProvider(ls.provider())
+                        .attach(ls.location().session(), SandboxClient.DEFAULT_TIMEOUT)) {
+                    yield ListFilesCommand.run(client, ls, out);
+                }
+            }
+            case CommandLine.Help help -> throw new IllegalStateException("help is handled before any session");
+        };
+    }
+
+    private static SessionOptions sessionOptions(CommandLine.Exec cl) {
         SessionOptions session = SessionOptions.defaults().withEnv(cl.env());
         if (cl.workdir() != null) {
             session = session.withWorkdir(cl.workdir());
         }
+        return session;
+    }
+
+    private static ExecOptions execOptions(CommandLine.Exec cl) {
         ExecOptions options =
                 ExecOptions.of(cl.command()).withTimeout(cl.timeout()).withIdleTimeout(cl.idleTimeout());
         if (cl.maxOutput() != null) {
             options = options.withMaxOutputBytes(cl.maxOutput());
         }
+        return options;
+    }
+
+    private static int background(CommandLine.Exec cl, PrintStream out) throws UsageException {
+        SessionOptions session = sessionOptions(cl);
+        if (cl.lifetime() != null) {
+            session = session.withLifetime(cl.lifetime());
+        }
+        try (SandboxClient client =
+                SessionSource.forProvider(cl.provider()).createDetached(session, SandboxClient.DEFAULT_TIMEOUT)) {
+            return BackgroundCommand.run(client, execOptions(cl), out);
+        }
+    }
+
+    private static int foreground(CommandLine.Exec cl, PrintStream out, PrintStream err) {
+        // the session ends with the command, so it needs no lifetime of its own unless one is asked for
+        SessionOptions session = sessionOptions(cl);
+        session = cl.lifetime() == null ? session.withUnlimitedLifetime() : session.withLifetime(cl.lifetime());
+        ExecOptions options = execOptions(cl);
         // the command's own --timeout ends it with 124; the client's limit only guards against a stuck sandbox
         Duration wait = cl.timeout() == null ? UNBOUNDED : cl.timeout().plus(GRACE);
-        try (SandboxClient client = open(cl.provider(), session, wait)) {
+        try (SandboxClient client = SessionSource.forProvider(cl.provider()).create(session, wait)) {
             Thread hook = new Thread(client::close, "sandbox-cli-shutdown");
             Runtime.getRuntime().addShutdownHook(hook);
             try {
-                return switch (cl.mode()) {
+                int code = switch (cl.mode()) {
                     case EXEC -> ExecCommand.run(client, options, out, err);
                     case RUN -> RunCommand.run(client, options, out);
-                    case HELP -> throw new IllegalStateException("help is handled before a session is made");
                 };
+                return code == KILLED ? explainKill(client, err) : code;
             } finally {
                 try {
                     Runtime.getRuntime().removeShutdownHook(hook);
@@ -135,11 +192,31 @@ public final class SandboxCli {
         }
     }
 
-    private static SandboxClient open(String provider, SessionOptions session, Duration wait) {
-        if (!provider.equals("local")) { // the parser accepts only known providers
-            throw new IllegalArgumentException("unknown provider " + provider);
+    /**
+     * The command was killed: when its session ended by its lifetime or idle timeout, says so and exits as for a
+     * timeout; otherwise the kill came from elsewhere and its exit code stands.
+     */
+    private static int explainKill(SandboxClient client, PrintStream err) {
+        try {
+            client.ping();
+        } catch (SessionClosedException e) {
+            if (e.reason() == SessionEndReason.LIFETIME_EXPIRED || e.reason() == SessionEndReason.IDLE_TIMEOUT) {
+                err.println("sandbox: " + e.getMessage() + "; the command was killed");
+                err.flush();
+                return EXIT_TIMEOUT;
+            }
         }
-        return SandboxClient.builder().defaultTimeout(wait).local(session);
+        return KILLED;
+    }
+
+    private static int usageError(PrintStream err, UsageException e) {
+        err.println("sandbox: " + e.getMessage());
+        if (e.showUsage()) {
+            err.println();
+            err.print(CommandLine.USAGE);
+        }
+        err.flush();
+        return EXIT_USAGE;
     }
 
     private static int fail(PrintStream err, SandboxException e, int code) {

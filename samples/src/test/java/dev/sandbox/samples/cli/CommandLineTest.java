@@ -15,6 +15,10 @@ class CommandLineTest {
         return CommandLine.parse(args);
     }
 
+    private static CommandLine.Exec exec(String... args) throws UsageException {
+        return (CommandLine.Exec) CommandLine.parse(args);
+    }
+
     private static void assertUsageError(String message, String... args) {
         assertThatThrownBy(() -> CommandLine.parse(args))
                 .isInstanceOf(UsageException.class)
@@ -23,7 +27,7 @@ class CommandLineTest {
 
     @Test
     void execWithDefaults() throws UsageException {
-        CommandLine cl = parse("exec", "--", "echo", "hi");
+        CommandLine.Exec cl = exec("exec", "--", "echo", "hi");
 
         assertThat(cl.mode()).isEqualTo(CommandLine.Mode.EXEC);
         assertThat(cl.provider()).isEqualTo("local");
@@ -31,13 +35,15 @@ class CommandLineTest {
         assertThat(cl.env()).isEmpty();
         assertThat(cl.timeout()).isNull();
         assertThat(cl.idleTimeout()).isNull();
+        assertThat(cl.lifetime()).isNull();
         assertThat(cl.maxOutput()).isNull();
+        assertThat(cl.background()).isFalse();
         assertThat(cl.command()).containsExactly("echo", "hi");
     }
 
     @Test
     void everyOptionInBothForms() throws UsageException {
-        CommandLine cl = parse(
+        CommandLine.Exec cl = exec(
                 "run",
                 "--provider",
                 "local",
@@ -50,6 +56,8 @@ class CommandLineTest {
                 "--timeout",
                 "10s",
                 "--idle-timeout=500ms",
+                "--lifetime",
+                "1h",
                 "--max-output",
                 "42",
                 "--",
@@ -62,13 +70,14 @@ class CommandLineTest {
         assertThat(cl.env()).containsExactly(Map.entry("A", "1"), Map.entry("B", "x=y"), Map.entry("EMPTY", ""));
         assertThat(cl.timeout()).isEqualTo(Duration.ofSeconds(10));
         assertThat(cl.idleTimeout()).isEqualTo(Duration.ofMillis(500));
+        assertThat(cl.lifetime()).isEqualTo(Duration.ofHours(1));
         assertThat(cl.maxOutput()).isEqualTo(42L);
         assertThat(cl.command()).containsExactly("sh", "-c", "exit 3");
     }
 
     @Test
     void argumentsAfterTheDashesBelongToTheCommand() throws UsageException {
-        CommandLine cl = parse("exec", "--", "grep", "--help", "-h", "--", "--timeout");
+        CommandLine.Exec cl = exec("exec", "--", "grep", "--help", "-h", "--", "--timeout");
 
         assertThat(cl.mode()).isEqualTo(CommandLine.Mode.EXEC);
         assertThat(cl.command()).containsExactly("grep", "--help", "-h", "--", "--timeout");
@@ -76,7 +85,7 @@ class CommandLineTest {
 
     @Test
     void relativeWorkdirIsMadeAbsolute() throws UsageException {
-        CommandLine cl = parse("exec", "--workdir", "some/dir/..", "--", "true");
+        CommandLine.Exec cl = exec("exec", "--workdir", "some/dir/..", "--", "true");
 
         assertThat(cl.workdir())
                 .isEqualTo(Path.of("some").toAbsolutePath().normalize().toString());
@@ -84,17 +93,19 @@ class CommandLineTest {
 
     @Test
     void helpAnywhereBeforeTheDashes() throws UsageException {
-        assertThat(parse("--help").mode()).isEqualTo(CommandLine.Mode.HELP);
-        assertThat(parse("-h").mode()).isEqualTo(CommandLine.Mode.HELP);
-        assertThat(parse("help").mode()).isEqualTo(CommandLine.Mode.HELP);
-        assertThat(parse("exec", "--help").mode()).isEqualTo(CommandLine.Mode.HELP);
-        assertThat(parse("run", "--bogus", "-h", "--", "x").mode()).isEqualTo(CommandLine.Mode.HELP);
+        assertThat(parse("--help")).isInstanceOf(CommandLine.Help.class);
+        assertThat(parse("-h")).isInstanceOf(CommandLine.Help.class);
+        assertThat(parse("help")).isInstanceOf(CommandLine.Help.class);
+        assertThat(parse("exec", "--help")).isInstanceOf(CommandLine.Help.class);
+        assertThat(parse("run", "--bogus", "-h", "--", "x")).isInstanceOf(CommandLine.Help.class);
+        assertThat(parse("logs", "s", "--help")).isInstanceOf(CommandLine.Help.class);
+        assertThat(parse("cp", "-h")).isInstanceOf(CommandLine.Help.class);
     }
 
     @Test
     void usageErrors() {
-        assertUsageError("missing subcommand");
-        assertUsageError("unknown subcommand 'shell'", "shell", "--", "ls");
+        assertUsageError("missing subcommand: exec, run, logs, cp or ls-files");
+        assertUsageError("unknown subcommand 'shell'; expected exec, run, logs, cp or ls-files", "shell", "--", "ls");
         assertUsageError("unknown option '--verbose'", "--verbose");
         assertUsageError("unknown option '--bogus'", "exec", "--bogus", "--", "ls");
         assertUsageError("unknown option '--bogus'", "exec", "--bogus=1", "--", "ls");
@@ -112,13 +123,115 @@ class CommandLineTest {
         assertUsageError("invalid --max-output '5k'", "run", "--max-output", "5k", "--", "ls");
         assertUsageError("invalid --max-output '-1'", "run", "--max-output=-1", "--", "ls");
         assertUsageError("--workdir needs a directory", "exec", "--workdir=", "--", "ls");
+        assertUsageError("--background applies to 'sandbox exec' only", "run", "--background", "--", "ls");
+        assertUsageError("option --background takes no value", "exec", "--background=yes", "--", "ls");
+        assertUsageError("invalid duration for --lifetime", "exec", "--lifetime", "forever", "--", "ls");
+    }
+
+    @Test
+    void execInTheBackground() throws UsageException {
+        CommandLine.Exec cl = exec("exec", "--background", "--lifetime", "2h", "--timeout=90m", "--", "sleep", "1");
+
+        assertThat(cl.mode()).isEqualTo(CommandLine.Mode.EXEC);
+        assertThat(cl.background()).isTrue();
+        assertThat(cl.lifetime()).isEqualTo(Duration.ofHours(2));
+        assertThat(cl.timeout()).isEqualTo(Duration.ofMinutes(90));
+        assertThat(cl.command()).containsExactly("sleep", "1");
+    }
+
+    @Test
+    void logsWithDefaultsAndWithEveryOption() throws UsageException {
+        assertThat(parse("logs", "sess-1", "p-2"))
+                .isEqualTo(new CommandLine.Logs("local", "sess-1", "p-2", 0, 0, false));
+        assertThat(parse("logs", "--follow", "--from", "4096", "sess-1", "p-2"))
+                .isEqualTo(new CommandLine.Logs("local", "sess-1", "p-2", 4096, 4096, true));
+        assertThat(parse("logs", "sess-1", "--from=10,20", "p-2", "--provider", "local", "--follow"))
+                .isEqualTo(new CommandLine.Logs("local", "sess-1", "p-2", 10, 20, true));
+        // ids that look like options go after --
+        assertThat(parse("logs", "--", "-odd", "--id"))
+                .isEqualTo(new CommandLine.Logs("local", "-odd", "--id", 0, 0, false));
+    }
+
+    @Test
+    void logsUsageErrors() {
+        assertUsageError("sandbox logs needs a SESSION and a PROCESS id", "logs");
+        assertUsageError("sandbox logs needs a SESSION and a PROCESS id", "logs", "sess-1");
+        assertUsageError("unexpected argument 'extra'", "logs", "s", "p", "extra");
+        assertUsageError("invalid --from 'x'", "logs", "--from", "x", "s", "p");
+        assertUsageError("invalid --from '-5'", "logs", "--from=-5", "s", "p");
+        assertUsageError("invalid --from ''", "logs", "--from", "1,", "s", "p");
+        assertUsageError("invalid --from '2,3'", "logs", "--from", "1,2,3", "s", "p");
+        assertUsageError("option --from needs a value", "logs", "s", "p", "--from");
+        assertUsageError("option --follow takes no value", "logs", "--follow=1", "s", "p");
+        assertUsageError("unknown option '--timeout'", "logs", "--timeout", "1s", "s", "p");
+        assertUsageError("unknown provider 'docker'", "logs", "--provider", "docker", "s", "p");
+        assertUsageError("PROCESS must not be empty", "logs", "s", " ");
+    }
+
+    @Test
+    void copyInEitherDirection() throws UsageException {
+        CommandLine.Copy up = (CommandLine.Copy) parse("cp", "build/app.jar", "sess-1:/srv/app.jar");
+        assertThat(up.source()).isEqualTo(new CommandLine.Location(null, "build/app.jar"));
+        assertThat(up.target()).isEqualTo(new CommandLine.Location("sess-1", "/srv/app.jar"));
+        assertThat(up.session()).isEqualTo("sess-1");
+        assertThat(up.provider()).isEqualTo("local");
+
+        CommandLine.Copy down = (CommandLine.Copy) parse("cp", "--provider=local", "sess-1:out/report.csv", ".");
+        assertThat(down.source()).isEqualTo(new CommandLine.Location("sess-1", "out/report.csv"));
+        assertThat(down.target()).isEqualTo(new CommandLine.Location(null, "."));
+        assertThat(down.session()).isEqualTo("sess-1");
+
+        // a colon after a slash, or at the start, belongs to a local name
+        CommandLine.Copy odd = (CommandLine.Copy) parse("cp", "./a:b", "s:c");
+        assertThat(odd.source().inSession()).isFalse();
+        assertThat(odd.source().path()).isEqualTo("./a:b");
+        assertThat(((CommandLine.Copy) parse("cp", ":x", "s:y")).source().inSession())
+                .isFalse();
+    }
+
+    @Test
+    void copyUsageErrors() {
+        assertUsageError("sandbox cp needs a SRC and a DST", "cp");
+        assertUsageError("sandbox cp needs a SRC and a DST", "cp", "a");
+        assertUsageError("unexpected argument 'c'", "cp", "a", "s:b", "c");
+        assertUsageError("one of SRC and DST must be SESSION:PATH", "cp", "a", "b");
+        assertUsageError("one of SRC and DST must be a local path", "cp", "s:a", "t:b");
+        assertUsageError("missing path after 's:'", "cp", "a", "s:");
+        assertUsageError("unknown option '--recursive'", "cp", "--recursive", "a", "s:b");
+        assertUsageError("empty path", "cp", "", "s:b");
+    }
+
+    @Test
+    void listFiles() throws UsageException {
+        assertThat(parse("ls-files", "sess-1:/srv"))
+                .isEqualTo(new CommandLine.ListFiles("local", new CommandLine.Location("sess-1", "/srv")));
+        assertThat(parse("ls-files", "sess-1:"))
+                .isEqualTo(new CommandLine.ListFiles("local", new CommandLine.Location("sess-1", ".")));
+
+        assertUsageError("sandbox ls-files needs SESSION:PATH", "ls-files");
+        assertUsageError("sandbox ls-files needs SESSION:PATH, got 'local/dir'", "ls-files", "local/dir");
+        assertUsageError("unexpected argument 's:b'", "ls-files", "s:a", "s:b");
     }
 
     @Test
     void usageNamesEveryOptionAndExitCode() {
-        for (String option :
-                List.of("--provider", "--workdir", "--env", "--timeout", "--idle-timeout", "--max-output", "--help")) {
+        for (String option : List.of(
+                "--provider",
+                "--workdir",
+                "--env",
+                "--timeout",
+                "--idle-timeout",
+                "--lifetime",
+                "--max-output",
+                "--background",
+                "--from",
+                "--follow",
+                "--help")) {
             assertThat(CommandLine.USAGE).contains(option);
+        }
+        for (String subcommand :
+                List.of("sandbox exec", "sandbox run", "sandbox logs", "sandbox cp", "sandbox ls-files")) {
+            assertThat(CommandLine.USAGE).contains(subcommand);
         }
         assertThat(CommandLine.USAGE).contains("124", "127", "500ms");
     }

@@ -137,6 +137,19 @@ class SandboxCliJarIT {
     }
 
     @Test
+    void backgroundWithTheLocalProviderIsAUsageErrorThatExplainsWhy() throws Exception {
+        Result r = run("exec", "--background", "--", "sleep", "60");
+
+        assertThat(r.code()).isEqualTo(2);
+        assertThat(r.out().bytes()).isZero();
+        assertThat(r.err().head())
+                .startsWith("sandbox: exec --background: ")
+                .contains("local sessions live only as long as the sandbox command that made them")
+                .doesNotContain("usage:");
+        assertThat(r.took()).isLessThan(Duration.ofSeconds(30)); // nothing was left to wait for
+    }
+
+    @Test
     void launchFailureExits127() throws Exception {
         Result r = run("exec", "--", "no-such-program-for-sure");
 

@@ -162,6 +162,46 @@ class SandboxCliTest {
     }
 
     @Test
+    void commandsForLastingSessionsExplainThatLocalSessionsEndWithTheCommand() {
+        String[][] cases = {
+            {"exec", "--background", "--", "sleep", "60"},
+            {"logs", "some-session", "p-1"},
+            {"logs", "--follow", "--from", "100", "some-session", "p-1"},
+            {"cp", tmp.resolve("x").toString(), "some-session:/tmp/x"},
+            {"cp", "some-session:/tmp/x", tmp.toString()},
+            {"ls-files", "some-session:/tmp"},
+        };
+        for (String[] args : cases) {
+            Outcome o = cli(args);
+            String shown = String.join(" ", args);
+            assertThat(o.code()).as(shown).isEqualTo(2);
+            assertThat(o.out()).as(shown).isEmpty();
+            assertThat(o.err())
+                    .as(shown)
+                    .startsWith("sandbox: ")
+                    .contains("local sessions live only as long as the sandbox command that made them")
+                    .contains("docker, remote")
+                    .doesNotContain("usage:"); // the command line was right
+        }
+        assertThat(cli("logs", "some-session", "p-1").err()).contains("'some-session'");
+        assertThat(cli("exec", "--background", "--", "true").err()).contains("--background");
+    }
+
+    @Test
+    void aSessionLifetimeEndsTheCommandAsATimeout() {
+        long start = System.nanoTime();
+        Outcome o = cli("exec", "--lifetime", "500ms", "--", "sh", "-c", "echo started; exec sleep 30");
+
+        assertThat(o.out()).isEqualTo("started\n");
+        assertThat(o.code()).isEqualTo(124);
+        assertThat(o.err()).startsWith("sandbox: ").contains("lifetime").contains("the command was killed");
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isLessThan(10_000);
+
+        // a kill from elsewhere keeps its own exit code
+        assertThat(cli("exec", "--", "sh", "-c", "kill -9 $$").code()).isEqualTo(137);
+    }
+
+    @Test
     void aProgramThatCannotStartExits127() {
         Outcome o = cli("exec", "--", "no-such-program-for-sure");
 

@@ -262,6 +262,22 @@ public final class ExecRunner {
     }
 
     /**
+     * A background process by id, as seen through the handle asking: operations on it are checked by that handle,
+     * not by the one that started it.
+     *
+     * @param id the id
+     * @param guard the asking handle's check
+     * @return the process, or {@code null}
+     */
+    public BackgroundProcess process(String id, RingBackgroundProcess.Guard guard) {
+        RingBackgroundProcess p;
+        synchronized (background) {
+            p = background.get(id);
+        }
+        return p == null ? null : p.through(guard);
+    }
+
+    /**
      * Streams a command's lines and exit.
      *
      * @param options validated by this call; a problem is an error signal

@@ -137,17 +137,17 @@ public final class RingBackgroundProcess implements BackgroundProcess {
 
     @Override
     public Flux<ExecEvent> output(long stdoutOffset, long stderrOffset) {
-        return lines(stdoutOffset, stderrOffset, true);
+        return lines(stdoutOffset, stderrOffset, true, guard);
     }
 
     @Override
     public Flux<ExecEvent> snapshot(long stdoutOffset, long stderrOffset) {
-        return lines(stdoutOffset, stderrOffset, false);
+        return lines(stdoutOffset, stderrOffset, false, guard);
     }
 
-    private Flux<ExecEvent> lines(long stdoutOffset, long stderrOffset, boolean follow) {
+    private Flux<ExecEvent> lines(long stdoutOffset, long stderrOffset, boolean follow, Guard g) {
         return Flux.defer(() -> {
-            guard.check();
+            g.check();
             checkOffset("stdoutOffset", stdoutOffset);
             checkOffset("stderrOffset", stderrOffset);
             LineFramer framer =
@@ -196,8 +196,12 @@ public final class RingBackgroundProcess implements BackgroundProcess {
 
     @Override
     public Mono<ExecResult> collect() {
+        return collect(guard);
+    }
+
+    private Mono<ExecResult> collect(Guard g) {
         return Mono.defer(() -> {
-            guard.check();
+            g.check();
             if (!collected.compareAndSet(false, true)) {
                 return Mono.error(new SandboxStateException(
                         "the output of process " + id + " was already collected; read it with output(offset)"));
@@ -212,8 +216,12 @@ public final class RingBackgroundProcess implements BackgroundProcess {
 
     @Override
     public Mono<Void> signal(int signal) {
+        return signal(signal, guard);
+    }
+
+    private Mono<Void> signal(int signal, Guard g) {
         return Mono.fromRunnable(() -> {
-            guard.check();
+            g.check();
             if (signal < 1 || signal > 64) {
                 throw new InvalidArgumentException("signal", "signal must be from 1 to 64, got " + signal);
             }
@@ -239,8 +247,12 @@ public final class RingBackgroundProcess implements BackgroundProcess {
 
     @Override
     public Mono<Void> writeStdin(ByteBuffer bytes) {
+        return writeStdin(bytes, guard);
+    }
+
+    private Mono<Void> writeStdin(ByteBuffer bytes, Guard g) {
         return Mono.defer(() -> {
-            guard.check();
+            g.check();
             if (stdin == null) {
                 return Mono.error(new SandboxStateException(
                         "process " + id + " reads stdin from the publisher it was started with"));
@@ -251,10 +263,104 @@ public final class RingBackgroundProcess implements BackgroundProcess {
 
     @Override
     public Mono<Void> closeStdin() {
+        return closeStdin(guard);
+    }
+
+    private Mono<Void> closeStdin(Guard g) {
         return Mono.defer(() -> {
-            guard.check();
+            g.check();
             return stdin == null ? Mono.empty() : stdin.close();
         });
+    }
+
+    /**
+     * This process as seen through another handle of its session: the same process, with every operation checked by
+     * that handle (so it keeps working after the handle that started it was closed, and stops when this one is).
+     *
+     * @param handleGuard the other handle's check
+     * @return the view
+     */
+    public BackgroundProcess through(Guard handleGuard) {
+        return new View(handleGuard);
+    }
+
+    /** A view of the process for another handle of the session. */
+    private final class View implements BackgroundProcess {
+        private final Guard g;
+
+        View(Guard g) {
+            this.g = g;
+        }
+
+        @Override
+        public String id() {
+            return id;
+        }
+
+        @Override
+        public OptionalLong pid() {
+            return RingBackgroundProcess.this.pid();
+        }
+
+        @Override
+        public List<String> argv() {
+            return RingBackgroundProcess.this.argv();
+        }
+
+        @Override
+        public Instant startedAt() {
+            return startedAt;
+        }
+
+        @Override
+        public Mono<ExecEvent.Exit> exit() {
+            return RingBackgroundProcess.this.exit();
+        }
+
+        @Override
+        public Optional<ExecEvent.Exit> exitNow() {
+            return RingBackgroundProcess.this.exitNow();
+        }
+
+        @Override
+        public Flux<ExecEvent> output(long stdoutOffset, long stderrOffset) {
+            return lines(stdoutOffset, stderrOffset, true, g);
+        }
+
+        @Override
+        public Flux<ExecEvent> snapshot(long stdoutOffset, long stderrOffset) {
+            return lines(stdoutOffset, stderrOffset, false, g);
+        }
+
+        @Override
+        public Mono<ExecResult> collect() {
+            return RingBackgroundProcess.this.collect(g);
+        }
+
+        @Override
+        public Mono<Void> signal(int signal) {
+            return RingBackgroundProcess.this.signal(signal, g);
+        }
+
+        @Override
+        public Mono<Void> kill() {
+            return RingBackgroundProcess.this.signal(9, g);
+        }
+
+        @Override
+        public Mono<Void> writeStdin(ByteBuffer bytes) {
+            return RingBackgroundProcess.this.writeStdin(bytes, g);
+        }
+
+        @Override
+        public Mono<Void> closeStdin() {
+            return RingBackgroundProcess.this.closeStdin(g);
+        }
+
+        @Override
+        public String toString() {
+            return "BackgroundProcess{" + id + ", " + options.argv() + "}";
+        }
     }
 
     private boolean throttled() {
@@ -417,7 +523,8 @@ public final class RingBackgroundProcess implements BackgroundProcess {
                 if (progressed) {
                     continue;
                 }
-                boolean caughtUp = offsets[0] == rings[0].end() && offsets[1] == rings[1].end();
+                // at or past the end: a reader may ask for an offset not written yet and wait for it
+                boolean caughtUp = offsets[0] >= rings[0].end() && offsets[1] >= rings[1].end();
                 if (failed != null && caughtUp) {
                     finish(failed);
                 } else if (ended && caughtUp) {

@@ -1,0 +1,36 @@
+package dev.sandbox.samples.cli;
+
+import dev.sandbox.SessionOptions;
+import dev.sandbox.blocking.SandboxClient;
+import java.time.Duration;
+
+/**
+ * Sessions of the local provider: host processes in a temporary directory, owned by this JVM. They end with the CLI
+ * process, so only the commands that make a session and finish with it ({@code exec}, {@code run}) can use them.
+ */
+final class LocalSessionSource implements SessionSource {
+    static final String NOT_PERSISTENT =
+            "local sessions live only as long as the sandbox command that made them; use a provider whose sessions"
+                    + " outlive the command (docker, remote: coming)";
+
+    @Override
+    public SandboxClient create(SessionOptions options, Duration wait) {
+        return SandboxClient.builder().defaultTimeout(wait).local(options);
+    }
+
+    @Override
+    public SandboxClient createDetached(SessionOptions options, Duration wait) throws UsageException {
+        throw new UsageException(
+                "exec --background: a background process needs a session that outlives this command, but "
+                        + NOT_PERSISTENT,
+                false);
+    }
+
+    @Override
+    public SandboxClient attach(String sessionId, Duration wait) throws UsageException {
+        throw new UsageException(
+                "cannot reach session '" + sessionId + "': " + NOT_PERSISTENT
+                        + "; for the local provider, run the whole job in one 'sandbox exec'",
+                false);
+    }
+}

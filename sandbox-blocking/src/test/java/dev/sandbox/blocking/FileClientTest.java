@@ -1,0 +1,322 @@
+package dev.sandbox.blocking;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.sandbox.ExecOptions;
+import dev.sandbox.FileEvent;
+import dev.sandbox.FileInfo;
+import dev.sandbox.FileOperationException;
+import dev.sandbox.FileOperationException.Reason;
+import dev.sandbox.InvalidArgumentException;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.DigestInputStream;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The files sub-client with real files of the local provider. */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class FileClientTest {
+    private static final int MIB = 1024 * 1024;
+
+    @TempDir
+    Path tmp;
+
+    private SandboxClient client;
+    private FileClient fs;
+
+    @BeforeEach
+    void open() {
+        client = SandboxClient.builder().defaultTimeout(Duration.ofSeconds(30)).local();
+        fs = client.fs();
+    }
+
+    @AfterEach
+    void close() {
+        client.close();
+    }
+
+    record Call(long done, long total) {}
+
+    private static void randomFile(Path file, int mebibytes, long seed) throws IOException {
+        Random random = new Random(seed);
+        byte[] block = new byte[MIB];
+        try (OutputStream out = Files.newOutputStream(file)) {
+            for (int i = 0; i < mebibytes; i++) {
+                random.nextBytes(block);
+                out.write(block);
+            }
+        }
+    }
+
+    private static String sha256(InputStream in) throws IOException {
+        try (DigestInputStream digest = new DigestInputStream(in, newDigest())) {
+            digest.transferTo(OutputStream.nullOutputStream());
+            return HexFormat.of().formatHex(digest.getMessageDigest().digest());
+        }
+    }
+
+    private static String sha256(Path file) throws IOException {
+        return sha256(Files.newInputStream(file));
+    }
+
+    private static MessageDigest newDigest() {
+        try {
+            return MessageDigest.getInstance("SHA-256");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static void assertProgress(List<Call> calls, long size) {
+        assertThat(calls).isNotEmpty();
+        assertThat(calls.getLast()).isEqualTo(new Call(size, size));
+        // never more than one call per 64 KiB, and the counts only grow
+        assertThat(calls.size()).isBetween(2, (int) (size / TransferListener.STEP_BYTES) + 1);
+        for (int i = 1; i < calls.size(); i++) {
+            assertThat(calls.get(i).done()).isGreaterThan(calls.get(i - 1).done());
+        }
+    }
+
+    private static void assertFails(ThrowingCallable call, Reason reason, String path) {
+        assertThatThrownBy(call).isInstanceOfSatisfying(FileOperationException.class, e -> {
+            assertThat(e.reason()).isEqualTo(reason);
+            assertThat(e.path()).isEqualTo(path);
+            assertThat(e.getMessage()).contains(path);
+        });
+    }
+
+    @Test
+    void aSixtyFourMebibyteFileGoesUpAndComesBackUnchangedWithProgress() throws Exception {
+        Path source = tmp.resolve("source.bin");
+        randomFile(source, 64, 42);
+        long size = 64L * MIB;
+
+        List<Call> up = new ArrayList<>();
+        FileInfo uploaded = fs.upload(source, "big.bin", (done, total) -> up.add(new Call(done, total)));
+        assertThat(uploaded.size()).isEqualTo(size);
+        assertThat(uploaded.type()).isEqualTo(FileInfo.Type.FILE);
+        assertThat(uploaded.name()).isEqualTo("big.bin");
+        assertProgress(up, size);
+        assertThat(up.getFirst().total()).isEqualTo(size);
+
+        List<Call> down = new ArrayList<>();
+        Path back = tmp.resolve("back.bin");
+        assertThat(fs.download("big.bin", back, (done, total) -> down.add(new Call(done, total))))
+                .isEqualTo(size);
+        assertProgress(down, size);
+        assertThat(down.getFirst().total()).isEqualTo(size);
+
+        String expected = sha256(source);
+        assertThat(sha256(back)).isEqualTo(expected);
+        try (InputStream in = fs.read("big.bin")) {
+            assertThat(sha256(in)).isEqualTo(expected);
+        }
+        // what the sandbox itself sees
+        assertThat(client.process().run(ExecOptions.of("sha256sum", "big.bin")).stdout())
+                .startsWith(expected);
+        try (var left = Files.list(tmp)) {
+            assertThat(left.map(p -> p.getFileName().toString())).containsExactlyInAnyOrder("source.bin", "back.bin");
+        }
+    }
+
+    @Test
+    void writingFromAStreamOfUnknownSizeReportsTheTotalAtTheEnd() throws Exception {
+        byte[] data = new byte[3 * MIB + 123];
+        new Random(7).nextBytes(data);
+        List<Call> calls = new ArrayList<>();
+
+        FileInfo info = fs.write("streamed.bin", new ByteArrayInputStream(data), (d, t) -> calls.add(new Call(d, t)));
+
+        assertThat(info.size()).isEqualTo(data.length);
+        assertThat(calls.getLast()).isEqualTo(new Call(data.length, data.length));
+        assertThat(calls.subList(0, calls.size() - 1))
+                .allSatisfy(c -> assertThat(c.total()).isEqualTo(-1));
+        assertProgress(calls, data.length);
+        assertThat(fs.readAllBytes("streamed.bin", data.length)).isEqualTo(data);
+    }
+
+    @Test
+    void smallFilesDirectoriesAndMetadata() {
+        fs.mkdir("a/b/c");
+        fs.mkdir("a/b/c"); // exists already: fine
+        FileInfo written = fs.write("a/b/hello.txt", "hello\n".getBytes(StandardCharsets.UTF_8));
+        assertThat(written.size()).isEqualTo(6);
+        assertThat(new String(fs.readAllBytes("a/b/hello.txt", 100), StandardCharsets.UTF_8))
+                .isEqualTo("hello\n");
+
+        assertThat(fs.list("a/b"))
+                .extracting(FileInfo::name, FileInfo::type)
+                .containsExactly(
+                        org.assertj.core.groups.Tuple.tuple("c", FileInfo.Type.DIRECTORY),
+                        org.assertj.core.groups.Tuple.tuple("hello.txt", FileInfo.Type.FILE));
+
+        client.process().run(ExecOptions.shell("ln -s hello.txt a/b/link; chmod 640 a/b/hello.txt"));
+        FileInfo link = fs.stat("a/b/link");
+        assertThat(link.type()).isEqualTo(FileInfo.Type.SYMLINK);
+        assertThat(link.symlinkTarget()).contains("hello.txt");
+        assertThat(fs.stat("a/b/hello.txt").mode()).isEqualTo(0640);
+
+        fs.move("a/b/hello.txt", "a/moved.txt");
+        assertThat(fs.exists("a/b/hello.txt")).isFalse();
+        assertThat(fs.exists("a/moved.txt")).isTrue();
+
+        fs.remove("a/moved.txt");
+        assertThat(fs.exists("a/moved.txt")).isFalse();
+        fs.remove("a", true);
+        assertThat(fs.exists("a")).isFalse();
+    }
+
+    @Test
+    void errorsAreTypedAndNameThePath() throws Exception {
+        fs.write("file.txt", new byte[10]);
+        fs.mkdir("dir/sub");
+        fs.write("other.txt", new byte[1]);
+
+        assertFails(() -> fs.stat("missing.txt"), Reason.NOT_FOUND, "missing.txt");
+        assertFails(() -> fs.read("missing.txt"), Reason.NOT_FOUND, "missing.txt");
+        assertFails(() -> fs.read("dir"), Reason.IS_A_DIRECTORY, "dir");
+        assertFails(() -> fs.readAllBytes("file.txt", 9), Reason.TOO_LARGE, "file.txt");
+        assertFails(() -> fs.list("file.txt"), Reason.NOT_A_DIRECTORY, "file.txt");
+        assertFails(() -> fs.list("nowhere"), Reason.NOT_FOUND, "nowhere");
+        assertFails(() -> fs.write("no/such/dir/x.txt", new byte[1]), Reason.NOT_FOUND, "no/such/dir/x.txt");
+        assertFails(() -> fs.remove("dir"), Reason.DIRECTORY_NOT_EMPTY, "dir");
+        assertFails(() -> fs.remove("missing.txt", true), Reason.NOT_FOUND, "missing.txt");
+        assertFails(() -> fs.move("file.txt", "other.txt"), Reason.ALREADY_EXISTS, "other.txt");
+        assertFails(() -> fs.move("missing.txt", "x.txt"), Reason.NOT_FOUND, "missing.txt");
+        assertFails(() -> fs.watch("file.txt"), Reason.NOT_A_DIRECTORY, "file.txt");
+        assertFails(() -> fs.watch("nowhere"), Reason.NOT_FOUND, "nowhere");
+
+        // the local side of a transfer names the local path
+        Path missing = tmp.resolve("missing.bin");
+        assertFails(() -> fs.upload(missing, "x.bin"), Reason.NOT_FOUND, missing.toString());
+        assertFails(() -> fs.upload(tmp, "x.bin"), Reason.IS_A_DIRECTORY, tmp.toString());
+        Path noDir = tmp.resolve("no/such/dir/out.bin");
+        assertFails(() -> fs.download("file.txt", noDir), Reason.NOT_FOUND, noDir.toString());
+
+        assertThatThrownBy(() -> fs.stat("../../etc/passwd"))
+                .isInstanceOf(InvalidArgumentException.class)
+                .hasMessageContaining("../../etc/passwd");
+        assertThat(fs.exists("dir/sub")).isTrue(); // nothing above changed anything
+        assertThat(fs.stat("file.txt").size()).isEqualTo(10);
+    }
+
+    @Test
+    void anAbortedTransferLeavesNoFileBehind() throws Exception {
+        Path source = tmp.resolve("source.bin");
+        randomFile(source, 4, 1);
+        fs.mkdir("up");
+
+        assertThatThrownBy(() -> fs.upload(source, "up/target.bin", (done, total) -> {
+                    throw new IllegalStateException("stop at " + done);
+                }))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageStartingWith("stop at ");
+        assertThat(waitForEmpty("up")).isEmpty(); // neither the target nor its temporary file
+
+        InputStream failing = new InputStream() {
+            private int left = 200_000;
+
+            @Override
+            public int read() throws IOException {
+                if (left <= 0) {
+                    throw new IOException("source broke");
+                }
+                left--;
+                return 'x';
+            }
+        };
+        assertThatThrownBy(() -> fs.write("up/target.bin", failing))
+                .isInstanceOf(UncheckedIOException.class)
+                .hasMessageContaining("source broke");
+        assertThat(waitForEmpty("up")).isEmpty();
+    }
+
+    /** The entries of a directory once a cancelled write has cleaned up (which happens asynchronously). */
+    private List<FileInfo> waitForEmpty(String dir) throws InterruptedException {
+        List<FileInfo> entries = fs.list(dir);
+        for (int i = 0; i < 100 && !entries.isEmpty(); i++) {
+            Thread.sleep(20);
+            entries = fs.list(dir);
+        }
+        return entries;
+    }
+
+    @Test
+    void readingCanStopEarlyAndTheStreamIsThenClosed() throws Exception {
+        fs.write("data.txt", "0123456789".repeat(100_000).getBytes(StandardCharsets.US_ASCII));
+        InputStream in = fs.read("data.txt");
+        byte[] head = in.readNBytes(10);
+        assertThat(new String(head, StandardCharsets.US_ASCII)).isEqualTo("0123456789");
+        in.close();
+        assertThatThrownBy(in::read).isInstanceOf(IOException.class).hasMessageContaining("closed");
+    }
+
+    @Test
+    void aWatchSeesACreatedFile() {
+        fs.mkdir("inbox");
+        try (FileWatch watch = fs.watch("inbox")) {
+            // the provider sets the watch up asynchronously: keep creating files until one shows up
+            List<FileEvent> events = new ArrayList<>();
+            for (int i = 0; i < 50 && events.stream().noneMatch(FileClientTest::createdAFile); i++) {
+                fs.write("inbox/file-" + i + ".txt", new byte[] {1});
+                for (FileEvent e = watch.poll(Duration.ofMillis(200));
+                        e != null;
+                        e = watch.poll(Duration.ofMillis(200))) {
+                    events.add(e);
+                }
+            }
+            assertThat(events).anyMatch(FileClientTest::createdAFile);
+
+            // once it runs, a change shows up without retrying
+            FileEvent next;
+            fs.write("inbox/final.txt", new byte[] {2});
+            do {
+                next = watch.poll(Duration.ofSeconds(5));
+            } while (next != null && !next.path().endsWith("/inbox/final.txt"));
+            assertThat(next).isNotNull();
+            assertThat(next.kind()).isEqualTo(FileEvent.Kind.CREATED);
+        }
+    }
+
+    private static boolean createdAFile(FileEvent e) {
+        return e.kind() == FileEvent.Kind.CREATED && e.path().matches(".*/inbox/file-\\d+\\.txt");
+    }
+
+    @Test
+    void aWatchIteratorEndsWhenClosedFromAnotherThread() throws Exception {
+        fs.mkdir("quiet");
+        FileWatch watch = fs.watch("quiet");
+        Thread closer = new Thread(() -> {
+            try {
+                Thread.sleep(200);
+            } catch (InterruptedException e) {
+                return;
+            }
+            watch.close();
+        });
+        closer.start();
+        assertThat(watch.iterator().hasNext()).isFalse();
+        closer.join(5000);
+        assertThat(watch.poll(Duration.ofMillis(10))).isNull();
+    }
+}

@@ -1,0 +1,101 @@
+package dev.sandbox.blocking;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.sandbox.ExecOptions;
+import dev.sandbox.InvalidArgumentException;
+import dev.sandbox.SessionClosedException;
+import dev.sandbox.SessionEndReason;
+import dev.sandbox.SessionOptions;
+import dev.sandbox.SessionStatus;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** Changing a session's lifetime and idle timeout through the blocking client, and seeing it end. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class SessionLifetimeTest {
+
+    /** Pings until the session is gone; returns the reason it ended. */
+    private static SessionEndReason awaitEnd(SandboxClient client, Duration within) throws InterruptedException {
+        long deadline = System.nanoTime() + within.toNanos();
+        while (System.nanoTime() < deadline) {
+            try {
+                client.ping();
+            } catch (SessionClosedException e) {
+                return e.reason();
+            }
+            Thread.sleep(20);
+        }
+        throw new AssertionError("session " + client.sessionId() + " still runs after " + within);
+    }
+
+    @Test
+    void pingShowsTheLifetimeAndItCanBeExtended() {
+        try (SandboxClient client = SandboxClient.local()) {
+            SessionStatus initial = client.ping();
+            assertThat(initial.expiresAt())
+                    .isBetween(
+                            Instant.now().plus(SessionOptions.DEFAULT_LIFETIME).minusSeconds(10),
+                            Instant.now().plus(SessionOptions.DEFAULT_LIFETIME));
+            assertThat(initial.idleTimeout()).isNull();
+            assertThat(initial.endReason()).isNull();
+
+            Instant before = Instant.now();
+            client.setLifetime(Duration.ofHours(2));
+            client.setIdleTimeout(Duration.ofMinutes(10));
+
+            SessionStatus status = client.ping();
+            assertThat(status.expiresAt())
+                    .isBetween(before.plus(Duration.ofHours(2)), Instant.now().plus(Duration.ofHours(2)));
+            assertThat(status.idleTimeout()).isEqualTo(Duration.ofMinutes(10));
+        }
+    }
+
+    @Test
+    void aShortenedLifetimeEndsTheSessionAndKillsItsProcesses() throws Exception {
+        try (SandboxClient client = SandboxClient.local()) {
+            BackgroundProcessHandle sleeper = client.process().start(ExecOptions.of("sleep", "30"));
+            long pid = sleeper.pid().orElseThrow();
+
+            client.setLifetime(Duration.ofMillis(300));
+
+            assertThat(awaitEnd(client, Duration.ofSeconds(10))).isEqualTo(SessionEndReason.LIFETIME_EXPIRED);
+            Pids.assertGoneWithin(pid, Duration.ofSeconds(2));
+            assertThatThrownBy(() -> client.fs().list("."))
+                    .isInstanceOfSatisfying(
+                            SessionClosedException.class,
+                            e -> assertThat(e.reason()).isEqualTo(SessionEndReason.LIFETIME_EXPIRED));
+        }
+    }
+
+    @Test
+    void anIdleSessionEndsButActivityKeepsItAlive() throws Exception {
+        try (SandboxClient client = SandboxClient.local()) {
+            client.setIdleTimeout(Duration.ofMillis(600));
+            // activity more often than the idle timeout keeps the session
+            for (int i = 0; i < 6; i++) {
+                client.fs().write("beat.txt", new byte[] {(byte) i});
+                Thread.sleep(200);
+            }
+            assertThat(client.ping().status()).isEqualTo("running");
+
+            assertThat(awaitEnd(client, Duration.ofSeconds(10))).isEqualTo(SessionEndReason.IDLE_TIMEOUT);
+        }
+    }
+
+    @Test
+    void nonPositiveDurationsAreRejected() {
+        try (SandboxClient client = SandboxClient.local()) {
+            assertThatThrownBy(() -> client.setLifetime(Duration.ZERO))
+                    .isInstanceOf(InvalidArgumentException.class)
+                    .hasMessageContaining("lifetime");
+            assertThatThrownBy(() -> client.setIdleTimeout(Duration.ofSeconds(-1)))
+                    .isInstanceOf(InvalidArgumentException.class)
+                    .hasMessageContaining("idleTimeout");
+        }
+    }
+}
