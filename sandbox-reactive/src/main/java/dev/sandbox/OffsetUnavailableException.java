@@ -5,9 +5,10 @@ package dev.sandbox;
  * exception says which offsets remain, so the caller can resume from {@link #firstAvailable()}.
  *
  * <pre>{@code
- * process.output(OutputRequest.from(0, 0))
- *     .onErrorResume(OffsetUnavailableException.class, e -> process.output(OutputRequest.from(
- *             e.stream() == ExecEvent.StreamKind.STDOUT ? e.firstAvailable() : 0, 0)));
+ * process.output(0, 0)
+ *     .onErrorResume(OffsetUnavailableException.class, e -> e.stream() == ExecEvent.StreamKind.STDOUT
+ *             ? process.output(e.firstAvailable(), 0)
+ *             : process.output(0, e.firstAvailable()));
  * }</pre>
  */
 public class OffsetUnavailableException extends SandboxStateException {

@@ -89,7 +89,7 @@ class BackgroundProcessHandleTest {
 
         // a late reader resumes from the offset of "two" in stdout, and past everything in stderr
         List<ExecEvent.Line> late = firstLines(p.logs(two.offset(), "oops\n".length()), 1);
-        assertThat(late).containsExactly(new ExecEvent.Stdout("two", 4, false));
+        assertThat(late).containsExactly(new ExecEvent.Stdout("two", 4, false, 8));
 
         // closing the readers left the process alone: it still waits for its input
         assertThat(p.exitCode()).isNull();
@@ -120,7 +120,7 @@ class BackgroundProcessHandleTest {
                 Thread.sleep(50);
             }
         }
-        assertThat(now).containsExactly(new ExecEvent.Stdout("ready", 0, false));
+        assertThat(now).containsExactly(new ExecEvent.Stdout("ready", 0, false, 6));
         assertThat(p.exitCode()).isNull();
         p.kill();
     }
@@ -238,7 +238,7 @@ class BackgroundProcessHandleTest {
         BackgroundProcessHandle p = client.process().start(ExecOptions.shell("echo hi; exec sleep 30"));
         try (LogStream logs = p.logs(0, 0, Duration.ofMillis(300))) {
             Iterator<ExecEvent> it = logs.iterator();
-            assertThat(it.next()).isEqualTo(new ExecEvent.Stdout("hi", 0, false));
+            assertThat(it.next()).isEqualTo(new ExecEvent.Stdout("hi", 0, false, 3));
             assertThatThrownBy(it::hasNext)
                     .isInstanceOfSatisfying(
                             SandboxTimeoutException.class,

@@ -395,7 +395,7 @@ class SandboxClientTest {
                 try (SandboxClient third = SandboxClient.attach(provider, sessionId);
                         LogStream logs = third.process().get(processId).logs(0, 0)) {
                     assertThat(logs.iterator().next())
-                            .isEqualTo(new ExecEvent.Stdout("from the second client", 0, false));
+                            .isEqualTo(new ExecEvent.Stdout("from the second client", 0, false, 23));
                 }
             }
             assertThatThrownBy(() -> SandboxClient.attach(provider, sessionId))

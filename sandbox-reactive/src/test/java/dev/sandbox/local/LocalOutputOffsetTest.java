@@ -62,7 +62,7 @@ class LocalOutputOffsetTest {
             StepVerifier.create(p.output(8, 0))
                     .then(() -> p.writeStdin(java.nio.ByteBuffer.wrap("go\n".getBytes()))
                             .block(WAIT))
-                    .assertNext(e -> assertThat(e).isEqualTo(new ExecEvent.Stdout("three", 8, false)))
+                    .assertNext(e -> assertThat(e).isEqualTo(new ExecEvent.Stdout("three", 8, false, 14)))
                     .assertNext(e -> assertThat(e).isInstanceOf(ExecEvent.Exit.class))
                     .expectComplete()
                     .verify(WAIT);

@@ -54,7 +54,7 @@ class LocalReattachTest {
             SandboxSession other = provider.attach(owner.id()).block(WAIT);
             BackgroundProcess again = other.process(started.id()).block(WAIT);
             StepVerifier.create(again.output(0, 0).take(1))
-                    .expectNext(new ExecEvent.Stdout("hello", 0, false))
+                    .expectNext(new ExecEvent.Stdout("hello", 0, false, 6))
                     .expectComplete()
                     .verify(WAIT);
             again.writeStdin(java.nio.ByteBuffer.wrap("echoed\n".getBytes())).block(WAIT);

@@ -80,15 +80,6 @@ public final class ExecRunner {
         return count;
     }
 
-    /**
-     * How many commands are streaming in the foreground now.
-     *
-     * @return the count
-     */
-    public int foregroundCount() {
-        return running.size();
-    }
-
     /** Kills every running command, in the foreground and the background. */
     public void killAll() {
         running.forEach(Execution::kill);
