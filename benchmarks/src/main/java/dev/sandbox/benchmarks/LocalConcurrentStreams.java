@@ -1,0 +1,192 @@
+package dev.sandbox.benchmarks;
+
+import dev.sandbox.ExecEvent;
+import dev.sandbox.ExecOptions;
+import dev.sandbox.SandboxSession;
+import dev.sandbox.SessionOptions;
+import dev.sandbox.local.LocalSandboxProvider;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+
+/**
+ * {@code local-concurrent-streams}: the peak number of live platform threads while 500 commands, each printing
+ * 10,000 lines, run and are read at the same time. SDK: 500 {@code session.exec(...)} streams merged with a
+ * concurrency of 500, counting each one's {@link ExecEvent.Stdout} events. Baseline: 500 {@link ProcessBuilder}
+ * processes, each read by its own pair of platform threads (stdout and stderr), the usual way to read a process
+ * without the SDK.
+ *
+ * <p>{@code seq 1 10000} alone ends within a millisecond, far sooner than 500 processes can be started, so the
+ * streams would hardly overlap. Each command is therefore {@code echo ready; read go; exec seq 1 10000}: it waits
+ * on its stdin until all 500 are running, then prints its 10,000 lines. The SDK side feeds stdin from a gate that
+ * opens when all 500 {@code ready} lines have arrived; the baseline writes {@code go} to every process once it has
+ * started all 500 and their readers.
+ *
+ * <p>The SDK figure is the JVM's whole live thread count at its peak, the SDK's scheduler and I/O threads included.
+ * Threads the SDK left idle from the previous round are not the baseline's doing, so the baseline figure is its
+ * peak less those: the peak above the live count at the start of its round, plus the JVM's own threads counted
+ * before any benchmark ran ({@link RunConfig#jvmThreads()}).
+ *
+ * <pre>{@code
+ * Result r = new LocalConcurrentStreams().run(RunConfig.of(false, System.err));
+ * }</pre>
+ */
+public final class LocalConcurrentStreams implements Benchmark {
+    static final int COMMANDS = 500;
+    static final int LINES = 10_000;
+    private static final Duration TIMEOUT = Duration.ofMinutes(3);
+    /** Says it runs, waits for a line on stdin, then prints {@link #LINES} lines. */
+    private static final List<String> ARGV = List.of("/bin/sh", "-c", "echo ready; read go; exec seq 1 " + LINES);
+
+    private static final byte[] GO = "go\n".getBytes(StandardCharsets.US_ASCII);
+
+    @Override
+    public String name() {
+        return "local-concurrent-streams";
+    }
+
+    @Override
+    public String unit() {
+        return "threads";
+    }
+
+    @Override
+    public Target target() {
+        return Target.atMost(0.1);
+    }
+
+    @Override
+    public Result run(RunConfig config) throws Exception {
+        Reps reps = config.reps(new Reps(0, 1), new Reps(1, 7));
+        try (LocalSandboxProvider provider = LocalSandboxProvider.create()) {
+            SandboxSession session = provider.create(SessionOptions.defaults()).block(TIMEOUT);
+            try {
+                return Harness.alternate(
+                        name(),
+                        unit(),
+                        target(),
+                        reps,
+                        config,
+                        () -> sdkOnce(session),
+                        () -> baselineOnce(config.jvmThreads()),
+                        Harness.COLLECT);
+            } finally {
+                session.destroy().block(TIMEOUT);
+            }
+        }
+    }
+
+    private static double sdkOnce(SandboxSession session) throws Exception {
+        AtomicInteger ready = new AtomicInteger();
+        Sinks.Empty<Void> allRunning = Sinks.empty();
+        ExecOptions command =
+                ExecOptions.of(ARGV).withStdin(allRunning.asMono().then(Mono.fromSupplier(() -> ByteBuffer.wrap(GO))));
+        List<Long> counts;
+        int peak;
+        try (ThreadPeak sampler = ThreadPeak.start()) {
+            counts = Flux.range(0, COMMANDS)
+                    .flatMap(
+                            i -> session.exec(command)
+                                    .doOnNext(e -> {
+                                        if (e instanceof ExecEvent.Stdout out
+                                                && out.offset() == 0
+                                                && out.text().equals("ready")
+                                                && ready.incrementAndGet() == COMMANDS) {
+                                            allRunning.tryEmitEmpty();
+                                        } else if (e instanceof ExecEvent.Exit exit && exit.code() != 0) {
+                                            throw new IllegalStateException("SDK: a command exited with " + exit);
+                                        }
+                                    })
+                                    .filter(e -> e instanceof ExecEvent.Stdout)
+                                    .count(),
+                            COMMANDS)
+                    .collectList()
+                    .block(TIMEOUT);
+            peak = sampler.peak();
+        }
+        if (counts == null || counts.size() != COMMANDS || !counts.stream().allMatch(c -> c == LINES + 1)) {
+            throw new IllegalStateException("SDK: expected " + COMMANDS + " streams of " + (LINES + 1) + " lines, got "
+                    + (counts == null ? "none" : counts));
+        }
+        return peak;
+    }
+
+    private static double baselineOnce(int jvmThreads) throws Exception {
+        List<Process> processes = new ArrayList<>(COMMANDS);
+        List<Thread> readers = new ArrayList<>(2 * COMMANDS);
+        AtomicLong stdoutLines = new AtomicLong();
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        int peak;
+        int before;
+        try (ThreadPeak sampler = ThreadPeak.start()) {
+            before = ThreadPeak.liveNow();
+            try {
+                for (int i = 0; i < COMMANDS; i++) {
+                    Process p = new ProcessBuilder(ARGV).start();
+                    processes.add(p);
+                    readers.add(reader(p.getInputStream(), stdoutLines, failure, "stdout-" + i));
+                    readers.add(reader(p.getErrorStream(), new AtomicLong(), failure, "stderr-" + i));
+                }
+                for (Process p : processes) {
+                    try (OutputStream stdin = p.getOutputStream()) {
+                        stdin.write(GO);
+                    }
+                }
+                long deadline = System.nanoTime() + TIMEOUT.toNanos();
+                for (Thread t : readers) {
+                    t.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
+                    if (t.isAlive()) {
+                        throw new IllegalStateException("baseline: a reader was still running after " + TIMEOUT);
+                    }
+                }
+                for (Process p : processes) {
+                    if (!p.waitFor(10, TimeUnit.SECONDS) || p.exitValue() != 0) {
+                        throw new IllegalStateException("baseline: a command did not exit with 0");
+                    }
+                }
+            } finally {
+                processes.forEach(p -> {
+                    if (p.isAlive()) {
+                        p.destroyForcibly();
+                    }
+                });
+            }
+            peak = sampler.peak();
+        }
+        if (failure.get() != null) {
+            throw new IllegalStateException("baseline: a reader failed", failure.get());
+        }
+        if (stdoutLines.get() != (long) COMMANDS * (LINES + 1)) {
+            throw new IllegalStateException(
+                    "baseline: read " + stdoutLines.get() + " lines, expected " + (long) COMMANDS * (LINES + 1));
+        }
+        // not the SDK's idle threads from the previous round: only what this round added over the JVM's own
+        return peak - before + Math.min(before, jvmThreads);
+    }
+
+    private static Thread reader(InputStream in, AtomicLong lines, AtomicReference<Throwable> failure, String name) {
+        Thread t = new Thread(
+                () -> {
+                    try (in) {
+                        lines.addAndGet(RawLines.count(in).lines());
+                    } catch (IOException | RuntimeException e) {
+                        failure.compareAndSet(null, e);
+                    }
+                },
+                "baseline-" + name);
+        t.start();
+        return t;
+    }
+}

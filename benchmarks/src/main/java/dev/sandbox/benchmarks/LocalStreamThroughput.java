@@ -1,0 +1,113 @@
+package dev.sandbox.benchmarks;
+
+import dev.sandbox.ExecEvent;
+import dev.sandbox.ExecOptions;
+import dev.sandbox.SandboxSession;
+import dev.sandbox.SessionOptions;
+import dev.sandbox.local.LocalSandboxProvider;
+import java.io.InputStream;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * {@code local-stream-throughput}: lines per second read from {@code seq 1 10000000}. SDK: {@code
+ * session.exec(...)} consumed to the end, counting the {@link ExecEvent.Stdout} events. Baseline: {@link
+ * ProcessBuilder} and a plain {@link RawLines} loop over the process's {@link InputStream}, on the calling thread.
+ * Both sides decode every line to a string and check they saw exactly ten million lines and exit code 0.
+ *
+ * <pre>{@code
+ * Result r = new LocalStreamThroughput().run(RunConfig.of(false, System.err));
+ * }</pre>
+ */
+public final class LocalStreamThroughput implements Benchmark {
+    static final long LINES = 10_000_000;
+    private static final Duration TIMEOUT = Duration.ofMinutes(2);
+
+    @Override
+    public String name() {
+        return "local-stream-throughput";
+    }
+
+    @Override
+    public String unit() {
+        return "lines/s";
+    }
+
+    @Override
+    public Target target() {
+        return Target.atLeast(0.4);
+    }
+
+    @Override
+    public Result run(RunConfig config) throws Exception {
+        Reps reps = config.reps(new Reps(1, 2), new Reps(3, 15));
+        ExecOptions seq = ExecOptions.of("seq", "1", Long.toString(LINES));
+        try (LocalSandboxProvider provider = LocalSandboxProvider.create()) {
+            SandboxSession session = provider.create(SessionOptions.defaults()).block(TIMEOUT);
+            try {
+                return Harness.alternate(
+                        name(),
+                        unit(),
+                        target(),
+                        reps,
+                        config,
+                        () -> sdkOnce(session, seq),
+                        LocalStreamThroughput::baselineOnce,
+                        Harness.COLLECT);
+            } finally {
+                session.destroy().block(TIMEOUT);
+            }
+        }
+    }
+
+    /** Written on the delivery thread, read after {@code block} returns (which orders the two). */
+    private static final class Tally {
+        long lines;
+        long chars;
+        int exit = -1;
+    }
+
+    private static double sdkOnce(SandboxSession session, ExecOptions seq) {
+        Tally tally = new Tally();
+        long t0 = System.nanoTime();
+        session.exec(seq)
+                .doOnNext(e -> {
+                    if (e instanceof ExecEvent.Stdout out) {
+                        tally.lines++;
+                        tally.chars += out.text().length();
+                    } else if (e instanceof ExecEvent.Exit exit) {
+                        tally.exit = exit.code();
+                    }
+                })
+                .then()
+                .block(TIMEOUT);
+        long took = System.nanoTime() - t0;
+        check("SDK", tally.lines, tally.exit);
+        return tally.lines / (took / 1e9);
+    }
+
+    private static double baselineOnce() throws Exception {
+        long t0 = System.nanoTime();
+        Process p = new ProcessBuilder("seq", "1", Long.toString(LINES))
+                .redirectError(ProcessBuilder.Redirect.DISCARD)
+                .start();
+        RawLines.Count count;
+        try (InputStream in = p.getInputStream()) {
+            count = RawLines.count(in);
+        } finally {
+            if (!p.waitFor(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
+                p.destroyForcibly();
+            }
+        }
+        long took = System.nanoTime() - t0;
+        check("baseline", count.lines(), p.exitValue());
+        return count.lines() / (took / 1e9);
+    }
+
+    private static void check(String side, long lines, int exit) {
+        if (lines != LINES || exit != 0) {
+            throw new IllegalStateException(
+                    side + ": read " + lines + " lines with exit code " + exit + ", expected " + LINES + " and 0");
+        }
+    }
+}

@@ -1,0 +1,136 @@
+package dev.sandbox.benchmarks;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Runs every benchmark once in short mode, in this JVM, the way {@code java -jar benchmarks.jar --short} does, and
+ * checks the report a reader parses: one well-formed RESULT line (or a skip with its reason) and one STATS line per
+ * benchmark. The figures of a short run are not judged.
+ */
+class ShortRunTest {
+    private static final String NUMBER = "(\\d+(?:\\.\\d+)?)";
+    private static final Pattern RESULT = Pattern.compile("RESULT (\\S+) sdk=" + NUMBER + " baseline=" + NUMBER
+            + " ratio=" + NUMBER + " unit=(ms|lines/s|threads|MiB/s)");
+    private static final Pattern STATS = Pattern.compile("STATS (\\S+) sdk_p95=" + NUMBER + " baseline_p95=" + NUMBER
+            + " reps=(\\d+) warmup=(\\d+) target=ratio(<=|>=)\\d+(\\.\\d+)? met=(yes|no)");
+    private static final Pattern SKIPPED = Pattern.compile("RESULT (\\S+) skipped \\((.+)\\)");
+
+    private static final Map<String, String> LOCAL_UNITS = Map.of(
+            "local-exec-latency", "ms",
+            "local-stream-throughput", "lines/s",
+            "local-concurrent-streams", "threads");
+
+    record Run(int status, List<String> out, String err) {}
+
+    private static Run run(String... args) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int status;
+        try (PrintStream o = new PrintStream(out, true, StandardCharsets.UTF_8);
+                PrintStream e = new PrintStream(err, true, StandardCharsets.UTF_8)) {
+            status = Main.run(args, o, e);
+        }
+        String errText = err.toString(StandardCharsets.UTF_8);
+        System.err.print(errText); // progress, in the surefire report
+        return new Run(status, out.toString(StandardCharsets.UTF_8).lines().toList(), errText);
+    }
+
+    @Test
+    @Timeout(180)
+    void everyBenchmarkRunsOnceInShortModeAndReportsWellFormedLines() {
+        Run run = run("--short");
+        System.out.println(String.join("\n", run.out()));
+        assertThat(run.status()).as("exit status; stderr:%n%s", run.err()).isZero();
+
+        Map<String, String> resultLines = run.out().stream()
+                .filter(l -> l.startsWith("RESULT "))
+                .collect(Collectors.toMap(l -> l.split(" ")[1], Function.identity()));
+        assertThat(resultLines.keySet()).containsExactlyInAnyOrderElementsOf(Benchmarks.names());
+        assertThat(run.out())
+                .filteredOn(l -> l.startsWith("RESULT "))
+                .hasSize(Benchmarks.names().size());
+
+        for (String name : Benchmarks.names()) {
+            String line = resultLines.get(name);
+            if (Benchmarks.byName(name).orElseThrow().unavailable().isPresent()) {
+                Matcher skipped = SKIPPED.matcher(line);
+                assertThat(skipped.matches()).as(line).isTrue();
+                assertThat(skipped.group(2)).as("the reason").contains("not built yet");
+                assertThat(run.out()).noneMatch(l -> l.startsWith("STATS " + name + " "));
+                continue;
+            }
+            Matcher m = RESULT.matcher(line);
+            assertThat(m.matches()).as(line).isTrue();
+            double sdk = Double.parseDouble(m.group(2));
+            double baseline = Double.parseDouble(m.group(3));
+            double ratio = Double.parseDouble(m.group(4));
+            assertThat(sdk).as("sdk figure of %s", name).isPositive();
+            assertThat(baseline).as("baseline figure of %s", name).isPositive();
+            // the printed ratio is the printed figures' ratio, up to their rounding
+            assertThat(ratio).as(line).isCloseTo(sdk / baseline, org.assertj.core.data.Percentage.withPercentage(1));
+            assertThat(m.group(5)).as("unit of %s", name).isEqualTo(LOCAL_UNITS.get(name));
+
+            List<String> stats = run.out().stream()
+                    .filter(l -> l.startsWith("STATS " + name + " "))
+                    .toList();
+            assertThat(stats).hasSize(1);
+            Matcher s = STATS.matcher(stats.get(0));
+            assertThat(s.matches()).as(stats.get(0)).isTrue();
+            assertThat(Double.parseDouble(s.group(2))).isPositive();
+            assertThat(Double.parseDouble(s.group(3))).isPositive();
+            assertThat(Integer.parseInt(s.group(4))).as("reps").isPositive();
+        }
+    }
+
+    @Test
+    void aNamedSkippedBenchmarkRunsAloneAndSaysWhy() {
+        Run run = run("docker-exec-latency");
+        assertThat(run.status()).isZero();
+        assertThat(run.out()).hasSize(1);
+        assertThat(run.out().get(0)).matches(SKIPPED).contains("Docker provider");
+    }
+
+    @Test
+    void anUnknownNameIsAnErrorThatListsTheNames() {
+        Run run = run("--short", "local-exec-latencyy");
+        assertThat(run.status()).isEqualTo(2);
+        assertThat(run.out()).isEmpty();
+        assertThat(run.err()).contains("'local-exec-latencyy'").contains("local-exec-latency,");
+    }
+
+    @Test
+    void listPrintsEveryNameInRunOrder() {
+        Run run = run("--list");
+        assertThat(run.status()).isZero();
+        assertThat(run.out()).containsExactlyElementsOf(Benchmarks.names());
+        assertThat(run.out())
+                .startsWith("local-exec-latency", "local-stream-throughput", "local-concurrent-streams")
+                .contains("docker-copy-throughput", "remote-stream-throughput");
+    }
+
+    @Test
+    void p95IsOnTheSlowSideForCostsAndRates() {
+        double[] values = new double[20];
+        for (int i = 0; i < 20; i++) {
+            values[i] = i + 1; // 1..20
+        }
+        assertThat(new Samples(values, false).p95()).isEqualTo(19); // ms: 19 of 20 rounds at or below
+        assertThat(new Samples(values, true).p95()).isEqualTo(2); // lines/s: 19 of 20 rounds at or above
+        assertThat(new Samples(values, false).median()).isEqualTo(10.5);
+        assertThat(Result.number(12_345_678.9)).isEqualTo("12345679");
+        assertThat(Result.number(4.20912)).isEqualTo("4.209");
+        assertThat(Result.number(0.0412345)).isEqualTo("0.04123");
+    }
+}
