@@ -5,6 +5,11 @@ package dev.sandbox.benchmarks;
  * the SDK first when {@code i} is even and the baseline first when it is odd, so drift (a CPU warming up, another
  * build on the machine, heap growth) falls on both sides alike. Warm-up rounds run the same way and are dropped.
  *
+ * <p>There is deliberately no {@code System.gc()} between trials: after a full collection G1 shrinks the heap, and
+ * the next trial pays page faults to grow it again, which charges the side that allocates more (the SDK, with an
+ * event object per line) for memory a running service would already have. Young collections during a trial are
+ * part of its cost.
+ *
  * <pre>{@code
  * Result r = Harness.alternate("local-exec-latency", "ms", Target.atMost(1.25), new Reps(100, 500), config,
  *         () -> timeSdkOnce(), () -> timeBaselineOnce(), Harness.NOTHING);
@@ -33,11 +38,6 @@ public final class Harness {
 
     /** Nothing between trials: for short trials where a collection would cost more than the trial. */
     public static final Settle NOTHING = () -> {};
-
-    /**
-     * A full collection between trials, so one side's garbage is not collected on the other side's time.
-     */
-    public static final Settle COLLECT = System::gc;
 
     private Harness() {}
 

@@ -34,10 +34,16 @@ import reactor.core.publisher.Sinks;
  * opens when all 500 {@code ready} lines have arrived; the baseline writes {@code go} to every process once it has
  * started all 500 and their readers.
  *
- * <p>The SDK figure is the JVM's whole live thread count at its peak, the SDK's scheduler and I/O threads included.
- * Threads the SDK left idle from the previous round are not the baseline's doing, so the baseline figure is its
- * peak less those: the peak above the live count at the start of its round, plus the JVM's own threads counted
- * before any benchmark ran ({@link RunConfig#jvmThreads()}).
+ * <p>Each figure is the JVM's live thread count at its peak during the trial (the sampler included), less the idle
+ * threads the <em>other</em> side left behind in earlier rounds: the JDK keeps a process's reaper thread for 60 s
+ * after the process ends, and Reactor keeps idle elastic workers as long, so without that each side would be
+ * charged for the other's leftovers. A {@link ThreadLedger} records which side started which thread. Where the
+ * leftovers die during a trial, the figure errs against the SDK: the SDK trial subtracts the other side's threads
+ * still alive at its end, the baseline trial those alive at its start. Threads alive before the benchmark began
+ * (the JVM's own, and any an earlier benchmark of the same run left) count on both sides.
+ *
+ * <p>The baseline's figure includes the JDK's reaper thread per live process besides its two readers: that is what
+ * {@link ProcessBuilder} costs.
  *
  * <pre>{@code
  * Result r = new LocalConcurrentStreams().run(RunConfig.of(false, System.err));
@@ -70,6 +76,7 @@ public final class LocalConcurrentStreams implements Benchmark {
     @Override
     public Result run(RunConfig config) throws Exception {
         Reps reps = config.reps(new Reps(0, 1), new Reps(1, 7));
+        ThreadLedger ledger = new ThreadLedger();
         try (LocalSandboxProvider provider = LocalSandboxProvider.create()) {
             SandboxSession session = provider.create(SessionOptions.defaults()).block(TIMEOUT);
             try {
@@ -79,16 +86,16 @@ public final class LocalConcurrentStreams implements Benchmark {
                         target(),
                         reps,
                         config,
-                        () -> sdkOnce(session),
-                        () -> baselineOnce(config.jvmThreads()),
-                        Harness.COLLECT);
+                        () -> sdkOnce(session, ledger),
+                        () -> baselineOnce(ledger),
+                        Harness.NOTHING);
             } finally {
                 session.destroy().block(TIMEOUT);
             }
         }
     }
 
-    private static double sdkOnce(SandboxSession session) throws Exception {
+    private static double sdkOnce(SandboxSession session, ThreadLedger ledger) throws Exception {
         AtomicInteger ready = new AtomicInteger();
         Sinks.Empty<Void> allRunning = Sinks.empty();
         ExecOptions command =
@@ -116,22 +123,23 @@ public final class LocalConcurrentStreams implements Benchmark {
                     .block(TIMEOUT);
             peak = sampler.peak();
         }
+        int foreign = ledger.othersAlive(ThreadLedger.SDK); // at the end: errs against the SDK
+        ledger.claim(ThreadLedger.SDK);
         if (counts == null || counts.size() != COMMANDS || !counts.stream().allMatch(c -> c == LINES + 1)) {
             throw new IllegalStateException("SDK: expected " + COMMANDS + " streams of " + (LINES + 1) + " lines, got "
                     + (counts == null ? "none" : counts));
         }
-        return peak;
+        return peak - foreign;
     }
 
-    private static double baselineOnce(int jvmThreads) throws Exception {
+    private static double baselineOnce(ThreadLedger ledger) throws Exception {
         List<Process> processes = new ArrayList<>(COMMANDS);
         List<Thread> readers = new ArrayList<>(2 * COMMANDS);
         AtomicLong stdoutLines = new AtomicLong();
         AtomicReference<Throwable> failure = new AtomicReference<>();
+        int foreign = ledger.othersAlive(ThreadLedger.BASELINE); // at the start: errs against the SDK
         int peak;
-        int before;
         try (ThreadPeak sampler = ThreadPeak.start()) {
-            before = ThreadPeak.liveNow();
             try {
                 for (int i = 0; i < COMMANDS; i++) {
                     Process p = new ProcessBuilder(ARGV).start();
@@ -165,6 +173,7 @@ public final class LocalConcurrentStreams implements Benchmark {
             }
             peak = sampler.peak();
         }
+        ledger.claim(ThreadLedger.BASELINE);
         if (failure.get() != null) {
             throw new IllegalStateException("baseline: a reader failed", failure.get());
         }
@@ -172,8 +181,7 @@ public final class LocalConcurrentStreams implements Benchmark {
             throw new IllegalStateException(
                     "baseline: read " + stdoutLines.get() + " lines, expected " + (long) COMMANDS * (LINES + 1));
         }
-        // not the SDK's idle threads from the previous round: only what this round added over the JVM's own
-        return peak - before + Math.min(before, jvmThreads);
+        return peak - foreign;
     }
 
     private static Thread reader(InputStream in, AtomicLong lines, AtomicReference<Throwable> failure, String name) {

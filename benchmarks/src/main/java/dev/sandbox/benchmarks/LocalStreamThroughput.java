@@ -7,11 +7,14 @@ import dev.sandbox.SessionOptions;
 import dev.sandbox.local.LocalSandboxProvider;
 import java.io.InputStream;
 import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import reactor.core.Disposable;
 
 /**
  * {@code local-stream-throughput}: lines per second read from {@code seq 1 10000000}. SDK: {@code
- * session.exec(...)} consumed to the end, counting the {@link ExecEvent.Stdout} events. Baseline: {@link
+ * session.exec(...)} consumed to the end by a plain {@code subscribe(onNext, onError, onComplete)}, counting the
+ * {@link ExecEvent.Stdout} events. Baseline: {@link
  * ProcessBuilder} and a plain {@link RawLines} loop over the process's {@link InputStream}, on the calling thread.
  * Both sides decode every line to a string and check they saw exactly ten million lines and exit code 0.
  *
@@ -53,35 +56,49 @@ public final class LocalStreamThroughput implements Benchmark {
                         config,
                         () -> sdkOnce(session, seq),
                         LocalStreamThroughput::baselineOnce,
-                        Harness.COLLECT);
+                        Harness.NOTHING);
             } finally {
                 session.destroy().block(TIMEOUT);
             }
         }
     }
 
-    /** Written on the delivery thread, read after {@code block} returns (which orders the two). */
+    /** Written on the delivery thread, read after the latch opens (which orders the two). */
     private static final class Tally {
         long lines;
         long chars;
         int exit = -1;
+        Throwable error;
     }
 
-    private static double sdkOnce(SandboxSession session, ExecOptions seq) {
+    /** A plain subscriber, the simplest way to consume a stream: a lambda per event, a latch for the end. */
+    private static double sdkOnce(SandboxSession session, ExecOptions seq) throws InterruptedException {
         Tally tally = new Tally();
+        CountDownLatch done = new CountDownLatch(1);
         long t0 = System.nanoTime();
-        session.exec(seq)
-                .doOnNext(e -> {
-                    if (e instanceof ExecEvent.Stdout out) {
-                        tally.lines++;
-                        tally.chars += out.text().length();
-                    } else if (e instanceof ExecEvent.Exit exit) {
-                        tally.exit = exit.code();
-                    }
-                })
-                .then()
-                .block(TIMEOUT);
+        Disposable subscription = session.exec(seq)
+                .subscribe(
+                        e -> {
+                            if (e instanceof ExecEvent.Stdout out) {
+                                tally.lines++;
+                                tally.chars += out.text().length();
+                            } else if (e instanceof ExecEvent.Exit exit) {
+                                tally.exit = exit.code();
+                            }
+                        },
+                        error -> {
+                            tally.error = error;
+                            done.countDown();
+                        },
+                        done::countDown);
+        if (!done.await(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
+            subscription.dispose();
+            throw new IllegalStateException("SDK: seq did not finish within " + TIMEOUT);
+        }
         long took = System.nanoTime() - t0;
+        if (tally.error != null) {
+            throw new IllegalStateException("SDK: exec failed", tally.error);
+        }
         check("SDK", tally.lines, tally.exit);
         return tally.lines / (took / 1e9);
     }

@@ -1,11 +1,11 @@
 package dev.sandbox.benchmarks;
 
 import java.io.PrintStream;
-import java.lang.management.ManagementFactory;
+import java.util.Locale;
 
 /**
  * How a run is made: short mode (a few repetitions, so CI can check that every benchmark still works) or full
- * mode, where progress messages go, and how many threads the JVM had before any benchmark started.
+ * mode, and where progress messages go.
  *
  * <pre>{@code
  * RunConfig config = RunConfig.of(false, System.err);
@@ -13,20 +13,18 @@ import java.lang.management.ManagementFactory;
  *
  * @param shortMode few repetitions: the figures only show that the benchmark works
  * @param progress where progress messages go (never the RESULT lines)
- * @param jvmThreads live threads before any benchmark ran: the JVM's own, the floor both sides share
  */
-public record RunConfig(boolean shortMode, PrintStream progress, int jvmThreads) {
+public record RunConfig(boolean shortMode, PrintStream progress) {
 
     /**
-     * A config whose thread floor is the live thread count now; make it before any benchmark runs.
+     * A config.
      *
      * @param shortMode whether to run few repetitions
      * @param progress where progress messages go
      * @return the config
      */
     public static RunConfig of(boolean shortMode, PrintStream progress) {
-        return new RunConfig(
-                shortMode, progress, ManagementFactory.getThreadMXBean().getThreadCount());
+        return new RunConfig(shortMode, progress);
     }
 
     /**
@@ -47,7 +45,7 @@ public record RunConfig(boolean shortMode, PrintStream progress, int jvmThreads)
      * @param args its arguments
      */
     public void log(String format, Object... args) {
-        progress.printf(java.util.Locale.ROOT, format + "%n", args);
+        progress.printf(Locale.ROOT, format + "%n", args);
         progress.flush();
     }
 }

@@ -43,15 +43,6 @@ public final class ThreadPeak implements AutoCloseable {
         return p;
     }
 
-    /**
-     * Live platform threads now.
-     *
-     * @return the count
-     */
-    public static int liveNow() {
-        return THREADS.getThreadCount();
-    }
-
     private void sample() {
         while (running) {
             peak.accumulateAndGet(THREADS.getThreadCount(), Math::max);
