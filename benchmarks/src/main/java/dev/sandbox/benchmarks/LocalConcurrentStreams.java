@@ -78,7 +78,8 @@ public final class LocalConcurrentStreams implements Benchmark {
         Reps reps = config.reps(new Reps(0, 1), new Reps(1, 7));
         ThreadLedger ledger = new ThreadLedger();
         try (LocalSandboxProvider provider = LocalSandboxProvider.create()) {
-            SandboxSession session = provider.create(SessionOptions.defaults()).block(TIMEOUT);
+            SandboxSession session = provider.create(SessionOptions.defaults().withUnlimitedLifetime())
+                    .block(TIMEOUT);
             try {
                 return Harness.alternate(
                         name(),

@@ -40,7 +40,8 @@ public final class LocalExecLatency implements Benchmark {
         Reps reps = config.reps(new Reps(10, 30), new Reps(200, 600));
         ExecOptions trueCommand = ExecOptions.of("true");
         try (LocalSandboxProvider provider = LocalSandboxProvider.create()) {
-            SandboxSession session = provider.create(SessionOptions.defaults()).block(TIMEOUT);
+            SandboxSession session = provider.create(SessionOptions.defaults().withUnlimitedLifetime())
+                    .block(TIMEOUT);
             try {
                 return Harness.alternate(
                         name(),

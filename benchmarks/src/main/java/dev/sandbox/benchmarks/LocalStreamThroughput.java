@@ -46,7 +46,8 @@ public final class LocalStreamThroughput implements Benchmark {
         Reps reps = config.reps(new Reps(1, 2), new Reps(3, 15));
         ExecOptions seq = ExecOptions.of("seq", "1", Long.toString(LINES));
         try (LocalSandboxProvider provider = LocalSandboxProvider.create()) {
-            SandboxSession session = provider.create(SessionOptions.defaults()).block(TIMEOUT);
+            SandboxSession session = provider.create(SessionOptions.defaults().withUnlimitedLifetime())
+                    .block(TIMEOUT);
             try {
                 return Harness.alternate(
                         name(),
