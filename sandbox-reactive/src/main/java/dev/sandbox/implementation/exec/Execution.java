@@ -47,14 +47,13 @@ public final class Execution {
         p.kill();
     }
 
-    /** Sets what to do when the execution is killed, before the kill is sent (a background process stops throttling). */
+    /** Sets what to do once the execution has been killed (a background process stops throttling). */
     void onKill(Runnable action) {
         this.onKill = action;
     }
 
     /** Kills the process (if any, or as soon as it exists) and cancels the timers. */
     public void kill() {
-        onKill.run();
         SpawnedProcess p;
         synchronized (this) {
             stopped = true;
@@ -64,6 +63,8 @@ public final class Execution {
         if (p != null) {
             p.kill();
         }
+        // after the kill: what runs here (a throttled reader draining freely) must not let the process run on
+        onKill.run();
     }
 
     /** Ends the execution after its stream ended normally: timers stop, the process is already gone. */
