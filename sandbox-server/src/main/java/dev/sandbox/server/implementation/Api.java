@@ -422,8 +422,7 @@ public final class Api {
     }
 
     private Mono<Void> stdinUpload(HttpServerRequest req, HttpServerResponse res) {
-        Flux<ByteBuffer> body = req.receive().asByteArray().map(ByteBuffer::wrap);
-        return stdins.upload(param(req, "stdin"), body).then(Http.noContent(res));
+        return stdins.upload(param(req, "stdin"), Http.rawBody(req)).then(Http.noContent(res));
     }
 
     // ------------------------------------------------------------------ background processes
@@ -519,10 +518,7 @@ public final class Api {
 
     private Mono<Void> processStdin(HttpServerRequest req, HttpServerResponse res) {
         return withSession(req, s -> process(req, s))
-                .flatMap(p -> req.receive()
-                        .asByteArray()
-                        .concatMap(bytes -> p.writeStdin(ByteBuffer.wrap(bytes)), 1)
-                        .then())
+                .flatMap(p -> Http.rawBody(req).concatMap(p::writeStdin, 1).then())
                 .then(Http.noContent(res));
     }
 
@@ -582,12 +578,11 @@ public final class Api {
         String path = requiredQuery(req, "path");
         long max = config.maxUploadBytes();
         long[] seen = {0};
-        Flux<ByteBuffer> body = req.receive().asByteArray().map(bytes -> {
-            seen[0] += bytes.length;
+        Flux<ByteBuffer> body = Http.rawBody(req).doOnNext(bytes -> {
+            seen[0] += bytes.remaining();
             if (seen[0] > max) {
                 throw new HttpError(413, "PayloadTooLarge", "the upload is over the limit of " + max + " bytes");
             }
-            return ByteBuffer.wrap(bytes);
         });
         return withSession(req, s -> s.files().write(path, body))
                 .flatMap(info -> Http.json(res, 200, Wire.fileInfo(info)));
@@ -642,12 +637,26 @@ public final class Api {
         return v.asText();
     }
 
+    /**
+     * Checks a path to watch before the stream starts, so that a refusal gets its status: a missing path is 404, a
+     * path out of the root 403, a file 409. A symbolic link is followed by listing it.
+     */
+    private static Mono<FileInfo> watchable(SandboxFiles files, String path) {
+        return files.stat(path).flatMap(info -> switch (info.type()) {
+            case DIRECTORY -> Mono.just(info);
+            case SYMLINK -> files.list(path).then(Mono.just(info));
+            default ->
+                Mono.error(new FileOperationException(
+                        path, FileOperationException.Reason.NOT_A_DIRECTORY, path + ": not a directory", null));
+        });
+    }
+
     private Mono<Void> fileWatch(HttpServerRequest req, HttpServerResponse res) {
         String path = requiredQuery(req, "path");
         Http.Format format = Http.format(req);
         return withSession(
                         req,
-                        s -> s.files().stat(path).map(info -> {
+                        s -> watchable(s.files(), path).map(info -> {
                             ObjectNode ready = Wire.JSON
                                     .createObjectNode()
                                     .put("type", "ready")

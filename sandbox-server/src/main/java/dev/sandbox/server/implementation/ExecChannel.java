@@ -183,14 +183,19 @@ public final class ExecChannel {
                 return;
             }
             long room = windowLimit - windowBytes;
-            long allowed = room / perEventBound - outstanding;
-            if (allowed <= 0) {
+            // events that fit in the room left, counting each at its largest size
+            long batch = Math.min(MAX_REQUEST, room / perEventBound);
+            if (batch <= 0) {
                 if (outstanding > 0 || room <= 0) {
                     return;
                 }
-                allowed = 1; // one event at a time when events may be larger than the room left
+                batch = 1; // one event at a time when events may be larger than the room left
             }
-            n = Math.min(allowed, MAX_REQUEST);
+            // ask again only when half of the last batch has come: one request per many events
+            if (outstanding > batch / 2) {
+                return;
+            }
+            n = batch - outstanding;
             outstanding += n;
         }
         upstream.request(n);

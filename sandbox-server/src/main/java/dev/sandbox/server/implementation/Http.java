@@ -7,6 +7,7 @@ import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.QueryStringDecoder;
 import java.io.ByteArrayOutputStream;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
@@ -132,6 +133,18 @@ public final class Http {
                 413,
                 "PayloadTooLarge",
                 "the request body is over the limit of " + limit + " bytes (at least " + n + ")");
+    }
+
+    /**
+     * A raw request body as copied buffers, read a few socket reads ahead of demand and joined (see {@link
+     * Coalescing}): a consumer that asks for one buffer at a time (a process's stdin, a file being written) would
+     * otherwise wait for a read, on another thread, per buffer.
+     *
+     * @param req the request
+     * @return the body
+     */
+    public static Flux<ByteBuffer> rawBody(HttpServerRequest req) {
+        return Flux.from(new Coalescing(req.receive().asByteArray()));
     }
 
     /**

@@ -84,10 +84,10 @@ public final class Sessions {
      */
     public Mono<SandboxSession> create(SessionOptions options) {
         return reserve()
-                .then(provider.create(options))
-                .doOnNext(s -> live.put(s.id(), new Entry(s, true)))
-                .doOnError(e -> owned.decrementAndGet())
-                .doOnCancel(owned::decrementAndGet);
+                .then(Mono.defer(() -> provider.create(options)
+                        .doOnNext(s -> live.put(s.id(), new Entry(s, true)))
+                        .doOnError(e -> owned.decrementAndGet())
+                        .doOnCancel(owned::decrementAndGet)));
     }
 
     /** Takes a slot, first forgetting owned sessions that have ended when at the limit. */
@@ -157,7 +157,7 @@ public final class Sessions {
             }
             return provider.attach(id)
                     .map(fresh -> live.computeIfAbsent(id, k -> new Entry(fresh, false)).handle)
-                    .doOnError(SessionNotFoundException.class, t -> forget(id, SessionEndReason.TERMINATED));
+                    .doOnError(SessionNotFoundException.class, t -> observe(id, t));
         });
     }
 
@@ -199,6 +199,9 @@ public final class Sessions {
      * @param t the error
      */
     public void observe(String id, Throwable t) {
+        if (!live.containsKey(id)) {
+            return; // only sessions the server held are remembered as ended; unknown ids stay unknown
+        }
         if (t instanceof SessionClosedException c && c.reason() != SessionEndReason.HANDLE_CLOSED) {
             forget(id, c.reason());
         } else if (t instanceof SessionNotFoundException) {
