@@ -1,0 +1,205 @@
+package dev.sandbox.implementation.remote;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.sandbox.BackendException;
+import dev.sandbox.BackgroundOptions;
+import dev.sandbox.BackgroundProcess;
+import dev.sandbox.ExecEvent;
+import dev.sandbox.ExecOptions;
+import dev.sandbox.ExecResult;
+import dev.sandbox.InvalidArgumentException;
+import dev.sandbox.ProcessInfo;
+import dev.sandbox.SandboxFiles;
+import dev.sandbox.SandboxSession;
+import dev.sandbox.SessionClosedException;
+import dev.sandbox.SessionEndReason;
+import dev.sandbox.SessionStatus;
+import io.netty.handler.codec.http.HttpMethod;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/** A handle to a session on a sandbox server. */
+public final class RemoteSession implements SandboxSession {
+    /** The provider name remote sessions report. */
+    public static final String PROVIDER = "remote";
+
+    private final RemoteTransport t;
+    private final String id;
+    private final Map<String, String> labels;
+    private final String path;
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private final RemoteFiles files;
+
+    /**
+     * Creates a handle.
+     *
+     * @param t the transport
+     * @param id the session's id
+     * @param labels its labels
+     */
+    public RemoteSession(RemoteTransport t, String id, Map<String, String> labels) {
+        this.t = t;
+        this.id = id;
+        this.labels = Map.copyOf(labels);
+        this.path = "/v1/sessions/" + RemoteTransport.enc(id);
+        this.files = new RemoteFiles(t, path, this::checkOpen);
+    }
+
+    /** Fails when this handle was closed. */
+    void checkOpen() {
+        if (closed.get()) {
+            throw new SessionClosedException(id, SessionEndReason.HANDLE_CLOSED);
+        }
+    }
+
+    @Override
+    public String id() {
+        return id;
+    }
+
+    @Override
+    public Map<String, String> labels() {
+        return labels;
+    }
+
+    @Override
+    public Flux<ExecEvent> exec(ExecOptions options) {
+        return Flux.defer(() -> {
+            checkOpen();
+            options.validate();
+            return RemoteStreams.exec(t, path, options);
+        });
+    }
+
+    @Override
+    public Mono<ExecResult> run(ExecOptions options) {
+        return Mono.defer(() -> {
+            checkOpen();
+            options.validate();
+            String stdinId = options.stdin().isPresent() ? RemoteTransport.newId() : null;
+            ObjectNode body = Wire.execOptions(options, stdinId);
+            Disposable[] upload = new Disposable[1];
+            return t.longCall(HttpMethod.POST, path + "/run", body)
+                    .map(Wire::execResult)
+                    .switchIfEmpty(Mono.error(() -> new BackendException("the server sent no result for run", null)))
+                    .doOnSubscribe(s -> {
+                        if (stdinId != null) {
+                            upload[0] = RemoteStreams.uploadStdin(
+                                    t, path, stdinId, options.stdin().get());
+                        }
+                    })
+                    .doFinally(s -> {
+                        if (upload[0] != null) {
+                            upload[0].dispose();
+                        }
+                    });
+        });
+    }
+
+    @Override
+    public Mono<BackgroundProcess> start(ExecOptions options, BackgroundOptions background) {
+        return Mono.defer(() -> {
+            checkOpen();
+            options.validate();
+            background.validate();
+            String stdinId = options.stdin().isPresent() ? RemoteTransport.newId() : null;
+            ObjectNode body = Wire.backgroundOptions(Wire.execOptions(options, stdinId), background);
+            return t.call(HttpMethod.POST, path + "/processes", body)
+                    .map(this::process)
+                    .doOnNext(p -> {
+                        if (stdinId != null) {
+                            // the process owns its stdin upload from now on; it ends with the publisher
+                            RemoteStreams.uploadStdin(
+                                    t, path, stdinId, options.stdin().get());
+                        }
+                    });
+        });
+    }
+
+    private BackgroundProcess process(JsonNode n) {
+        return new RemoteBackgroundProcess(t, this, path, Wire.processInfo(n));
+    }
+
+    @Override
+    public Flux<ProcessInfo> processes() {
+        return Flux.defer(() -> {
+            checkOpen();
+            return t.call(HttpMethod.GET, path + "/processes", null)
+                    .flatMapIterable(n -> n.path("processes"))
+                    .map(Wire::processInfo);
+        });
+    }
+
+    @Override
+    public Mono<BackgroundProcess> process(String processId) {
+        return Mono.defer(() -> {
+            checkOpen();
+            return t.call(HttpMethod.GET, path + "/processes/" + RemoteTransport.enc(processId), null)
+                    .map(this::process);
+        });
+    }
+
+    @Override
+    public SandboxFiles files() {
+        return files;
+    }
+
+    @Override
+    public Mono<Void> setLifetime(Duration fromNow) {
+        return Mono.defer(() -> {
+            checkOpen();
+            positive("lifetime", fromNow);
+            return t.call(HttpMethod.PUT, path + "/lifetime", Wire.durationBody(fromNow))
+                    .then();
+        });
+    }
+
+    @Override
+    public Mono<Void> setIdleTimeout(Duration idleTimeout) {
+        return Mono.defer(() -> {
+            checkOpen();
+            positive("idleTimeout", idleTimeout);
+            return t.call(HttpMethod.PUT, path + "/idle-timeout", Wire.durationBody(idleTimeout))
+                    .then();
+        });
+    }
+
+    private static void positive(String field, Duration d) {
+        if (d == null || d.isZero() || d.isNegative()) {
+            throw new InvalidArgumentException(field, field + " must be positive, got " + d);
+        }
+    }
+
+    @Override
+    public Mono<SessionStatus> ping() {
+        return Mono.defer(() -> {
+            checkOpen();
+            return t.call(HttpMethod.GET, path + "/status", null).map(n -> Wire.sessionStatus(n, PROVIDER));
+        });
+    }
+
+    @Override
+    public Mono<Void> close() {
+        return Mono.fromRunnable(() -> closed.set(true));
+    }
+
+    @Override
+    public Mono<Void> destroy() {
+        return Mono.defer(() -> {
+            if (closed.get()) {
+                return Mono.empty(); // idempotent
+            }
+            return t.call(HttpMethod.DELETE, path, null).then(Mono.fromRunnable(() -> closed.set(true)));
+        });
+    }
+
+    @Override
+    public String toString() {
+        return "RemoteSession{" + id + " at " + t.baseUrl() + "}";
+    }
+}

@@ -1,0 +1,299 @@
+package dev.sandbox.implementation.remote;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.sandbox.ExecEvent;
+import dev.sandbox.ExecOptions;
+import dev.sandbox.FileEvent;
+import io.netty.handler.codec.http.HttpMethod;
+import java.nio.ByteBuffer;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.reactivestreams.Publisher;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.SynchronousSink;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * The resumable streams of the remote provider.
+ *
+ * <p><b>Exec streams.</b> The client names each exec with a fresh id. The server keeps every event it has sent in a
+ * bounded window until the client acknowledges it ({@code POST .../execs/{id}/ack} with the offsets of the last line
+ * delivered on each stream, sent each time a quarter of the window has been delivered). When the connection drops,
+ * the client reconnects ({@code GET .../execs/{id}/events?afterStdout=&afterStderr=}) and the server replays the
+ * window from the first event after those offsets: nothing is lost or repeated. Since the window only empties on
+ * acknowledgements, a subscriber that stops reading stops the process too. When the stream ends or is cancelled the
+ * client releases the exec ({@code DELETE}), which kills the process if it still runs.
+ *
+ * <p><b>Background output.</b> The process's ring already serves any offset, so a dropped stream is reopened from the
+ * offset of the last line delivered on each stream, skipping that line.
+ */
+public final class RemoteStreams {
+    private static final Logger LOG = LoggerFactory.getLogger(RemoteStreams.class);
+    /** Events queued ahead of the subscriber, per stream. */
+    private static final int DELIVERY_PREFETCH = 64;
+
+    private RemoteStreams() {}
+
+    /** What the client has delivered of an exec stream. */
+    private static final class ExecState {
+        final String id;
+        volatile boolean started;
+        long lastStdout = -1;
+        long lastStderr = -1;
+        boolean ended;
+        long window = 1024 * 1024;
+        long sinceAck;
+        final AtomicBoolean acking = new AtomicBoolean();
+        volatile boolean ackAgain;
+
+        ExecState(String id) {
+            this.id = id;
+        }
+    }
+
+    /**
+     * Streams a command run on the server, resuming after a dropped connection.
+     *
+     * @param t the transport
+     * @param sessionPath {@code /v1/sessions/{id}}
+     * @param options validated options
+     * @return the events
+     */
+    public static Flux<ExecEvent> exec(RemoteTransport t, String sessionPath, ExecOptions options) {
+        return Flux.defer(() -> {
+            ExecState st = new ExecState(RemoteTransport.newId());
+            String stdinId = options.stdin().isPresent() ? RemoteTransport.newId() : null;
+            ObjectNode body = Wire.execOptions(options, stdinId);
+            body.put("id", st.id);
+            String execPath = sessionPath + "/execs/" + st.id;
+            Flux<ExecEvent> events = Flux.defer(() -> {
+                        Flux<LineSplitter.Sized> lines = st.started
+                                ? t.stream(
+                                        HttpMethod.GET,
+                                        execPath + "/events?afterStdout=" + st.lastStdout + "&afterStderr="
+                                                + st.lastStderr,
+                                        null,
+                                        res -> window(st, res.responseHeaders().get(Wire.ACK_WINDOW_HEADER)))
+                                : t.stream(HttpMethod.POST, sessionPath + "/exec", body, res -> {
+                                    st.started = true;
+                                    window(st, res.responseHeaders().get(Wire.ACK_WINDOW_HEADER));
+                                });
+                        return lines.<ExecEvent>handle((sized, sink) -> deliver(t, execPath, st, sized, sink))
+                                .concatWith(Flux.defer(() -> st.ended
+                                        ? Flux.empty()
+                                        : Flux.error(new RemoteTransport.StreamDropped(
+                                                "the exec stream ended before the exit"))));
+                    })
+                    .retryWhen(t.reconnects())
+                    .onErrorMap(t::transportError);
+            Disposable[] upload = new Disposable[1];
+            return events.doOnSubscribe(s -> {
+                        if (stdinId != null) {
+                            upload[0] = uploadStdin(
+                                    t, sessionPath, stdinId, options.stdin().get());
+                        }
+                    })
+                    .doFinally(signal -> {
+                        if (upload[0] != null) {
+                            upload[0].dispose();
+                        }
+                        // releases the server's window; kills the process if it still runs (a cancel)
+                        t.fireAndForget(HttpMethod.DELETE, execPath);
+                    })
+                    .publishOn(Schedulers.parallel(), DELIVERY_PREFETCH);
+        });
+    }
+
+    private static void window(ExecState st, String header) {
+        if (header != null) {
+            try {
+                st.window = Math.max(1, Long.parseLong(header));
+            } catch (NumberFormatException e) {
+                // keep the default
+            }
+        }
+    }
+
+    private static void deliver(
+            RemoteTransport t,
+            String execPath,
+            ExecState st,
+            LineSplitter.Sized sized,
+            SynchronousSink<ExecEvent> sink) {
+        switch (sized.item()) {
+            case Wire.EventItem(ExecEvent e) -> {
+                if (e instanceof ExecEvent.Stdout l) {
+                    if (l.offset() <= st.lastStdout) {
+                        return; // already delivered (a server that replays more than asked)
+                    }
+                    st.lastStdout = l.offset();
+                } else if (e instanceof ExecEvent.Stderr l) {
+                    if (l.offset() <= st.lastStderr) {
+                        return;
+                    }
+                    st.lastStderr = l.offset();
+                } else {
+                    st.ended = true;
+                }
+                sink.next(e);
+                st.sinceAck += sized.wireBytes();
+                if (!st.ended && st.sinceAck >= st.window / 4) {
+                    st.sinceAck = 0;
+                    ack(t, execPath, st);
+                }
+            }
+            case Wire.ErrorItem(RuntimeException error) -> {
+                st.ended = true;
+                sink.error(error);
+            }
+            default -> {} // heartbeats and anything newer
+        }
+    }
+
+    /** Sends the delivered offsets; one acknowledgement in flight at a time, the latest offsets win. */
+    private static void ack(RemoteTransport t, String execPath, ExecState st) {
+        if (!st.acking.compareAndSet(false, true)) {
+            st.ackAgain = true;
+            return;
+        }
+        st.ackAgain = false;
+        ObjectNode body = Wire.JSON.createObjectNode();
+        body.put("stdout", st.lastStdout);
+        body.put("stderr", st.lastStderr);
+        t.call(HttpMethod.POST, execPath + "/ack", body)
+                .onErrorResume(e -> {
+                    LOG.debug("acknowledging exec {} failed: {}", st.id, e.toString());
+                    return Mono.empty();
+                })
+                .doFinally(s -> {
+                    st.acking.set(false);
+                    if (st.ackAgain && !st.ended) {
+                        ack(t, execPath, st);
+                    }
+                })
+                .subscribe();
+    }
+
+    /**
+     * Starts streaming a stdin publisher to the server, where the command named {@code stdinId} reads it.
+     *
+     * @param t the transport
+     * @param sessionPath the session's path
+     * @param stdinId the upload's id
+     * @param stdin the bytes
+     * @return the running upload
+     */
+    public static Disposable uploadStdin(
+            RemoteTransport t, String sessionPath, String stdinId, Publisher<ByteBuffer> stdin) {
+        return t.upload(HttpMethod.PUT, sessionPath + "/stdin/" + stdinId, stdin, true)
+                .subscribe(ok -> {}, e -> LOG.debug("stdin upload {} ended with {}", stdinId, e.toString()));
+    }
+
+    /**
+     * Streams a background process's output from offsets, reopening a dropped stream from the last line delivered.
+     *
+     * @param t the transport
+     * @param processPath {@code /v1/sessions/{id}/processes/{pid}}
+     * @param stdoutOffset where stdout starts
+     * @param stderrOffset where stderr starts
+     * @param follow whether to follow the live output to the exit
+     * @param onExit called with the exit when it is delivered
+     * @return the events
+     */
+    public static Flux<ExecEvent> output(
+            RemoteTransport t,
+            String processPath,
+            long stdoutOffset,
+            long stderrOffset,
+            boolean follow,
+            java.util.function.Consumer<ExecEvent.Exit> onExit) {
+        return Flux.defer(() -> {
+                    long[] last = {-1, -1};
+                    boolean[] ended = {false};
+                    return Flux.defer(() -> {
+                                long out = last[0] >= 0 ? last[0] : stdoutOffset;
+                                long err = last[1] >= 0 ? last[1] : stderrOffset;
+                                String path =
+                                        processPath + "/output?stdout=" + out + "&stderr=" + err + "&follow=" + follow;
+                                return t.stream(HttpMethod.GET, path, null, res -> {})
+                                        .<ExecEvent>handle((sized, sink) -> {
+                                            switch (sized.item()) {
+                                                case Wire.EventItem(ExecEvent e) -> {
+                                                    if (e instanceof ExecEvent.Line l) {
+                                                        int s = l.stream() == ExecEvent.StreamKind.STDOUT ? 0 : 1;
+                                                        if (l.offset() <= last[s]) {
+                                                            return; // the line we resumed at: delivered before
+                                                        }
+                                                        last[s] = l.offset();
+                                                    } else {
+                                                        ended[0] = true;
+                                                        onExit.accept((ExecEvent.Exit) e);
+                                                    }
+                                                    sink.next(e);
+                                                }
+                                                case Wire.ErrorItem(RuntimeException error) -> {
+                                                    ended[0] = true;
+                                                    sink.error(error);
+                                                }
+                                                case Wire.OtherItem(String type, String ignored) -> {
+                                                    if (type.equals("end")) {
+                                                        ended[0] = true;
+                                                    }
+                                                }
+                                                default -> {}
+                                            }
+                                        })
+                                        .concatWith(Flux.defer(() -> ended[0]
+                                                ? Flux.empty()
+                                                : Flux.error(new RemoteTransport.StreamDropped(
+                                                        "the output stream ended before its end"))));
+                            })
+                            .retryWhen(t.reconnects())
+                            .onErrorMap(t::transportError);
+                })
+                .publishOn(Schedulers.parallel(), DELIVERY_PREFETCH);
+    }
+
+    /**
+     * Watches a directory; a dropped watch is reopened and reports one {@link FileEvent.Kind#OVERFLOW}, since changes
+     * may have been missed meanwhile.
+     *
+     * @param t the transport
+     * @param path {@code /v1/sessions/{id}/files/watch?path=...}
+     * @return the changes
+     */
+    public static Flux<FileEvent> watch(RemoteTransport t, String path) {
+        return Flux.defer(() -> {
+                    boolean[] reopened = {false};
+                    String[] dir = {null};
+                    return Flux.defer(() -> {
+                                Flux<FileEvent> lost = reopened[0] && dir[0] != null
+                                        ? Flux.just(new FileEvent(FileEvent.Kind.OVERFLOW, dir[0]))
+                                        : Flux.empty();
+                                reopened[0] = true;
+                                Flux<FileEvent> events = t.stream(HttpMethod.GET, path, null, res -> {})
+                                        .<FileEvent>handle((sized, sink) -> {
+                                            switch (sized.item()) {
+                                                case Wire.FileItem(FileEvent e) -> sink.next(e);
+                                                case Wire.ErrorItem(RuntimeException error) -> sink.error(error);
+                                                case Wire.OtherItem(String type, String dirPath) -> {
+                                                    if (type.equals("ready") && dirPath != null) {
+                                                        dir[0] = dirPath;
+                                                    }
+                                                }
+                                                default -> {}
+                                            }
+                                        })
+                                        .concatWith(Flux.error(
+                                                new RemoteTransport.StreamDropped("the watch stream ended")));
+                                return lost.concatWith(events);
+                            })
+                            .retryWhen(t.reconnects())
+                            .onErrorMap(t::transportError);
+                })
+                .publishOn(Schedulers.parallel(), DELIVERY_PREFETCH);
+    }
+}

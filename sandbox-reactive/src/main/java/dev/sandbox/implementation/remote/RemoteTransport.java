@@ -1,0 +1,359 @@
+package dev.sandbox.implementation.remote;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.sandbox.BackendException;
+import dev.sandbox.SandboxException;
+import dev.sandbox.implementation.Version;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelOption;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpMethod;
+import java.io.IOException;
+import java.net.URLEncoder;
+import java.nio.ByteBuffer;
+import java.nio.CharBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+import org.reactivestreams.Publisher;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+import reactor.netty.channel.AbortedException;
+import reactor.netty.http.client.HttpClient;
+import reactor.netty.http.client.HttpClientResponse;
+import reactor.netty.http.client.PrematureCloseException;
+import reactor.netty.resources.ConnectionProvider;
+import reactor.util.retry.Retry;
+import reactor.util.retry.RetryBackoffSpec;
+
+/**
+ * The remote provider's HTTP client: JSON calls, NDJSON streams, raw uploads and downloads, each with the bearer
+ * token, and every error answer turned back into the SDK exception it stands for. Control calls have the response
+ * timeout; streams and long calls ({@code run}, waiting for an exit) do not, since they last as long as the command.
+ */
+public final class RemoteTransport implements AutoCloseable {
+    private static final byte[] EMPTY = new byte[0];
+    /** Chunks read ahead of demand per stream; each is at most one socket read. */
+    private static final int STREAM_PREFETCH = 2;
+
+    private final String baseUrl;
+    private final Supplier<char[]> token;
+    private final ConnectionProvider pool;
+    private final HttpClient control;
+    private final HttpClient streaming;
+    private final int reconnectAttempts;
+    private final Duration reconnectBackoff;
+
+    /**
+     * Creates the transport.
+     *
+     * @param baseUrl the server's base URL, such as {@code http://127.0.0.1:7070}
+     * @param token supplies the bearer token; called for each request and must not block
+     * @param connectTimeout how long a connection may take
+     * @param responseTimeout how long a control call may go without reading from the server
+     * @param maxConnections the pool's size (each open stream holds one connection)
+     * @param reconnectAttempts how often a dropped stream is reconnected in a row
+     * @param reconnectBackoff the first pause before a reconnect, doubled each time up to 2 seconds
+     */
+    public RemoteTransport(
+            String baseUrl,
+            Supplier<char[]> token,
+            Duration connectTimeout,
+            Duration responseTimeout,
+            int maxConnections,
+            int reconnectAttempts,
+            Duration reconnectBackoff) {
+        this.baseUrl = baseUrl.endsWith("/") ? baseUrl.substring(0, baseUrl.length() - 1) : baseUrl;
+        this.token = token;
+        this.reconnectAttempts = reconnectAttempts;
+        this.reconnectBackoff = reconnectBackoff;
+        this.pool = ConnectionProvider.builder("sandbox-remote")
+                .maxConnections(maxConnections)
+                .pendingAcquireMaxCount(4 * maxConnections)
+                .pendingAcquireTimeout(connectTimeout.plus(responseTimeout))
+                .maxIdleTime(Duration.ofSeconds(30))
+                .build();
+        HttpClient base = HttpClient.create(pool)
+                .baseUrl(this.baseUrl)
+                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int)
+                        Math.min(Integer.MAX_VALUE, connectTimeout.toMillis()))
+                .headersWhen(h -> Mono.fromSupplier(() -> h.set(HttpHeaderNames.AUTHORIZATION, bearer())));
+        this.streaming = base;
+        Version.get(); // reads a resource: load it here, not on an event loop
+        this.control = base.responseTimeout(responseTimeout);
+    }
+
+    private String bearer() {
+        char[] t = token.get();
+        if (t == null || t.length == 0) {
+            throw new BackendException("the remote provider's token supplier gave no token", null);
+        }
+        return "Bearer " + CharBuffer.wrap(t);
+    }
+
+    /**
+     * The server's base URL.
+     *
+     * @return the URL
+     */
+    public String baseUrl() {
+        return baseUrl;
+    }
+
+    /**
+     * Encodes a path segment or query value.
+     *
+     * @param s the raw text
+     * @return the encoded text
+     */
+    public static String enc(String s) {
+        return URLEncoder.encode(s, StandardCharsets.UTF_8).replace("+", "%20");
+    }
+
+    /**
+     * A fresh random id for execs and stdin uploads (not a secret: the token guards every route).
+     *
+     * @return 32 hex digits
+     */
+    public static String newId() {
+        ThreadLocalRandom r = ThreadLocalRandom.current();
+        return String.format("%016x%016x", r.nextLong(), r.nextLong());
+    }
+
+    private static Mono<ByteBuf> jsonBody(JsonNode body) {
+        return body == null ? Mono.empty() : Mono.fromSupplier(() -> Unpooled.wrappedBuffer(Wire.bytes(body)));
+    }
+
+    private static Consumer<io.netty.handler.codec.http.HttpHeaders> jsonHeaders(JsonNode body) {
+        return h -> {
+            if (body != null) {
+                h.set(HttpHeaderNames.CONTENT_TYPE, Wire.APPLICATION_JSON);
+            } else {
+                h.set(HttpHeaderNames.CONTENT_LENGTH, 0);
+            }
+            h.set(HttpHeaderNames.ACCEPT, Wire.APPLICATION_JSON);
+        };
+    }
+
+    /**
+     * A control call: sends an optional JSON body and reads an optional JSON answer, within the response timeout.
+     *
+     * @param method the method
+     * @param path the path and query, starting with {@code /v1/}
+     * @param body the body or {@code null}
+     * @return the answer, or empty for an answer without a body
+     */
+    public Mono<JsonNode> call(HttpMethod method, String path, JsonNode body) {
+        return exchange(control, method, path, body);
+    }
+
+    /**
+     * A call whose answer may take as long as a command runs; no response timeout.
+     *
+     * @param method the method
+     * @param path the path and query
+     * @param body the body or {@code null}
+     * @return the answer, or empty for an answer without a body
+     */
+    public Mono<JsonNode> longCall(HttpMethod method, String path, JsonNode body) {
+        return exchange(streaming, method, path, body);
+    }
+
+    private Mono<JsonNode> exchange(HttpClient client, HttpMethod method, String path, JsonNode body) {
+        return client.headers(jsonHeaders(body))
+                .request(method)
+                .uri(path)
+                .send(jsonBody(body))
+                .responseSingle((res, content) ->
+                        content.asByteArray().defaultIfEmpty(EMPTY).flatMap(bytes -> answer(res, bytes)))
+                .onErrorMap(this::transportError)
+                // answers arrive on an event loop: hand them to a thread where the caller may block, as the local
+                // provider's blocking operations do
+                .publishOn(Schedulers.boundedElastic());
+    }
+
+    private static Mono<JsonNode> answer(HttpClientResponse res, byte[] bytes) {
+        int code = res.status().code();
+        if (code >= 400) {
+            return Mono.error(Wire.exception(Wire.lenient(bytes), code));
+        }
+        if (bytes.length == 0) {
+            return Mono.empty();
+        }
+        JsonNode n = Wire.lenient(bytes);
+        if (n == null) {
+            return Mono.error(new BackendException("the sandbox server sent a body that is not JSON", null));
+        }
+        return Mono.just(n);
+    }
+
+    /**
+     * Opens an NDJSON stream. An error answer fails the stream with its SDK exception; a body that ends in the middle
+     * of a line fails it with a drop, which {@link #isDrop} recognises.
+     *
+     * @param method the method
+     * @param path the path and query
+     * @param body the JSON body or {@code null}
+     * @param onResponse called with the response before its body is read
+     * @return the decoded lines, read as they are requested
+     */
+    public Flux<LineSplitter.Sized> stream(
+            HttpMethod method, String path, JsonNode body, Consumer<HttpClientResponse> onResponse) {
+        return streaming
+                .headers(h -> {
+                    jsonHeaders(body).accept(h);
+                    h.set(HttpHeaderNames.ACCEPT, Wire.NDJSON);
+                })
+                .request(method)
+                .uri(path)
+                .send(jsonBody(body))
+                .response((res, content) -> {
+                    int code = res.status().code();
+                    if (code >= 400) {
+                        return content.aggregate()
+                                .asByteArray()
+                                .defaultIfEmpty(EMPTY)
+                                .flatMapMany(b -> Flux.error(Wire.exception(Wire.lenient(b), code)));
+                    }
+                    onResponse.accept(res);
+                    LineSplitter splitter = new LineSplitter();
+                    return content.asByteArray()
+                            .concatMapIterable(splitter::split, STREAM_PREFETCH)
+                            .concatWith(Flux.defer(() -> splitter.pending()
+                                    ? Flux.error(new StreamDropped("the stream ended in the middle of a line"))
+                                    : Flux.empty()));
+                });
+    }
+
+    /**
+     * Uploads raw bytes as a streamed (chunked) body, read from the publisher as the connection takes them.
+     *
+     * @param method the method
+     * @param path the path and query
+     * @param content the bytes
+     * @param longCall whether the answer may take long (no response timeout)
+     * @return the JSON answer, or empty
+     */
+    public Mono<JsonNode> upload(HttpMethod method, String path, Publisher<ByteBuffer> content, boolean longCall) {
+        return (longCall ? streaming : control)
+                .headers(h -> {
+                    h.set(HttpHeaderNames.CONTENT_TYPE, Wire.OCTET_STREAM);
+                    h.set(HttpHeaderNames.ACCEPT, Wire.APPLICATION_JSON);
+                })
+                .request(method)
+                .uri(path)
+                .send(Flux.from(content).map(b -> Unpooled.wrappedBuffer(copy(b))))
+                .responseSingle(
+                        (res, body) -> body.asByteArray().defaultIfEmpty(EMPTY).flatMap(bytes -> answer(res, bytes)))
+                .onErrorMap(this::transportError)
+                .publishOn(Schedulers.boundedElastic());
+    }
+
+    private static byte[] copy(ByteBuffer b) {
+        byte[] out = new byte[b.remaining()];
+        b.duplicate().get(out);
+        return out;
+    }
+
+    /**
+     * Downloads raw bytes, read as they are requested.
+     *
+     * @param path the path and query
+     * @return the bytes in chunks
+     */
+    public Flux<ByteBuffer> download(String path) {
+        return streaming
+                .headers(h -> h.set(HttpHeaderNames.ACCEPT, Wire.OCTET_STREAM))
+                .get()
+                .uri(path)
+                .response((res, content) -> {
+                    int code = res.status().code();
+                    if (code >= 400) {
+                        return content.aggregate()
+                                .asByteArray()
+                                .defaultIfEmpty(EMPTY)
+                                .flatMapMany(b -> Flux.error(Wire.exception(Wire.lenient(b), code)));
+                    }
+                    return content.asByteArray().map(ByteBuffer::wrap);
+                })
+                .onErrorMap(this::transportError);
+    }
+
+    /**
+     * A retry policy for dropped streams: a few reconnects with a growing pause, counting again after progress.
+     *
+     * @return the policy
+     */
+    public RetryBackoffSpec reconnects() {
+        return Retry.backoff(reconnectAttempts, reconnectBackoff)
+                .maxBackoff(Duration.ofSeconds(2))
+                .transientErrors(true)
+                .filter(RemoteTransport::isDrop)
+                .onRetryExhaustedThrow((spec, signal) -> new BackendException(
+                        "the stream from the sandbox server at " + baseUrl + " dropped and could not be resumed after "
+                                + signal.totalRetriesInARow() + " reconnects",
+                        signal.failure()));
+    }
+
+    /**
+     * Whether an error means the connection dropped (worth a reconnect) rather than an answer from the server.
+     *
+     * @param t the error
+     * @return {@code true} for a drop
+     */
+    public static boolean isDrop(Throwable t) {
+        return t instanceof StreamDropped
+                || t instanceof PrematureCloseException
+                || t instanceof AbortedException
+                || t instanceof TimeoutException
+                || t instanceof IOException;
+    }
+
+    /**
+     * Maps a transport failure (not an answer of the server) to a {@link BackendException} naming the server.
+     *
+     * @param t the error
+     * @return the error to signal
+     */
+    public Throwable transportError(Throwable t) {
+        if (t instanceof SandboxException) {
+            return t;
+        }
+        return new BackendException("the call to the sandbox server at " + baseUrl + " failed: " + t, t);
+    }
+
+    /** A stream that ended before its last event: the connection dropped. */
+    public static final class StreamDropped extends IOException {
+        private static final long serialVersionUID = 1L;
+
+        /**
+         * Creates the error.
+         *
+         * @param message what was seen
+         */
+        public StreamDropped(String message) {
+            super(message);
+        }
+    }
+
+    /**
+     * Fires a call and forgets it (a release or a cancel), bounded by the response timeout; failures are ignored.
+     *
+     * @param method the method
+     * @param path the path
+     */
+    public void fireAndForget(HttpMethod method, String path) {
+        call(method, path, null).onErrorResume(e -> Mono.empty()).subscribe();
+    }
+
+    /** Closes the connection pool. */
+    @Override
+    public void close() {
+        pool.disposeLater().subscribe();
+    }
+}

@@ -1,0 +1,283 @@
+package dev.sandbox.remote;
+
+import dev.sandbox.BackendException;
+import dev.sandbox.InvalidArgumentException;
+import dev.sandbox.SandboxProvider;
+import dev.sandbox.SandboxSession;
+import dev.sandbox.SessionInfo;
+import dev.sandbox.SessionOptions;
+import dev.sandbox.implementation.remote.RemoteSession;
+import dev.sandbox.implementation.remote.RemoteTransport;
+import dev.sandbox.implementation.remote.Wire;
+import io.netty.handler.codec.http.HttpMethod;
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.Supplier;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * Sessions on a sandbox server ({@code sandbox-server}), reached over HTTP: the same session API as the local and
+ * Docker providers, with the sandbox on another machine. Streams are backpressured through TCP, and a stream whose
+ * connection drops reconnects and resumes from the last event it delivered, losing and repeating nothing.
+ *
+ * <p>The bearer token is sent with every request; it is never logged nor shown by {@link #toString()}.
+ *
+ * <pre>{@code
+ * try (RemoteSandboxProvider provider = RemoteSandboxProvider.builder()
+ *         .baseUrl("http://127.0.0.1:7070")
+ *         .token(System.getenv("SANDBOX_TOKEN").toCharArray())
+ *         .build()) {
+ *     provider.withSession(SessionOptions.defaults(), session -> session.exec(ExecOptions.of("uname", "-a")))
+ *         .doOnNext(System.out::println)
+ *         .blockLast(Duration.ofSeconds(30));
+ * }
+ * }</pre>
+ */
+public final class RemoteSandboxProvider implements SandboxProvider {
+    /** The provider's name. */
+    public static final String NAME = RemoteSession.PROVIDER;
+
+    private final RemoteTransport transport;
+
+    private RemoteSandboxProvider(RemoteTransport transport) {
+        this.transport = transport;
+    }
+
+    /**
+     * Starts configuring a provider.
+     *
+     * @return a builder
+     */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    @Override
+    public String name() {
+        return NAME;
+    }
+
+    /**
+     * The server's base URL.
+     *
+     * @return the URL this provider talks to
+     */
+    public String baseUrl() {
+        return transport.baseUrl();
+    }
+
+    @Override
+    public Mono<SandboxSession> create(SessionOptions options) {
+        return Mono.defer(() -> {
+            options.validate();
+            return transport
+                    .call(HttpMethod.POST, "/v1/sessions", Wire.sessionOptions(options))
+                    .switchIfEmpty(Mono.error(() -> new BackendException("the server sent no session", null)))
+                    .map(n -> new RemoteSession(transport, n.path("id").asText(), Wire.labels(n)));
+        });
+    }
+
+    @Override
+    public Mono<SandboxSession> attach(String sessionId) {
+        return Mono.defer(() -> transport
+                .call(HttpMethod.GET, "/v1/sessions/" + RemoteTransport.enc(sessionId), null)
+                .switchIfEmpty(Mono.error(() -> new BackendException("the server sent no session", null)))
+                .map(n -> new RemoteSession(transport, n.path("id").asText(), Wire.labels(n))));
+    }
+
+    @Override
+    public Flux<SessionInfo> list(Map<String, String> labels) {
+        return Flux.defer(() -> {
+            StringBuilder q = new StringBuilder("/v1/sessions");
+            char sep = '?';
+            for (Map.Entry<String, String> e : labels.entrySet()) {
+                q.append(sep)
+                        .append("label.")
+                        .append(RemoteTransport.enc(e.getKey()))
+                        .append('=')
+                        .append(RemoteTransport.enc(e.getValue()));
+                sep = '&';
+            }
+            return transport
+                    .call(HttpMethod.GET, q.toString(), null)
+                    .flatMapIterable(n -> n.path("sessions"))
+                    .map(n -> Wire.sessionInfo(n, NAME));
+        });
+    }
+
+    /** Releases this provider's connections; the sessions stay on the server. */
+    @Override
+    public void close() {
+        transport.close();
+    }
+
+    @Override
+    public String toString() {
+        return "RemoteSandboxProvider{" + transport.baseUrl() + "}";
+    }
+
+    /**
+     * Configures a {@link RemoteSandboxProvider}: the server's URL and token are required, the rest has defaults.
+     *
+     * <pre>{@code
+     * RemoteSandboxProvider provider = RemoteSandboxProvider.builder()
+     *     .baseUrl("http://10.0.0.5:7070")
+     *     .token(() -> vault.read("sandbox-token"))
+     *     .responseTimeout(Duration.ofSeconds(10))
+     *     .build();
+     * }</pre>
+     */
+    public static final class Builder {
+        private String baseUrl;
+        private Supplier<char[]> token;
+        private Duration connectTimeout = Duration.ofSeconds(10);
+        private Duration responseTimeout = Duration.ofSeconds(30);
+        private int maxConnections = 512;
+        private int reconnectAttempts = 8;
+        private Duration reconnectBackoff = Duration.ofMillis(50);
+
+        private Builder() {}
+
+        /**
+         * Sets the server's base URL.
+         *
+         * @param baseUrl an {@code http} or {@code https} URL, such as {@code http://127.0.0.1:7070}
+         * @return this builder
+         */
+        public Builder baseUrl(String baseUrl) {
+            this.baseUrl = baseUrl;
+            return this;
+        }
+
+        /**
+         * Sets the bearer token; the array is copied.
+         *
+         * @param token the token
+         * @return this builder
+         */
+        public Builder token(char[] token) {
+            char[] copy = Objects.requireNonNull(token, "token").clone();
+            this.token = () -> copy;
+            return this;
+        }
+
+        /**
+         * Sets where the bearer token comes from; asked for each request (so a rotated token is picked up), and must
+         * not block.
+         *
+         * @param token supplies the token
+         * @return this builder
+         */
+        public Builder token(Supplier<char[]> token) {
+            this.token = Objects.requireNonNull(token, "token");
+            return this;
+        }
+
+        /**
+         * Sets how long opening a connection may take (10 seconds by default).
+         *
+         * @param connectTimeout a positive duration
+         * @return this builder
+         */
+        public Builder connectTimeout(Duration connectTimeout) {
+            this.connectTimeout = connectTimeout;
+            return this;
+        }
+
+        /**
+         * Sets how long a control call (create, stat, signal...) may wait for the server (30 seconds by default).
+         * Streams and calls that last as long as a command ({@code run}, waiting for an exit) are not bounded by it.
+         *
+         * @param responseTimeout a positive duration
+         * @return this builder
+         */
+        public Builder responseTimeout(Duration responseTimeout) {
+            this.responseTimeout = responseTimeout;
+            return this;
+        }
+
+        /**
+         * Sets the most connections open at once (512 by default); each open stream holds one.
+         *
+         * @param maxConnections at least 1
+         * @return this builder
+         */
+        public Builder maxConnections(int maxConnections) {
+            this.maxConnections = maxConnections;
+            return this;
+        }
+
+        /**
+         * Sets how a dropped stream is reconnected: this many attempts in a row (8 by default), the first after
+         * {@code backoff} (50 ms by default), each pause twice the last up to 2 seconds.
+         *
+         * @param attempts zero or more
+         * @param backoff a positive duration
+         * @return this builder
+         */
+        public Builder reconnect(int attempts, Duration backoff) {
+            this.reconnectAttempts = attempts;
+            this.reconnectBackoff = backoff;
+            return this;
+        }
+
+        /**
+         * Builds the provider.
+         *
+         * @return the provider
+         * @throws InvalidArgumentException naming the setting that is missing or wrong
+         */
+        public RemoteSandboxProvider build() {
+            if (baseUrl == null) {
+                throw new InvalidArgumentException("baseUrl", "baseUrl is required");
+            }
+            try {
+                URI uri = new URI(baseUrl);
+                if (!"http".equals(uri.getScheme()) && !"https".equals(uri.getScheme()) || uri.getHost() == null) {
+                    throw new InvalidArgumentException(
+                            "baseUrl", "baseUrl must be an http or https URL with a host, got '" + baseUrl + "'");
+                }
+            } catch (URISyntaxException e) {
+                throw new InvalidArgumentException("baseUrl", "baseUrl is not a URL: '" + baseUrl + "'");
+            }
+            if (token == null) {
+                throw new InvalidArgumentException("token", "token is required");
+            }
+            positive("connectTimeout", connectTimeout);
+            positive("responseTimeout", responseTimeout);
+            positive("reconnectBackoff", reconnectBackoff);
+            if (maxConnections < 1) {
+                throw new InvalidArgumentException(
+                        "maxConnections", "maxConnections must be at least 1, got " + maxConnections);
+            }
+            if (reconnectAttempts < 0) {
+                throw new InvalidArgumentException(
+                        "reconnectAttempts", "reconnectAttempts must not be negative, got " + reconnectAttempts);
+            }
+            return new RemoteSandboxProvider(new RemoteTransport(
+                    baseUrl,
+                    token,
+                    connectTimeout,
+                    responseTimeout,
+                    maxConnections,
+                    reconnectAttempts,
+                    reconnectBackoff));
+        }
+
+        private static void positive(String field, Duration d) {
+            if (d == null || d.isZero() || d.isNegative()) {
+                throw new InvalidArgumentException(field, field + " must be positive, got " + d);
+            }
+        }
+
+        @Override
+        public String toString() {
+            return "RemoteSandboxProvider.Builder{baseUrl=" + baseUrl + ", token=" + (token == null ? "unset" : "***")
+                    + ", connectTimeout=" + connectTimeout + ", responseTimeout=" + responseTimeout + "}";
+        }
+    }
+}

@@ -1,0 +1,378 @@
+package dev.sandbox.server;
+
+import dev.sandbox.InvalidArgumentException;
+import dev.sandbox.SandboxProvider;
+import dev.sandbox.implementation.Version;
+import dev.sandbox.server.implementation.Api;
+import dev.sandbox.server.implementation.Auth;
+import dev.sandbox.server.implementation.ServerConfig;
+import dev.sandbox.server.implementation.Sessions;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.util.concurrent.GlobalEventExecutor;
+import java.nio.ByteBuffer;
+import java.nio.CharBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Objects;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import reactor.netty.DisposableServer;
+import reactor.netty.http.server.HttpServer;
+
+/**
+ * An HTTP server that exposes the sessions of any {@link SandboxProvider} under {@code /v1/}, for the remote provider
+ * ({@code dev.sandbox.remote.RemoteSandboxProvider}) or any HTTP client. The wire format is described in the module's
+ * README: JSON for calls, NDJSON or server-sent events for streams, raw bytes for file contents.
+ *
+ * <p>Every route needs the bearer token. Streams are never collected: each event is written when the connection
+ * asks for more, so a slow client slows the command through TCP flow control. Requests are bounded (JSON bodies,
+ * sessions and commands at once), and a bad request gets a JSON error without disturbing the others.
+ *
+ * <pre>{@code
+ * try (LocalSandboxProvider provider = LocalSandboxProvider.create();
+ *      SandboxServer server = SandboxServer.builder(provider)
+ *              .port(7070)
+ *              .token(tokenChars)
+ *              .start()) {
+ *     System.out.println("serving on " + server.baseUrl());
+ *     server.awaitStop();
+ * }
+ * }</pre>
+ */
+public final class SandboxServer implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(SandboxServer.class);
+
+    private final DisposableServer server;
+    private final ChannelGroup connections;
+    private final Api api;
+    private final ServerConfig config;
+    private final AtomicBoolean stopped = new AtomicBoolean();
+
+    private SandboxServer(DisposableServer server, ChannelGroup connections, Api api, ServerConfig config) {
+        this.server = server;
+        this.connections = connections;
+        this.api = api;
+        this.config = config;
+    }
+
+    /**
+     * Starts configuring a server for a provider; the provider stays the caller's to close.
+     *
+     * @param provider the provider whose sessions to serve
+     * @return a builder
+     */
+    public static Builder builder(SandboxProvider provider) {
+        return new Builder(provider);
+    }
+
+    /**
+     * The port the server is bound to (the chosen one when configured with port 0).
+     *
+     * @return the port
+     */
+    public int port() {
+        return server.port();
+    }
+
+    /**
+     * The address the server is bound to.
+     *
+     * @return the host
+     */
+    public String host() {
+        return config.host();
+    }
+
+    /**
+     * The server's base URL, such as {@code http://127.0.0.1:7070}.
+     *
+     * @return the URL
+     */
+    public String baseUrl() {
+        String h = config.host().contains(":") ? "[" + config.host() + "]" : config.host();
+        return "http://" + h + ":" + port();
+    }
+
+    /**
+     * Blocks until the server has stopped (by {@link #stop(Duration)} from another thread, or a failure).
+     */
+    public void awaitStop() {
+        server.onDispose().block();
+    }
+
+    /**
+     * Stops gracefully: new connections and requests are refused, running requests and streams get up to {@code
+     * timeout} to end, then the remaining connections are closed, streaming commands released (killing them) and the
+     * sessions this server created destroyed. Blocks, so call it from a thread that may block. Idempotent.
+     *
+     * @param timeout how long running requests may take to end
+     */
+    public void stop(Duration timeout) {
+        if (!stopped.compareAndSet(false, true)) {
+            return;
+        }
+        api.drain();
+        try {
+            server.disposeNow(timeout);
+        } catch (IllegalStateException e) {
+            LOG.info("requests still running after {}; closing their connections", timeout);
+        }
+        connections.close().awaitUninterruptibly(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        api.execs().releaseAll();
+        api.sessions().destroyOwned(timeout.plusSeconds(5));
+        LOG.info("sandbox server on port {} stopped", server.port());
+    }
+
+    /** Stops with the configured shutdown timeout; see {@link #stop(Duration)}. */
+    @Override
+    public void close() {
+        stop(config.shutdownTimeout());
+    }
+
+    @Override
+    public String toString() {
+        return "SandboxServer{" + baseUrl() + ", provider="
+                + api.sessions().provider().name() + "}";
+    }
+
+    /**
+     * Configures and starts a {@link SandboxServer}. The token is required; everything else has a default. The
+     * server binds to the loopback address unless told otherwise.
+     *
+     * <pre>{@code
+     * SandboxServer server = SandboxServer.builder(provider)
+     *     .host("127.0.0.1").port(0)
+     *     .token(token)
+     *     .maxSessions(16).maxExecs(64)
+     *     .start();
+     * }</pre>
+     */
+    public static final class Builder {
+        private final SandboxProvider provider;
+        private String host = "127.0.0.1";
+        private int port = 7070;
+        private byte[] tokenDigest;
+        private int maxSessions = 64;
+        private int maxExecs = 256;
+        private int maxJsonBytes = 1024 * 1024;
+        private long maxUploadBytes = Long.MAX_VALUE;
+        private int execWindowBytes = 1024 * 1024;
+        private Duration resumeTimeout = Duration.ofSeconds(60);
+        private Duration heartbeat = Duration.ofSeconds(15);
+        private Duration stdinTimeout = Duration.ofSeconds(30);
+        private Duration shutdownTimeout = Duration.ofSeconds(10);
+
+        private Builder(SandboxProvider provider) {
+            this.provider = Objects.requireNonNull(provider, "provider");
+        }
+
+        /**
+         * Sets the address to bind ({@code 127.0.0.1} by default).
+         *
+         * @param host an address or host name
+         * @return this builder
+         */
+        public Builder host(String host) {
+            this.host = Objects.requireNonNull(host, "host");
+            return this;
+        }
+
+        /**
+         * Sets the port (7070 by default; 0 picks a free one, see {@link SandboxServer#port()}).
+         *
+         * @param port from 0 to 65535
+         * @return this builder
+         */
+        public Builder port(int port) {
+            this.port = port;
+            return this;
+        }
+
+        /**
+         * Sets the bearer token every request must carry. Only its SHA-256 digest is kept; the caller may clear the
+         * array afterwards.
+         *
+         * @param token the token, at least 16 characters
+         * @return this builder
+         */
+        public Builder token(char[] token) {
+            Objects.requireNonNull(token, "token");
+            if (token.length < 16) {
+                throw new InvalidArgumentException("token", "token must be at least 16 characters long");
+            }
+            ByteBuffer bytes = StandardCharsets.UTF_8.encode(CharBuffer.wrap(token));
+            byte[] raw = new byte[bytes.remaining()];
+            bytes.get(raw);
+            this.tokenDigest = Auth.sha256(raw);
+            Arrays.fill(raw, (byte) 0);
+            if (bytes.hasArray()) {
+                Arrays.fill(bytes.array(), (byte) 0);
+            }
+            return this;
+        }
+
+        /**
+         * Sets the most live sessions created through the server at once (64 by default); more are refused with 429.
+         *
+         * @param maxSessions at least 1
+         * @return this builder
+         */
+        public Builder maxSessions(int maxSessions) {
+            this.maxSessions = maxSessions;
+            return this;
+        }
+
+        /**
+         * Sets the most commands (runs, streaming execs and background processes) running through the server at once
+         * (256 by default); more are refused with 429.
+         *
+         * @param maxExecs at least 1
+         * @return this builder
+         */
+        public Builder maxExecs(int maxExecs) {
+            this.maxExecs = maxExecs;
+            return this;
+        }
+
+        /**
+         * Sets the largest JSON request body (1 MiB by default); larger ones are refused with 413.
+         *
+         * @param maxJsonBytes at least 1024
+         * @return this builder
+         */
+        public Builder maxJsonBytes(int maxJsonBytes) {
+            this.maxJsonBytes = maxJsonBytes;
+            return this;
+        }
+
+        /**
+         * Sets the largest file upload (unlimited by default); larger ones are refused with 413 and leave no file.
+         *
+         * @param maxUploadBytes at least 1
+         * @return this builder
+         */
+        public Builder maxUploadBytes(long maxUploadBytes) {
+            this.maxUploadBytes = maxUploadBytes;
+            return this;
+        }
+
+        /**
+         * Sets how many unacknowledged bytes each streaming exec keeps so a dropped client can resume (1 MiB by
+         * default). A client that stops acknowledging stops the command once this much is waiting.
+         *
+         * @param execWindowBytes at least 64 KiB
+         * @return this builder
+         */
+        public Builder execWindowBytes(int execWindowBytes) {
+            this.execWindowBytes = execWindowBytes;
+            return this;
+        }
+
+        /**
+         * Sets how long a streaming exec whose client went away waits for it to come back before the command is
+         * killed (60 seconds by default).
+         *
+         * @param resumeTimeout a positive duration
+         * @return this builder
+         */
+        public Builder resumeTimeout(Duration resumeTimeout) {
+            this.resumeTimeout = resumeTimeout;
+            return this;
+        }
+
+        /**
+         * Sets how often streams send a heartbeat while quiet (15 seconds by default), so idle connections stay open
+         * through proxies.
+         *
+         * @param heartbeat a positive duration
+         * @return this builder
+         */
+        public Builder heartbeat(Duration heartbeat) {
+            this.heartbeat = heartbeat;
+            return this;
+        }
+
+        /**
+         * Sets how long a graceful stop (and {@link SandboxServer#close()}) lets running requests end (10 seconds by
+         * default).
+         *
+         * @param shutdownTimeout a positive duration
+         * @return this builder
+         */
+        public Builder shutdownTimeout(Duration shutdownTimeout) {
+            this.shutdownTimeout = shutdownTimeout;
+            return this;
+        }
+
+        /**
+         * Binds the server and starts serving. Blocks until bound.
+         *
+         * @return the running server
+         * @throws InvalidArgumentException naming a setting that is missing or wrong
+         */
+        public SandboxServer start() {
+            if (tokenDigest == null) {
+                throw new InvalidArgumentException("token", "token is required");
+            }
+            if (port < 0 || port > 65535) {
+                throw new InvalidArgumentException("port", "port must be from 0 to 65535, got " + port);
+            }
+            atLeast("maxSessions", maxSessions, 1);
+            atLeast("maxExecs", maxExecs, 1);
+            atLeast("maxJsonBytes", maxJsonBytes, 1024);
+            atLeast("maxUploadBytes", maxUploadBytes, 1);
+            atLeast("execWindowBytes", execWindowBytes, 64 * 1024);
+            positive("resumeTimeout", resumeTimeout);
+            positive("heartbeat", heartbeat);
+            positive("shutdownTimeout", shutdownTimeout);
+            ServerConfig config = new ServerConfig(
+                    host,
+                    port,
+                    tokenDigest,
+                    maxSessions,
+                    maxExecs,
+                    maxJsonBytes,
+                    maxUploadBytes,
+                    execWindowBytes,
+                    resumeTimeout,
+                    heartbeat,
+                    stdinTimeout,
+                    shutdownTimeout);
+            Version.get(); // reads a resource: load it here, not on an event loop
+            Api api = new Api(config, new Sessions(provider, maxSessions));
+            ChannelGroup connections = new DefaultChannelGroup("sandbox-server", GlobalEventExecutor.INSTANCE);
+            DisposableServer server = HttpServer.create()
+                    .host(host)
+                    .port(port)
+                    .channelGroup(connections)
+                    .httpRequestDecoder(spec -> spec.maxHeaderSize(16 * 1024).maxInitialLineLength(16 * 1024))
+                    .route(api::register)
+                    .bindNow(Duration.ofSeconds(10));
+            LOG.info("sandbox server serving {} sessions on {}:{}", provider.name(), host, server.port());
+            return new SandboxServer(server, connections, api, config);
+        }
+
+        private static void atLeast(String field, long value, long min) {
+            if (value < min) {
+                throw new InvalidArgumentException(field, field + " must be at least " + min + ", got " + value);
+            }
+        }
+
+        private static void positive(String field, Duration d) {
+            if (d == null || d.isZero() || d.isNegative()) {
+                throw new InvalidArgumentException(field, field + " must be positive, got " + d);
+            }
+        }
+
+        @Override
+        public String toString() {
+            return "SandboxServer.Builder{host=" + host + ", port=" + port + ", token="
+                    + (tokenDigest == null ? "unset" : "***") + ", maxSessions=" + maxSessions + ", maxExecs="
+                    + maxExecs + "}";
+        }
+    }
+}

@@ -1,0 +1,671 @@
+package dev.sandbox.server.implementation;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.sandbox.BackgroundOptions;
+import dev.sandbox.BackgroundProcess;
+import dev.sandbox.ExecEvent;
+import dev.sandbox.ExecOptions;
+import dev.sandbox.FileInfo;
+import dev.sandbox.FileOperationException;
+import dev.sandbox.InvalidArgumentException;
+import dev.sandbox.ProcessInfo;
+import dev.sandbox.SandboxFiles;
+import dev.sandbox.SandboxSession;
+import dev.sandbox.SessionOptions;
+import dev.sandbox.implementation.Version;
+import dev.sandbox.implementation.remote.Wire;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BiFunction;
+import java.util.function.Function;
+import org.reactivestreams.Publisher;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.netty.http.server.HttpServerRequest;
+import reactor.netty.http.server.HttpServerResponse;
+import reactor.netty.http.server.HttpServerRoutes;
+
+/**
+ * The {@code /v1/} routes. Every route goes through {@link #guard}: the bearer token is checked first, errors become
+ * JSON answers through {@link ErrorMapping}, and nothing a request does can stop the server from serving the next.
+ *
+ * <p>Adding a route is one line in {@link #register}; the PTY WebSocket route ({@code /v1/sessions/{id}/pty}) goes
+ * there with {@code routes.ws(...)} wrapped the same way.
+ */
+public final class Api {
+    private static final Logger LOG = LoggerFactory.getLogger(Api.class);
+    /** Download chunks are cut to this size, bounding what waits in a connection's outbound buffer. */
+    private static final int DOWNLOAD_SLICE = 16 * 1024;
+    /** The longest a client may wait for an exit in one request. */
+    private static final long MAX_EXIT_WAIT_MS = 30_000;
+
+    /** What a route does with a request. */
+    @FunctionalInterface
+    public interface Handler {
+        /**
+         * Handles a request.
+         *
+         * @param req the request
+         * @param res the response
+         * @return completes when the answer is sent
+         */
+        Publisher<Void> handle(HttpServerRequest req, HttpServerResponse res);
+    }
+
+    private final ServerConfig config;
+    private final Auth auth;
+    private final Sessions sessions;
+    private final ExecRegistry execs;
+    private final ExecLimit limit;
+    private final StdinRelays stdins;
+    private final long startedNanos = System.nanoTime();
+    private final AtomicLong lastActivityMillis = new AtomicLong(System.currentTimeMillis());
+    private volatile boolean draining;
+
+    /**
+     * Creates the routes' state.
+     *
+     * @param config the settings
+     * @param sessions the sessions
+     */
+    public Api(ServerConfig config, Sessions sessions) {
+        this.config = config;
+        this.auth = new Auth(config.tokenDigest());
+        this.sessions = sessions;
+        this.execs = new ExecRegistry(config.execWindowBytes(), config.resumeTimeout());
+        this.limit = new ExecLimit(config.maxExecs());
+        this.stdins = new StdinRelays(config.stdinTimeout());
+    }
+
+    /** From now on every request is answered 503: the server is shutting down. */
+    public void drain() {
+        draining = true;
+    }
+
+    /**
+     * The streaming execs.
+     *
+     * @return the registry
+     */
+    public ExecRegistry execs() {
+        return execs;
+    }
+
+    /**
+     * The sessions.
+     *
+     * @return the registry
+     */
+    public Sessions sessions() {
+        return sessions;
+    }
+
+    /**
+     * Registers every route.
+     *
+     * @param routes reactor-netty's routes
+     */
+    public void register(HttpServerRoutes routes) {
+        routes.get("/v1/ping", guard(false, this::ping));
+
+        routes.post("/v1/sessions", guard(false, this::createSession));
+        routes.get("/v1/sessions", guard(false, this::listSessions));
+        routes.get("/v1/sessions/{id}", guard(false, this::getSession));
+        routes.delete("/v1/sessions/{id}", guard(false, this::destroySession));
+        routes.get("/v1/sessions/{id}/status", guard(false, this::status));
+        routes.put("/v1/sessions/{id}/lifetime", guard(false, this::setLifetime));
+        routes.put("/v1/sessions/{id}/idle-timeout", guard(false, this::setIdleTimeout));
+
+        routes.post("/v1/sessions/{id}/run", guard(false, this::run));
+        routes.post("/v1/sessions/{id}/exec", guard(false, this::exec));
+        routes.get("/v1/sessions/{id}/execs/{exec}/events", guard(false, this::execEvents));
+        routes.post("/v1/sessions/{id}/execs/{exec}/ack", guard(false, this::execAck));
+        routes.delete("/v1/sessions/{id}/execs/{exec}", guard(false, this::execRelease));
+        routes.put("/v1/sessions/{id}/stdin/{stdin}", guard(false, this::stdinUpload));
+
+        routes.post("/v1/sessions/{id}/processes", guard(false, this::startProcess));
+        routes.get("/v1/sessions/{id}/processes", guard(false, this::listProcesses));
+        routes.get("/v1/sessions/{id}/processes/{pid}", guard(false, this::getProcess));
+        routes.get("/v1/sessions/{id}/processes/{pid}/exit", guard(false, this::processExit));
+        routes.get("/v1/sessions/{id}/processes/{pid}/output", guard(false, this::processOutput));
+        routes.post("/v1/sessions/{id}/processes/{pid}/signal", guard(false, this::processSignal));
+        routes.post("/v1/sessions/{id}/processes/{pid}/kill", guard(false, this::processKill));
+        routes.post("/v1/sessions/{id}/processes/{pid}/stdin", guard(false, this::processStdin));
+        routes.post("/v1/sessions/{id}/processes/{pid}/stdin/close", guard(false, this::processStdinClose));
+        routes.post("/v1/sessions/{id}/processes/{pid}/collect", guard(false, this::processCollect));
+
+        routes.get("/v1/sessions/{id}/files/content", guard(true, this::fileRead));
+        routes.put("/v1/sessions/{id}/files/content", guard(true, this::fileWrite));
+        routes.get("/v1/sessions/{id}/files/list", guard(true, this::fileList));
+        routes.get("/v1/sessions/{id}/files/stat", guard(true, this::fileStat));
+        routes.post("/v1/sessions/{id}/files/mkdir", guard(true, this::fileMkdir));
+        routes.delete("/v1/sessions/{id}/files", guard(true, this::fileRemove));
+        routes.post("/v1/sessions/{id}/files/move", guard(true, this::fileMove));
+        routes.get("/v1/sessions/{id}/files/watch", guard(true, this::fileWatch));
+
+        // PTY (next): routes.ws("/v1/sessions/{id}/pty", ...) behind the same token check
+
+        routes.route(req -> true, guard(false, this::notFound));
+    }
+
+    /**
+     * Wraps a handler: token, shutdown, activity, and errors as JSON answers.
+     *
+     * @param fileRoute whether path refusals are 403 on this route
+     * @param handler the handler
+     * @return the wrapped handler
+     */
+    public BiFunction<HttpServerRequest, HttpServerResponse, Publisher<Void>> guard(
+            boolean fileRoute, Handler handler) {
+        return (req, res) -> Mono.defer(() -> {
+                    if (!auth.accepts(req.requestHeaders().get(HttpHeaderNames.AUTHORIZATION))) {
+                        return Mono.error(new HttpError(
+                                401, "Unauthorized", "a valid bearer token is required (Authorization: Bearer ...)"));
+                    }
+                    if (draining) {
+                        return Mono.error(new HttpError(503, "ShuttingDown", "the server is shutting down"));
+                    }
+                    if (!req.fullPath().equals("/v1/ping")) {
+                        lastActivityMillis.set(System.currentTimeMillis());
+                    }
+                    return Mono.from(handler.handle(req, res));
+                })
+                .onErrorResume(t -> {
+                    if (res.hasSentHeaders()) {
+                        LOG.debug(
+                                "{} {} failed after the answer started: {}",
+                                req.method(),
+                                req.fullPath(),
+                                t.toString());
+                        return Mono.error(t); // the connection is closed: the client sees the stream drop
+                    }
+                    int status = ErrorMapping.status(t, fileRoute);
+                    if (status >= 500 && status != 502 && status != 503) {
+                        LOG.warn("{} {} failed", req.method(), req.fullPath(), t);
+                    }
+                    return Http.error(res, t, fileRoute);
+                });
+    }
+
+    private Mono<Void> notFound(HttpServerRequest req, HttpServerResponse res) {
+        return Mono.error(new HttpError(404, "RouteNotFound", "no route for " + req.method() + " " + req.fullPath()));
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    private static String param(HttpServerRequest req, String name) {
+        String v = req.param(name);
+        if (v == null || v.isEmpty()) {
+            throw new HttpError(400, "MissingParameter", "the path parameter '" + name + "' is required");
+        }
+        return v;
+    }
+
+    private static String requiredQuery(HttpServerRequest req, String name) {
+        String v = Http.query(req, name);
+        if (v == null) {
+            throw new HttpError(400, "MissingParameter", "the query parameter '" + name + "' is required");
+        }
+        return v;
+    }
+
+    /** Runs an operation on a session, noting what its errors say about the session. */
+    private <T> Mono<T> withSession(HttpServerRequest req, Function<SandboxSession, Mono<T>> op) {
+        String id = param(req, "id");
+        return sessions.lookup(id).flatMap(op).doOnError(t -> sessions.observe(id, t));
+    }
+
+    private Mono<JsonNode> body(HttpServerRequest req) {
+        return Http.body(req, config.maxJsonBytes());
+    }
+
+    private Mono<BackgroundProcess> process(HttpServerRequest req, SandboxSession s) {
+        return s.process(param(req, "pid"));
+    }
+
+    private static ObjectNode sessionJson(SandboxSession s, String provider) {
+        ObjectNode n = Wire.JSON.createObjectNode();
+        n.put("id", s.id());
+        n.put("provider", provider);
+        ObjectNode labels = n.putObject("labels");
+        s.labels().forEach(labels::put);
+        return n;
+    }
+
+    private static ObjectNode processJson(BackgroundProcess p) {
+        ExecEvent.Exit exit = p.exitNow().orElse(null);
+        return Wire.processInfo(new ProcessInfo(
+                p.id(), p.argv(), p.pid().orElse(-1), p.startedAt(), exit == null, exit == null ? null : exit.code()));
+    }
+
+    // ------------------------------------------------------------------ server and sessions
+
+    private Mono<Void> ping(HttpServerRequest req, HttpServerResponse res) {
+        ObjectNode n = Wire.JSON.createObjectNode();
+        n.put("status", draining ? "stopping" : "ok");
+        n.put("version", Version.get());
+        n.put("uptimeMs", (System.nanoTime() - startedNanos) / 1_000_000);
+        n.put("lastActivity", Instant.ofEpochMilli(lastActivityMillis.get()).toString());
+        n.put("execsRunning", limit.running());
+        n.put("ptysRunning", 0);
+        n.put("ptysAttached", 0);
+        n.put("sessions", sessions.ownedCount());
+        n.put("provider", sessions.provider().name());
+        return Http.json(res, 200, n);
+    }
+
+    private Mono<Void> createSession(HttpServerRequest req, HttpServerResponse res) {
+        return body(req)
+                .map(Wire::sessionOptions)
+                .flatMap(this::create)
+                .flatMap(s ->
+                        Http.json(res, 201, sessionJson(s, sessions.provider().name())));
+    }
+
+    private Mono<SandboxSession> create(SessionOptions options) {
+        return sessions.create(options);
+    }
+
+    private Mono<Void> listSessions(HttpServerRequest req, HttpServerResponse res) {
+        Map<String, String> labels = new LinkedHashMap<>();
+        for (Map.Entry<String, List<String>> e : Http.params(req).entrySet()) {
+            if (e.getKey().startsWith("label.") && !e.getValue().isEmpty()) {
+                labels.put(e.getKey().substring("label.".length()), e.getValue().get(0));
+            }
+        }
+        return sessions.list(labels).collectList().flatMap(list -> {
+            ObjectNode n = Wire.JSON.createObjectNode();
+            ArrayNode arr = n.putArray("sessions");
+            list.forEach(i -> arr.add(Wire.sessionInfo(i)));
+            return Http.json(res, 200, n);
+        });
+    }
+
+    private Mono<Void> getSession(HttpServerRequest req, HttpServerResponse res) {
+        return sessions.attach(param(req, "id"))
+                .flatMap(s ->
+                        Http.json(res, 200, sessionJson(s, sessions.provider().name())));
+    }
+
+    private Mono<Void> destroySession(HttpServerRequest req, HttpServerResponse res) {
+        return sessions.destroy(param(req, "id")).then(Http.noContent(res));
+    }
+
+    private Mono<Void> status(HttpServerRequest req, HttpServerResponse res) {
+        return withSession(req, SandboxSession::ping).flatMap(s -> Http.json(res, 200, Wire.sessionStatus(s)));
+    }
+
+    private Mono<Void> setLifetime(HttpServerRequest req, HttpServerResponse res) {
+        return body(req)
+                .map(n -> Wire.durationBody(n, "lifetime"))
+                .flatMap(d -> withSession(req, s -> s.setLifetime(d).thenReturn(d)))
+                .then(Http.noContent(res));
+    }
+
+    private Mono<Void> setIdleTimeout(HttpServerRequest req, HttpServerResponse res) {
+        return body(req)
+                .map(n -> Wire.durationBody(n, "idleTimeout"))
+                .flatMap(d -> withSession(req, s -> s.setIdleTimeout(d).thenReturn(d)))
+                .then(Http.noContent(res));
+    }
+
+    // ------------------------------------------------------------------ commands
+
+    /** Options from a request, with stdin joined to its upload when the request names one. */
+    private ExecOptions options(JsonNode n) {
+        ExecOptions o = Wire.execOptions(n);
+        String stdinId = Wire.stdinId(n);
+        return stdinId == null ? o : o.withStdin(stdins.stdin(stdinId));
+    }
+
+    private Mono<Void> run(HttpServerRequest req, HttpServerResponse res) {
+        return body(req).flatMap(n -> {
+            ExecOptions options = options(n);
+            String stdinId = Wire.stdinId(n);
+            return withSession(
+                            req,
+                            s -> Mono.defer(() -> {
+                                Runnable slot = limit.acquire();
+                                return s.run(options).doFinally(sig -> slot.run());
+                            }))
+                    .doFinally(sig -> {
+                        if (stdinId != null) {
+                            stdins.abandon(stdinId);
+                        }
+                    })
+                    .flatMap(r -> Http.json(res, 200, Wire.execResult(r)));
+        });
+    }
+
+    private Mono<Void> exec(HttpServerRequest req, HttpServerResponse res) {
+        Http.Format format = Http.format(req);
+        return body(req).flatMap(n -> {
+            ExecOptions options = options(n);
+            String stdinId = Wire.stdinId(n);
+            String execId = n.path("id").isTextual() ? n.get("id").asText() : newExecId();
+            return withSession(
+                            req,
+                            s -> Mono.fromCallable(() -> execs.open(
+                                    execId,
+                                    s.id(),
+                                    options.maxLineLength(),
+                                    limit::acquire,
+                                    () -> s.exec(options).doFinally(sig -> {
+                                        if (stdinId != null) {
+                                            stdins.abandon(stdinId);
+                                        }
+                                    }))))
+                    .flatMap(channel -> sendExec(res, channel, -1, -1, format));
+        });
+    }
+
+    private static String newExecId() {
+        java.util.concurrent.ThreadLocalRandom r = java.util.concurrent.ThreadLocalRandom.current();
+        return String.format("%016x%016x", r.nextLong(), r.nextLong());
+    }
+
+    private Mono<Void> sendExec(
+            HttpServerResponse res, ExecChannel channel, long afterStdout, long afterStderr, Http.Format format) {
+        Publisher<ByteBuf> body = channel.attach(afterStdout, afterStderr, format);
+        Http.streamHeaders(res, format)
+                .header(Wire.ACK_WINDOW_HEADER, Integer.toString(channel.windowLimit()))
+                .header("Sandbox-Exec-Id", channel.id());
+        return res.send(Http.withHeartbeats(Flux.from(body), format, config.heartbeat()))
+                .then();
+    }
+
+    private Mono<Void> execEvents(HttpServerRequest req, HttpServerResponse res) {
+        long afterStdout = Http.longQuery(req, "afterStdout", -1);
+        long afterStderr = Http.longQuery(req, "afterStderr", -1);
+        String lastEventId = req.requestHeaders().get("Last-Event-ID");
+        if (lastEventId != null && Http.query(req, "afterStdout") == null) {
+            String[] parts = lastEventId.split(":");
+            try {
+                afterStdout = Long.parseLong(parts[0].trim());
+                afterStderr = parts.length > 1 ? Long.parseLong(parts[1].trim()) : -1;
+            } catch (NumberFormatException e) {
+                throw new InvalidArgumentException(
+                        "Last-Event-ID", "Last-Event-ID must be '<stdout>:<stderr>', got '" + lastEventId + "'");
+            }
+        }
+        ExecChannel channel = execs.get(param(req, "exec"), param(req, "id"));
+        return sendExec(res, channel, afterStdout, afterStderr, Http.format(req));
+    }
+
+    private Mono<Void> execAck(HttpServerRequest req, HttpServerResponse res) {
+        return body(req).flatMap(n -> {
+            ExecChannel channel = execs.get(param(req, "exec"), param(req, "id"));
+            channel.ack(n.path("stdout").asLong(-1), n.path("stderr").asLong(-1));
+            return Http.noContent(res);
+        });
+    }
+
+    private Mono<Void> execRelease(HttpServerRequest req, HttpServerResponse res) {
+        try {
+            execs.get(param(req, "exec"), param(req, "id")).release();
+        } catch (HttpError e) {
+            // releasing an exec that is gone already is fine
+        }
+        return Http.noContent(res);
+    }
+
+    private Mono<Void> stdinUpload(HttpServerRequest req, HttpServerResponse res) {
+        return stdins.upload(param(req, "stdin"), Http.rawBody(req)).then(Http.noContent(res));
+    }
+
+    // ------------------------------------------------------------------ background processes
+
+    private Mono<Void> startProcess(HttpServerRequest req, HttpServerResponse res) {
+        return body(req).flatMap(n -> {
+            ExecOptions options = options(n);
+            BackgroundOptions background = Wire.backgroundOptions(n);
+            return withSession(
+                            req,
+                            s -> Mono.defer(() -> {
+                                Runnable slot = limit.acquire();
+                                return s.start(options, background)
+                                        .doOnNext(p -> p.exit().subscribe(x -> slot.run(), e -> slot.run()))
+                                        .doOnError(e -> slot.run())
+                                        .doOnCancel(slot);
+                            }))
+                    .flatMap(p -> Http.json(res, 201, processJson(p)));
+        });
+    }
+
+    private Mono<Void> listProcesses(HttpServerRequest req, HttpServerResponse res) {
+        return withSession(req, s -> s.processes().collectList()).flatMap(list -> {
+            ObjectNode n = Wire.JSON.createObjectNode();
+            ArrayNode arr = n.putArray("processes");
+            list.forEach(p -> arr.add(Wire.processInfo(p)));
+            return Http.json(res, 200, n);
+        });
+    }
+
+    private Mono<Void> getProcess(HttpServerRequest req, HttpServerResponse res) {
+        return withSession(req, s -> process(req, s)).flatMap(p -> Http.json(res, 200, processJson(p)));
+    }
+
+    private Mono<Void> processExit(HttpServerRequest req, HttpServerResponse res) {
+        long wait = Math.max(0, Math.min(MAX_EXIT_WAIT_MS, Http.longQuery(req, "waitMs", 0)));
+        return withSession(req, s -> process(req, s))
+                .flatMap(p -> wait == 0
+                        ? Mono.justOrEmpty(p.exitNow())
+                        : p.exit().timeout(Duration.ofMillis(wait), Mono.empty()))
+                .flatMap(x -> Http.json(res, 200, Wire.exit(x)))
+                .switchIfEmpty(Mono.defer(() -> Http.noContent(res)));
+    }
+
+    private Mono<Void> processOutput(HttpServerRequest req, HttpServerResponse res) {
+        long afterStdout = Http.longQuery(req, "afterStdout", -1);
+        long afterStderr = Http.longQuery(req, "afterStderr", -1);
+        long stdout = afterStdout >= 0 ? afterStdout : Http.longQuery(req, "stdout", 0);
+        long stderr = afterStderr >= 0 ? afterStderr : Http.longQuery(req, "stderr", 0);
+        boolean follow = Http.boolQuery(req, "follow", true);
+        Http.Format format = Http.format(req);
+        return withSession(req, s -> process(req, s)).flatMap(p -> {
+            long[] last = {afterStdout, afterStderr};
+            Flux<ExecEvent> events = follow ? p.output(stdout, stderr) : p.snapshot(stdout, stderr);
+            Flux<Http.Frame> frames = events.<Http.Frame>handle((e, sink) -> {
+                        if (e instanceof ExecEvent.Line l) {
+                            int stream = l.stream() == ExecEvent.StreamKind.STDOUT ? 0 : 1;
+                            if (l.offset() <= last[stream]) {
+                                return; // the line resumed at, delivered before
+                            }
+                            last[stream] = l.offset();
+                            sink.next(new Http.Frame(
+                                    stream == 0 ? "stdout" : "stderr", Wire.event(e), last[0] + ":" + last[1]));
+                        } else {
+                            sink.next(new Http.Frame("exit", Wire.event(e), null));
+                        }
+                    })
+                    .concatWith(
+                            follow
+                                    ? Flux.empty()
+                                    : Flux.just(new Http.Frame("end", "{\"type\":\"end\"}".getBytes(), null)));
+            return Http.stream(res, format, frames, config.heartbeat());
+        });
+    }
+
+    private Mono<Void> processSignal(HttpServerRequest req, HttpServerResponse res) {
+        return body(req)
+                .flatMap(n -> {
+                    JsonNode sig = n.get("signal");
+                    if (sig == null || !sig.isIntegralNumber()) {
+                        throw new InvalidArgumentException(
+                                "signal", "signal must be a number from 1 to 64, got " + sig);
+                    }
+                    return withSession(req, s -> process(req, s).flatMap(p -> p.signal(sig.asInt())));
+                })
+                .then(Http.noContent(res));
+    }
+
+    private Mono<Void> processKill(HttpServerRequest req, HttpServerResponse res) {
+        return withSession(req, s -> process(req, s).flatMap(BackgroundProcess::kill))
+                .then(Http.noContent(res));
+    }
+
+    private Mono<Void> processStdin(HttpServerRequest req, HttpServerResponse res) {
+        return withSession(req, s -> process(req, s))
+                .flatMap(p -> Http.rawBody(req).concatMap(p::writeStdin, 1).then())
+                .then(Http.noContent(res));
+    }
+
+    private Mono<Void> processStdinClose(HttpServerRequest req, HttpServerResponse res) {
+        return withSession(req, s -> process(req, s).flatMap(BackgroundProcess::closeStdin))
+                .then(Http.noContent(res));
+    }
+
+    private Mono<Void> processCollect(HttpServerRequest req, HttpServerResponse res) {
+        return withSession(req, s -> process(req, s).flatMap(BackgroundProcess::collect))
+                .flatMap(r -> Http.json(res, 200, Wire.execResult(r)));
+    }
+
+    // ------------------------------------------------------------------ files
+
+    private Mono<Void> fileRead(HttpServerRequest req, HttpServerResponse res) {
+        String path = requiredQuery(req, "path");
+        long maxBytes = Http.longQuery(req, "maxBytes", -1);
+        return withSession(req, s -> {
+            SandboxFiles files = s.files();
+            Mono<Void> check = maxBytes < 0
+                    ? Mono.empty()
+                    : files.stat(path)
+                            .flatMap(info -> info.type() == FileInfo.Type.FILE && info.size() > maxBytes
+                                    ? Mono.error(new FileOperationException(
+                                            path,
+                                            FileOperationException.Reason.TOO_LARGE,
+                                            path + ": " + info.size() + " bytes is over the cap of " + maxBytes,
+                                            null))
+                                    : Mono.empty());
+            return check.then(files.read(path)
+                    .switchOnFirst((first, all) -> {
+                        if (first.hasError()) {
+                            return Mono.error(first.getThrowable());
+                        }
+                        res.status(200).header(HttpHeaderNames.CONTENT_TYPE, Wire.OCTET_STREAM);
+                        return res.send(all.concatMapIterable(Api::slices, 1)).then();
+                    })
+                    .then());
+        });
+    }
+
+    /** Cuts a chunk into slices that wrap it (no copy), so few bytes wait in the outbound buffer at once. */
+    private static List<ByteBuf> slices(ByteBuffer b) {
+        java.util.ArrayList<ByteBuf> out = new java.util.ArrayList<>();
+        ByteBuffer rest = b.duplicate();
+        while (rest.hasRemaining()) {
+            int n = Math.min(DOWNLOAD_SLICE, rest.remaining());
+            ByteBuffer slice = rest.slice(rest.position(), n);
+            rest.position(rest.position() + n);
+            out.add(Unpooled.wrappedBuffer(slice));
+        }
+        return out;
+    }
+
+    private Mono<Void> fileWrite(HttpServerRequest req, HttpServerResponse res) {
+        String path = requiredQuery(req, "path");
+        long max = config.maxUploadBytes();
+        long[] seen = {0};
+        Flux<ByteBuffer> body = Http.rawBody(req).doOnNext(bytes -> {
+            seen[0] += bytes.remaining();
+            if (seen[0] > max) {
+                throw new HttpError(413, "PayloadTooLarge", "the upload is over the limit of " + max + " bytes");
+            }
+        });
+        return withSession(req, s -> s.files().write(path, body))
+                .flatMap(info -> Http.json(res, 200, Wire.fileInfo(info)));
+    }
+
+    private Mono<Void> fileList(HttpServerRequest req, HttpServerResponse res) {
+        String path = requiredQuery(req, "path");
+        return withSession(req, s -> s.files().list(path).collectList()).flatMap(list -> {
+            ObjectNode n = Wire.JSON.createObjectNode();
+            ArrayNode arr = n.putArray("entries");
+            list.forEach(i -> arr.add(Wire.fileInfo(i)));
+            return Http.json(res, 200, n);
+        });
+    }
+
+    private Mono<Void> fileStat(HttpServerRequest req, HttpServerResponse res) {
+        String path = requiredQuery(req, "path");
+        return withSession(req, s -> s.files().stat(path)).flatMap(i -> Http.json(res, 200, Wire.fileInfo(i)));
+    }
+
+    private Mono<Void> fileMkdir(HttpServerRequest req, HttpServerResponse res) {
+        return body(req)
+                .flatMap(n -> {
+                    String path = textField(n, "path");
+                    return withSession(req, s -> s.files().mkdir(path).thenReturn(path));
+                })
+                .then(Http.noContent(res));
+    }
+
+    private Mono<Void> fileRemove(HttpServerRequest req, HttpServerResponse res) {
+        String path = requiredQuery(req, "path");
+        boolean recursive = Http.boolQuery(req, "recursive", false);
+        return withSession(req, s -> s.files().remove(path, recursive).thenReturn(path))
+                .then(Http.noContent(res));
+    }
+
+    private Mono<Void> fileMove(HttpServerRequest req, HttpServerResponse res) {
+        return body(req)
+                .flatMap(n -> {
+                    String from = textField(n, "from");
+                    String to = textField(n, "to");
+                    return withSession(req, s -> s.files().move(from, to).thenReturn(to));
+                })
+                .then(Http.noContent(res));
+    }
+
+    private static String textField(JsonNode n, String field) {
+        JsonNode v = n.get(field);
+        if (v == null || !v.isTextual()) {
+            throw new HttpError(400, "MissingParameter", "the body field '" + field + "' is required as a string");
+        }
+        return v.asText();
+    }
+
+    /**
+     * Checks a path to watch before the stream starts, so that a refusal gets its status: a missing path is 404, a
+     * path out of the root 403, a file 409. A symbolic link is followed by listing it.
+     */
+    private static Mono<FileInfo> watchable(SandboxFiles files, String path) {
+        return files.stat(path).flatMap(info -> switch (info.type()) {
+            case DIRECTORY -> Mono.just(info);
+            case SYMLINK -> files.list(path).then(Mono.just(info));
+            default ->
+                Mono.error(new FileOperationException(
+                        path, FileOperationException.Reason.NOT_A_DIRECTORY, path + ": not a directory", null));
+        });
+    }
+
+    private Mono<Void> fileWatch(HttpServerRequest req, HttpServerResponse res) {
+        String path = requiredQuery(req, "path");
+        Http.Format format = Http.format(req);
+        return withSession(
+                        req,
+                        s -> watchable(s.files(), path).map(info -> {
+                            ObjectNode ready = Wire.JSON
+                                    .createObjectNode()
+                                    .put("type", "ready")
+                                    .put("path", info.path());
+                            Flux<Http.Frame> events = Flux.concat(
+                                    Mono.just(new Http.Frame("ready", Wire.bytes(ready), null)),
+                                    s.files().watch(path).map(e -> new Http.Frame("file", Wire.fileEvent(e), null)));
+                            return events;
+                        }))
+                .flatMap(events -> Http.stream(res, format, events, config.heartbeat()));
+    }
+}

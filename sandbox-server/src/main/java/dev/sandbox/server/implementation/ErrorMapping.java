@@ -1,0 +1,79 @@
+package dev.sandbox.server.implementation;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.sandbox.BackendException;
+import dev.sandbox.FileOperationException;
+import dev.sandbox.InvalidArgumentException;
+import dev.sandbox.OffsetUnavailableException;
+import dev.sandbox.ProcessLaunchException;
+import dev.sandbox.ProcessNotFoundException;
+import dev.sandbox.SandboxException;
+import dev.sandbox.SandboxStateException;
+import dev.sandbox.SandboxTimeoutException;
+import dev.sandbox.SessionClosedException;
+import dev.sandbox.SessionNotFoundException;
+import dev.sandbox.UnsupportedFeatureException;
+import dev.sandbox.implementation.remote.Wire;
+import java.util.Set;
+
+/**
+ * The one place where errors become HTTP answers: the status for each SDK exception and the JSON body ({@code
+ * {"error": {"type": ..., "message": ..., ...}}}) that the remote provider turns back into the same exception.
+ */
+public final class ErrorMapping {
+    /** The fields of file routes that carry paths: a rejected path there is a confinement refusal, so 403. */
+    private static final Set<String> PATH_FIELDS = Set.of("path", "from", "to");
+
+    private ErrorMapping() {}
+
+    /**
+     * The HTTP status for an error.
+     *
+     * @param t the error
+     * @param fileRoute whether the request was a files route (path refusals are 403 there)
+     * @return the status
+     */
+    public static int status(Throwable t, boolean fileRoute) {
+        return switch (t) {
+            case HttpError e -> e.status();
+            case Wire.MalformedJsonException e -> 400;
+            case InvalidArgumentException e -> fileRoute && PATH_FIELDS.contains(e.field()) ? 403 : 400;
+            case SessionNotFoundException e -> 404;
+            case ProcessNotFoundException e -> 404;
+            case FileOperationException e ->
+                switch (e.reason()) {
+                    case NOT_FOUND -> 404;
+                    case PERMISSION_DENIED -> 403;
+                    case TOO_LARGE -> 413;
+                    case DISK_FULL -> 507;
+                    case IO_ERROR -> 500;
+                    default -> 409;
+                };
+            case SessionClosedException e -> 410;
+            case OffsetUnavailableException e -> 416;
+            case SandboxStateException e -> 409;
+            case UnsupportedFeatureException e -> 501;
+            case SandboxTimeoutException e -> 504;
+            case ProcessLaunchException e -> 422;
+            case BackendException e -> 502;
+            case SandboxException e -> 500;
+            default -> 500;
+        };
+    }
+
+    /**
+     * The JSON body for an error.
+     *
+     * @param t the error
+     * @return the body
+     */
+    public static ObjectNode body(Throwable t) {
+        return switch (t) {
+            case HttpError e -> Wire.error(e.type(), e.getMessage());
+            case Wire.MalformedJsonException e -> Wire.error("MalformedRequest", e.getMessage());
+            case SandboxException e -> Wire.error(e);
+            default ->
+                Wire.error("InternalError", "internal error: " + t.getClass().getSimpleName());
+        };
+    }
+}

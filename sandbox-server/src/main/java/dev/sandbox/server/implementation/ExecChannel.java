@@ -1,0 +1,510 @@
+package dev.sandbox.server.implementation;
+
+import dev.sandbox.BackendException;
+import dev.sandbox.ExecEvent;
+import dev.sandbox.implementation.remote.Wire;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.reactivestreams.Publisher;
+import org.reactivestreams.Subscriber;
+import org.reactivestreams.Subscription;
+import reactor.core.Disposable;
+import reactor.core.publisher.BaseSubscriber;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Operators;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * One streaming exec on the server, resumable after a dropped connection.
+ *
+ * <p>The command's events (from the session's own {@code exec}, with its demand) are encoded once and kept in a
+ * window, in order, until the client acknowledges them by the offsets of the last line it delivered on each stream.
+ * A sender (one HTTP response at a time) reads the window from any position. When a connection drops, a new request
+ * with the client's last offsets drops what they cover and sends the rest again, so nothing is lost or repeated.
+ *
+ * <p>Backpressure: the window holds at most about {@code windowBytes} of unacknowledged events; more events are asked
+ * of the command only when there is room, so a client that stops reading (or acknowledging) stops the command, which
+ * then waits in {@code write} like on a full pipe. The sender writes only what the connection asks for.
+ *
+ * <p>A channel nobody is attached to for {@code resumeTimeout} is released, which kills its command if it still runs;
+ * so is one whose client sends {@code DELETE} (a cancel, or the end of the stream).
+ */
+public final class ExecChannel {
+    private static final int STDOUT = 0;
+    private static final int STDERR = 1;
+    private static final int OTHER = 2;
+    /** Events are packed into buffers of about this size when several are ready at once. */
+    private static final int PACK_BYTES = 16 * 1024;
+    /** The most events asked of the command at once. */
+    private static final int MAX_REQUEST = 256;
+
+    private record Entry(byte[] json, int stream, long offset, String type) {}
+
+    private final String id;
+    private final String sessionId;
+    private final int windowLimit;
+    private final long perEventBound;
+    private final Duration resumeTimeout;
+    private final Runnable onTerminal;
+    private final Runnable onRelease;
+    private final AtomicBoolean terminalSignalled = new AtomicBoolean();
+    private final Upstream upstream = new Upstream();
+
+    // the window, a ring of entries addressed by sequence number; guarded by this
+    private Entry[] ring = new Entry[64];
+    private int head;
+    private int size;
+    private long headSeq;
+    private long windowBytes;
+    private long outstanding;
+    private boolean terminal;
+    private boolean released;
+    private long ackedStdout = -1;
+    private long ackedStderr = -1;
+    private Sender sender;
+    private Disposable detachTimer;
+
+    /**
+     * Creates a channel; {@link #start} subscribes to the command.
+     *
+     * @param id the exec id the client chose
+     * @param sessionId the session it runs in
+     * @param windowLimit the most unacknowledged bytes kept
+     * @param maxLineLength the command's longest line, which bounds one event
+     * @param resumeTimeout how long the channel waits for a client to reattach
+     * @param onTerminal run once when the command has ended (frees its slot)
+     * @param onRelease run once when the channel is released (removes it from the registry)
+     */
+    ExecChannel(
+            String id,
+            String sessionId,
+            int windowLimit,
+            int maxLineLength,
+            Duration resumeTimeout,
+            Runnable onTerminal,
+            Runnable onRelease) {
+        this.id = id;
+        this.sessionId = sessionId;
+        this.windowLimit = windowLimit;
+        this.perEventBound = maxLineLength + 64L;
+        this.resumeTimeout = resumeTimeout;
+        this.onTerminal = onTerminal;
+        this.onRelease = onRelease;
+    }
+
+    String id() {
+        return id;
+    }
+
+    String sessionId() {
+        return sessionId;
+    }
+
+    /**
+     * Subscribes to the command's events.
+     *
+     * @param events the session's exec stream
+     */
+    void start(Flux<ExecEvent> events) {
+        events.subscribe(upstream);
+    }
+
+    /** The window size a client should acknowledge against. */
+    int windowLimit() {
+        return windowLimit;
+    }
+
+    // ------------------------------------------------------------------ window
+
+    private Entry get(long seq) {
+        return ring[(int) ((head + (seq - headSeq)) % ring.length)];
+    }
+
+    private void append(Entry e) {
+        if (size == ring.length) {
+            Entry[] bigger = new Entry[ring.length * 2];
+            for (int i = 0; i < size; i++) {
+                bigger[i] = ring[(head + i) % ring.length];
+            }
+            ring = bigger;
+            head = 0;
+        }
+        ring[(head + size) % ring.length] = e;
+        size++;
+        windowBytes += e.json().length;
+    }
+
+    private void dropHead() {
+        Entry e = ring[head];
+        ring[head] = null;
+        head = (head + 1) % ring.length;
+        size--;
+        headSeq++;
+        windowBytes -= e.json().length;
+    }
+
+    /** Drops the entries the client has delivered; called with the lock held. */
+    private void dropAcked() {
+        while (size > 0) {
+            Entry e = ring[head];
+            boolean covered = (e.stream() == STDOUT && e.offset() <= ackedStdout)
+                    || (e.stream() == STDERR && e.offset() <= ackedStderr);
+            if (!covered) {
+                return;
+            }
+            dropHead();
+        }
+    }
+
+    /**
+     * Records what the client has delivered and frees that part of the window.
+     *
+     * @param stdout the offset of the last stdout line delivered, or -1
+     * @param stderr the offset of the last stderr line delivered, or -1
+     */
+    void ack(long stdout, long stderr) {
+        synchronized (this) {
+            ackedStdout = Math.max(ackedStdout, stdout);
+            ackedStderr = Math.max(ackedStderr, stderr);
+            dropAcked();
+        }
+        requestMore();
+    }
+
+    private void requestMore() {
+        long n;
+        synchronized (this) {
+            if (terminal || released) {
+                return;
+            }
+            long room = windowLimit - windowBytes;
+            // events that fit in the room left, counting each at its largest size
+            long batch = Math.min(MAX_REQUEST, room / perEventBound);
+            if (batch <= 0) {
+                if (outstanding > 0 || room <= 0) {
+                    return;
+                }
+                batch = 1; // one event at a time when events may be larger than the room left
+            }
+            // ask again only when half of the last batch has come: one request per many events
+            if (outstanding > batch / 2) {
+                return;
+            }
+            n = batch - outstanding;
+            outstanding += n;
+        }
+        upstream.request(n);
+    }
+
+    // ------------------------------------------------------------------ the command
+
+    private final class Upstream extends BaseSubscriber<ExecEvent> {
+        @Override
+        protected void hookOnSubscribe(Subscription subscription) {
+            requestMore();
+        }
+
+        @Override
+        protected void hookOnNext(ExecEvent event) {
+            Entry entry = switch (event) {
+                case ExecEvent.Stdout l -> new Entry(Wire.event(l), STDOUT, l.offset(), "stdout");
+                case ExecEvent.Stderr l -> new Entry(Wire.event(l), STDERR, l.offset(), "stderr");
+                case ExecEvent.Exit x -> new Entry(Wire.event(x), OTHER, -1, "exit");
+            };
+            boolean exit = event instanceof ExecEvent.Exit;
+            Sender s;
+            synchronized (ExecChannel.this) {
+                outstanding--;
+                if (released) {
+                    return;
+                }
+                append(entry);
+                terminal |= exit;
+                s = sender;
+            }
+            if (exit) {
+                terminated();
+            } else {
+                requestMore();
+            }
+            if (s != null) {
+                s.drain();
+            }
+        }
+
+        @Override
+        protected void hookOnError(Throwable t) {
+            end(new Entry(Wire.errorEvent(ErrorMapping.body(t)), OTHER, -1, "error"));
+        }
+
+        @Override
+        protected void hookOnComplete() {
+            synchronized (ExecChannel.this) {
+                if (terminal) {
+                    return;
+                }
+            }
+            end(new Entry(
+                    Wire.errorEvent(ErrorMapping.body(
+                            new BackendException("the command's stream ended without an exit", null))),
+                    OTHER,
+                    -1,
+                    "error"));
+        }
+
+        private void end(Entry entry) {
+            Sender s;
+            synchronized (ExecChannel.this) {
+                if (terminal || released) {
+                    return;
+                }
+                append(entry);
+                terminal = true;
+                s = sender;
+            }
+            terminated();
+            if (s != null) {
+                s.drain();
+            }
+        }
+    }
+
+    private void terminated() {
+        if (terminalSignalled.compareAndSet(false, true)) {
+            onTerminal.run();
+        }
+    }
+
+    // ------------------------------------------------------------------ senders
+
+    /**
+     * Attaches a new sender that replays the window after the client's last offsets, replacing any earlier one.
+     *
+     * @param afterStdout the offset of the last stdout line the client delivered, or -1
+     * @param afterStderr the offset of the last stderr line the client delivered, or -1
+     * @param format the framing
+     * @return the body to send
+     */
+    Publisher<ByteBuf> attach(long afterStdout, long afterStderr, Http.Format format) {
+        Sender old;
+        Sender fresh;
+        synchronized (this) {
+            if (released) {
+                throw new HttpError(404, "ExecNotFound", "exec " + id + " has ended and was released");
+            }
+            if (afterStdout < ackedStdout || afterStderr < ackedStderr) {
+                throw new HttpError(
+                        416,
+                        "ExecOffsetUnavailable",
+                        "exec " + id + " was acknowledged up to stdout " + ackedStdout + " and stderr " + ackedStderr
+                                + "; it cannot resume from stdout " + afterStdout + ", stderr " + afterStderr);
+            }
+            ackedStdout = afterStdout;
+            ackedStderr = afterStderr;
+            dropAcked();
+            old = sender;
+            fresh = new Sender(headSeq, afterStdout, afterStderr, format);
+            sender = fresh;
+            if (detachTimer != null) {
+                detachTimer.dispose();
+                detachTimer = null;
+            }
+        }
+        if (old != null) {
+            old.replaced();
+        }
+        requestMore();
+        return fresh;
+    }
+
+    private void detached(Sender s) {
+        synchronized (this) {
+            if (sender != s || released) {
+                return;
+            }
+            sender = null;
+            if (detachTimer != null) {
+                detachTimer.dispose();
+            }
+            detachTimer = Schedulers.parallel()
+                    .schedule(this::expireIfDetached, resumeTimeout.toMillis(), TimeUnit.MILLISECONDS);
+        }
+    }
+
+    private void expireIfDetached() {
+        synchronized (this) {
+            if (sender != null || released) {
+                return;
+            }
+        }
+        release();
+    }
+
+    /** Ends the channel: kills the command if it still runs, closes any sender and forgets the window. */
+    void release() {
+        Sender s;
+        synchronized (this) {
+            if (released) {
+                return;
+            }
+            released = true;
+            s = sender;
+            sender = null;
+            ring = new Entry[1];
+            head = 0;
+            size = 0;
+            windowBytes = 0;
+            if (detachTimer != null) {
+                detachTimer.dispose();
+                detachTimer = null;
+            }
+        }
+        upstream.dispose();
+        terminated();
+        if (s != null) {
+            s.replaced();
+        }
+        onRelease.run();
+    }
+
+    /** Whether the command has ended. */
+    synchronized boolean ended() {
+        return terminal;
+    }
+
+    /** One HTTP response reading the window from a position, as fast as the connection asks. */
+    private final class Sender implements Publisher<ByteBuf>, Subscription {
+        private final Http.Format format;
+        private final AtomicLong demand = new AtomicLong();
+        private final AtomicInteger wip = new AtomicInteger();
+        private volatile Subscriber<? super ByteBuf> subscriber;
+        private volatile boolean cancelled;
+        private volatile boolean stop;
+        private long nextSeq; // drain loop only
+        private long lastStdout; // drain loop only: the SSE id
+        private long lastStderr;
+        private boolean done; // drain loop only
+
+        Sender(long fromSeq, long afterStdout, long afterStderr, Http.Format format) {
+            this.nextSeq = fromSeq;
+            this.lastStdout = afterStdout;
+            this.lastStderr = afterStderr;
+            this.format = format;
+        }
+
+        @Override
+        public void subscribe(Subscriber<? super ByteBuf> s) {
+            if (subscriber != null) {
+                Operators.error(s, new IllegalStateException("an exec sender has one subscriber"));
+                return;
+            }
+            subscriber = s;
+            s.onSubscribe(this);
+            drain();
+        }
+
+        @Override
+        public void request(long n) {
+            if (Operators.validate(n)) {
+                demand.getAndUpdate(d -> Operators.addCap(d, n));
+                drain();
+            }
+        }
+
+        @Override
+        public void cancel() {
+            cancelled = true;
+            detached(this);
+        }
+
+        /** Another request took over (or the channel was released): end this response. */
+        void replaced() {
+            stop = true;
+            drain();
+        }
+
+        void drain() {
+            if (subscriber == null || wip.getAndIncrement() != 0) {
+                return;
+            }
+            int missed = 1;
+            do {
+                emit();
+                missed = wip.addAndGet(-missed);
+            } while (missed != 0);
+        }
+
+        private void emit() {
+            Subscriber<? super ByteBuf> s = subscriber;
+            while (!done && !cancelled) {
+                if (stop) {
+                    // taken over by a newer request, or released: end this response early; a client still reading
+                    // it sees the stream end before the exit and reconnects (or learns the exec is gone)
+                    done = true;
+                    s.onComplete();
+                    return;
+                }
+                if (demand.get() == 0) {
+                    return;
+                }
+                byte[] packed;
+                boolean complete;
+                synchronized (ExecChannel.this) {
+                    if (nextSeq < headSeq) {
+                        nextSeq = headSeq; // acknowledged meanwhile: nothing to resend
+                    }
+                    long available = headSeq + size - nextSeq;
+                    complete = available == 0 && terminal;
+                    if (available == 0) {
+                        packed = null;
+                    } else {
+                        packed = pack(available);
+                    }
+                }
+                if (complete) {
+                    done = true;
+                    s.onComplete();
+                    detached(this);
+                    return;
+                }
+                if (packed == null) {
+                    return;
+                }
+                demand.decrementAndGet();
+                s.onNext(Unpooled.wrappedBuffer(packed));
+            }
+        }
+
+        /** Frames as many ready entries as fit in one buffer; called with the channel's lock held. */
+        private byte[] pack(long available) {
+            int total = 0;
+            int count = 0;
+            byte[][] frames = new byte[(int) Math.min(available, 256)][];
+            while (count < frames.length && (count == 0 || total < PACK_BYTES)) {
+                Entry e = get(nextSeq + count);
+                if (e.stream() == STDOUT) {
+                    lastStdout = e.offset();
+                } else if (e.stream() == STDERR) {
+                    lastStderr = e.offset();
+                }
+                String sseId = e.stream() == OTHER ? null : lastStdout + ":" + lastStderr;
+                frames[count] = Http.frame(new Http.Frame(e.type(), e.json(), sseId), format);
+                total += frames[count].length;
+                count++;
+            }
+            nextSeq += count;
+            byte[] out = new byte[total];
+            int pos = 0;
+            for (int i = 0; i < count; i++) {
+                System.arraycopy(frames[i], 0, out, pos, frames[i].length);
+                pos += frames[i].length;
+            }
+            return out;
+        }
+    }
+}

@@ -1,0 +1,33 @@
+package dev.sandbox.server.implementation;
+
+import java.time.Duration;
+
+/**
+ * The server's settings.
+ *
+ * @param host the address to bind
+ * @param port the port to bind (0 for any free port)
+ * @param tokenDigest the SHA-256 digest of the bearer token
+ * @param maxSessions the most live sessions created through the server
+ * @param maxExecs the most commands running through the server
+ * @param maxJsonBytes the largest JSON request body
+ * @param maxUploadBytes the largest file upload
+ * @param execWindowBytes the unacknowledged bytes kept per streaming exec for a resume
+ * @param resumeTimeout how long a detached exec waits for its client before it is killed
+ * @param heartbeat how often quiet streams send a heartbeat
+ * @param stdinTimeout how long a command and its stdin upload wait for each other
+ * @param shutdownTimeout how long a graceful stop waits for running requests
+ */
+public record ServerConfig(
+        String host,
+        int port,
+        byte[] tokenDigest,
+        int maxSessions,
+        int maxExecs,
+        int maxJsonBytes,
+        long maxUploadBytes,
+        int execWindowBytes,
+        Duration resumeTimeout,
+        Duration heartbeat,
+        Duration stdinTimeout,
+        Duration shutdownTimeout) {}
