@@ -71,7 +71,7 @@ class GracefulShutdownTest {
                         .as("a request in flight finishes")
                         .isEqualTo("late\n");
                 streamEnded.get(WAIT.toSeconds(), TimeUnit.SECONDS);
-                assertThat(events).first().isEqualTo(new ExecEvent.Stdout("hi", 0, false));
+                assertThat(events).first().isEqualTo(new ExecEvent.Stdout("hi", 0, false, 3));
                 assertThat(streamError.get()).isInstanceOf(BackendException.class);
                 stream.dispose();
                 assertThat(workdir).as("the server's session was destroyed").doesNotExist();

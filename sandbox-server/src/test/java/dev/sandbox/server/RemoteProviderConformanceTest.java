@@ -35,6 +35,11 @@ class RemoteProviderConformanceTest implements SandboxProviderConformance {
     }
 
     @Override
+    public boolean supportsPty() {
+        return false; // the PTY WebSocket route comes next; until then pty() is a typed "unsupported"
+    }
+
+    @Override
     public SandboxProvider provider() {
         return remote;
     }

@@ -10,11 +10,14 @@ import dev.sandbox.ExecOptions;
 import dev.sandbox.ExecResult;
 import dev.sandbox.InvalidArgumentException;
 import dev.sandbox.ProcessInfo;
+import dev.sandbox.PtyOptions;
+import dev.sandbox.PtySession;
 import dev.sandbox.SandboxFiles;
 import dev.sandbox.SandboxSession;
 import dev.sandbox.SessionClosedException;
 import dev.sandbox.SessionEndReason;
 import dev.sandbox.SessionStatus;
+import dev.sandbox.UnsupportedFeatureException;
 import io.netty.handler.codec.http.HttpMethod;
 import java.time.Duration;
 import java.util.Map;
@@ -142,6 +145,17 @@ public final class RemoteSession implements SandboxSession {
             return t.call(HttpMethod.GET, path + "/processes/" + RemoteTransport.enc(processId), null)
                     .map(this::process);
         });
+    }
+
+    @Override
+    public Mono<PtySession> pty(PtyOptions options) {
+        // the PTY route (a WebSocket) is not on the server yet
+        return Mono.error(new UnsupportedFeatureException(PROVIDER, "PTYs"));
+    }
+
+    @Override
+    public Mono<PtySession> attachPty(String ptyId) {
+        return Mono.error(new UnsupportedFeatureException(PROVIDER, "PTYs"));
     }
 
     @Override

@@ -726,7 +726,7 @@ public final class Wire {
     public static byte[] event(ExecEvent e) {
         if (e instanceof ExecEvent.Line line) {
             byte[] text = JsonStringEncoder.getInstance().quoteAsUTF8(line.text());
-            byte[] offset = Long.toString(line.offset()).getBytes(StandardCharsets.US_ASCII);
+            byte[] offset = (line.offset() + ",\"next\":" + line.nextOffset()).getBytes(StandardCharsets.US_ASCII);
             byte[] prefix = line.stream() == ExecEvent.StreamKind.STDOUT ? STDOUT_PREFIX : STDERR_PREFIX;
             byte[] end = line.partial() ? PARTIAL_END : END;
             byte[] out = new byte[prefix.length + offset.length + TEXT.length + text.length + end.length];
@@ -819,6 +819,7 @@ public final class Wire {
             }
             String type = null;
             long offset = 0;
+            long next = -1;
             String text = null;
             boolean partial = false;
             int code = 0;
@@ -833,6 +834,7 @@ public final class Wire {
                 switch (name) {
                     case "type" -> type = p.getText();
                     case "offset" -> offset = p.getLongValue();
+                    case "next" -> next = p.getLongValue();
                     case "text" -> text = p.getText();
                     case "partial" -> partial = t == JsonToken.VALUE_TRUE;
                     case "code" -> code = p.getIntValue();
@@ -848,8 +850,8 @@ public final class Wire {
                 return new OtherItem("", path);
             }
             return switch (type) {
-                case "stdout" -> new EventItem(new ExecEvent.Stdout(text, offset, partial));
-                case "stderr" -> new EventItem(new ExecEvent.Stderr(text, offset, partial));
+                case "stdout" -> new EventItem(new ExecEvent.Stdout(text, offset, partial, next));
+                case "stderr" -> new EventItem(new ExecEvent.Stderr(text, offset, partial, next));
                 case "exit" ->
                     new EventItem(new ExecEvent.Exit(
                             code, ExecEvent.Termination.valueOf(termination), Duration.ofNanos(durationNanos)));
