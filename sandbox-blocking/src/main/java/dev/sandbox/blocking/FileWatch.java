@@ -2,13 +2,6 @@ package dev.sandbox.blocking;
 
 import dev.sandbox.FileEvent;
 import java.time.Duration;
-import java.util.Iterator;
-import java.util.NoSuchElementException;
-import java.util.Spliterator;
-import java.util.Spliterators;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.stream.Stream;
-import java.util.stream.StreamSupport;
 import org.reactivestreams.Publisher;
 
 /**
@@ -30,26 +23,14 @@ import org.reactivestreams.Publisher;
  * }
  * }</pre>
  */
-public final class FileWatch implements Iterable<FileEvent>, AutoCloseable {
-    private static final String METHOD = "FileWatch";
-
-    private final QueueReader<FileEvent> reader;
-    private final Duration timeout;
-    private final String operation;
-    private final AtomicBoolean iterated = new AtomicBoolean();
-
-    // reader state: used by the one reading thread only
-    private FileEvent next;
-
+public final class FileWatch extends BlockingStream<FileEvent> {
     private FileWatch(Duration timeout, int prefetch, String operation) {
-        this.timeout = timeout;
-        this.operation = operation;
-        this.reader = new QueueReader<>(prefetch);
+        super("FileWatch", "the watch has ended", timeout, prefetch, operation);
     }
 
     static FileWatch open(Publisher<FileEvent> events, Duration timeout, int prefetch, String operation) {
         FileWatch watch = new FileWatch(timeout, prefetch, operation);
-        watch.reader.subscribe(events);
+        watch.subscribe(events);
         return watch;
     }
 
@@ -69,7 +50,7 @@ public final class FileWatch implements Iterable<FileEvent>, AutoCloseable {
      */
     public FileEvent poll(Duration timeout) {
         Blocking.requirePositive(timeout, "timeout");
-        Blocking.checkCanBlock(METHOD + ".poll");
+        Blocking.checkCanBlock("FileWatch.poll");
         if (next != null) {
             FileEvent event = next;
             next = null;
@@ -92,76 +73,6 @@ public final class FileWatch implements Iterable<FileEvent>, AutoCloseable {
     }
 
     /**
-     * The changes as an iterator; {@code hasNext()} waits for the next one at most for the watch's timeout, then
-     * ends the watch and throws {@link dev.sandbox.SandboxTimeoutException}. It returns {@code false} once the watch
-     * is closed.
-     *
-     * <pre>{@code
-     * for (FileEvent event : watch) {
-     *     if (event.path().endsWith("/done")) break;
-     * }
-     * }</pre>
-     *
-     * @return an iterator over the changes
-     * @throws IllegalStateException when the watch was already iterated
-     */
-    @Override
-    public Iterator<FileEvent> iterator() {
-        if (!iterated.compareAndSet(false, true)) {
-            throw new IllegalStateException("a FileWatch can be iterated only once");
-        }
-        return new Iterator<>() {
-            @Override
-            public boolean hasNext() {
-                return advance();
-            }
-
-            @Override
-            public FileEvent next() {
-                if (!advance()) {
-                    throw new NoSuchElementException("the watch has ended");
-                }
-                FileEvent event = FileWatch.this.next;
-                FileWatch.this.next = null;
-                return event;
-            }
-        };
-    }
-
-    /**
-     * The changes as a sequential {@link Stream}; closing the returned stream closes the watch.
-     *
-     * <pre>{@code
-     * try (FileWatch watch = client.fs().watch("inbox"); Stream<FileEvent> s = watch.stream()) {
-     *     FileEvent firstCreated = s.filter(e -> e.kind() == FileEvent.Kind.CREATED).findFirst().orElseThrow();
-     * }
-     * }</pre>
-     *
-     * @return the changes
-     * @throws IllegalStateException when the watch was already iterated
-     */
-    public Stream<FileEvent> stream() {
-        return StreamSupport.stream(
-                        Spliterators.spliteratorUnknownSize(
-                                iterator(), Spliterator.ORDERED | Spliterator.NONNULL | Spliterator.IMMUTABLE),
-                        false)
-                .onClose(this::close);
-    }
-
-    /**
-     * The longest the iterator waits for any one change.
-     *
-     * <pre>{@code
-     * Duration perEvent = watch.timeout();
-     * }</pre>
-     *
-     * @return the per-event timeout of the iteration
-     */
-    public Duration timeout() {
-        return timeout;
-    }
-
-    /**
      * Ends the watch. Never blocks, never throws; idempotent; safe from any thread, including to stop a reader
      * waiting on another thread.
      *
@@ -171,17 +82,6 @@ public final class FileWatch implements Iterable<FileEvent>, AutoCloseable {
      */
     @Override
     public void close() {
-        reader.close();
-    }
-
-    private boolean advance() {
-        if (reader.closed()) {
-            return false;
-        }
-        if (next == null) {
-            next = reader.take(
-                    timeout, METHOD + " iteration", operation, "waiting for the next change of " + operation);
-        }
-        return next != null;
+        super.close();
     }
 }
