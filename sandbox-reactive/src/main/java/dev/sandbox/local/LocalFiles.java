@@ -4,24 +4,19 @@ import dev.sandbox.FileEvent;
 import dev.sandbox.FileInfo;
 import dev.sandbox.FileOperationException;
 import dev.sandbox.SandboxFiles;
+import dev.sandbox.implementation.files.LocalFileIo;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
-import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFileAttributes;
 import java.nio.file.attribute.PosixFilePermission;
 import java.util.Comparator;
 import java.util.Optional;
 import java.util.Set;
-import java.util.UUID;
 import java.util.concurrent.Callable;
 import java.util.stream.Stream;
 import org.reactivestreams.Publisher;
@@ -49,9 +44,9 @@ final class LocalFiles implements SandboxFiles {
                     try {
                         return body.call();
                     } catch (UncheckedIOException e) {
-                        throw PathPolicy.failure(path, e.getCause());
+                        throw LocalFileIo.failure(path, e.getCause());
                     } catch (IOException e) {
-                        throw PathPolicy.failure(path, e);
+                        throw LocalFileIo.failure(path, e);
                     }
                 })
                 .subscribeOn(io);
@@ -62,44 +57,9 @@ final class LocalFiles implements SandboxFiles {
         return Flux.defer(() -> {
                     guard.run();
                     Path p = paths.resolve("path", path, true);
-                    return readFile(p, path);
+                    return LocalFileIo.read(p, path);
                 })
                 .subscribeOn(io);
-    }
-
-    /** Streams a file in chunks, one read per request; runs on the caller's (blocking-capable) thread. */
-    static Flux<ByteBuffer> readFile(Path p, String shownPath) {
-        return Flux.using(
-                () -> {
-                    if (Files.isDirectory(p)) {
-                        throw PathPolicy.failure(shownPath, FileOperationException.Reason.IS_A_DIRECTORY, null);
-                    }
-                    try {
-                        return FileChannel.open(p, StandardOpenOption.READ);
-                    } catch (IOException e) {
-                        throw PathPolicy.failure(shownPath, e);
-                    }
-                },
-                channel -> Flux.<ByteBuffer>generate(sink -> {
-                    ByteBuffer buf = ByteBuffer.allocate(CHUNK_SIZE);
-                    try {
-                        int n = channel.read(buf);
-                        if (n < 0) {
-                            sink.complete();
-                        } else {
-                            sink.next(buf.flip());
-                        }
-                    } catch (IOException e) {
-                        sink.error(PathPolicy.failure(shownPath, e));
-                    }
-                }),
-                channel -> {
-                    try {
-                        channel.close();
-                    } catch (IOException ignored) {
-                        // nothing was written
-                    }
-                });
     }
 
     @Override
@@ -107,7 +67,7 @@ final class LocalFiles implements SandboxFiles {
         return blocking(path, () -> {
             Path p = paths.resolve("path", path, true);
             if (Files.isDirectory(p)) {
-                throw PathPolicy.failure(path, FileOperationException.Reason.IS_A_DIRECTORY, null);
+                throw LocalFileIo.failure(path, FileOperationException.Reason.IS_A_DIRECTORY, null);
             }
             long size = Files.size(p);
             if (size > maxBytes) {
@@ -126,94 +86,10 @@ final class LocalFiles implements SandboxFiles {
         return Mono.defer(() -> {
                     guard.run();
                     Path target = paths.resolve("path", path, false);
-                    return writeFile(target, path, content).then(Mono.fromCallable(() -> stat(target, path)));
+                    return LocalFileIo.writeAtomically(target, path, content)
+                            .then(Mono.fromCallable(() -> stat(target, path)));
                 })
                 .subscribeOn(io);
-    }
-
-    /**
-     * Writes to a temporary file beside the target and renames it into place, so readers never see half a file.
-     */
-    static Mono<Void> writeFile(Path target, String shownPath, Publisher<ByteBuffer> content) {
-        Scheduler io = Schedulers.boundedElastic();
-        return Mono.usingWhen(
-                Mono.fromCallable(() -> {
-                            Path parent = target.getParent();
-                            if (parent == null || !Files.isDirectory(parent)) {
-                                throw PathPolicy.failure(
-                                        shownPath,
-                                        FileOperationException.Reason.NOT_FOUND,
-                                        new NoSuchFileException(
-                                                String.valueOf(parent), null, "parent directory does not exist"));
-                            }
-                            if (Files.isDirectory(target, LinkOption.NOFOLLOW_LINKS)) {
-                                throw PathPolicy.failure(shownPath, FileOperationException.Reason.IS_A_DIRECTORY, null);
-                            }
-                            Path temp = parent.resolve("." + target.getFileName() + ".tmp-" + UUID.randomUUID());
-                            try {
-                                return new TempFile(
-                                        temp,
-                                        FileChannel.open(
-                                                temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE));
-                            } catch (IOException e) {
-                                throw PathPolicy.failure(shownPath, e);
-                            }
-                        })
-                        .subscribeOn(io),
-                temp -> Flux.from(content)
-                        .publishOn(io, 2)
-                        .doOnNext(buf -> temp.write(buf, shownPath))
-                        .then(Mono.fromRunnable(() -> temp.commit(target, shownPath))),
-                temp -> Mono.fromRunnable(temp::discard).subscribeOn(io),
-                (temp, error) -> Mono.fromRunnable(temp::discard).subscribeOn(io),
-                temp -> Mono.fromRunnable(temp::discard).subscribeOn(io));
-    }
-
-    private static final class TempFile {
-        private final Path path;
-        private final FileChannel channel;
-        private boolean committed;
-
-        TempFile(Path path, FileChannel channel) {
-            this.path = path;
-            this.channel = channel;
-        }
-
-        void write(ByteBuffer buf, String shownPath) {
-            ByteBuffer b = buf.duplicate();
-            try {
-                while (b.hasRemaining()) {
-                    channel.write(b);
-                }
-            } catch (IOException e) {
-                throw PathPolicy.failure(shownPath, e);
-            }
-        }
-
-        synchronized void commit(Path target, String shownPath) {
-            try {
-                channel.close();
-                try {
-                    Files.move(path, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-                } catch (AtomicMoveNotSupportedException e) {
-                    Files.move(path, target, StandardCopyOption.REPLACE_EXISTING);
-                }
-                committed = true;
-            } catch (IOException e) {
-                throw PathPolicy.failure(shownPath, e);
-            }
-        }
-
-        synchronized void discard() {
-            try {
-                channel.close();
-                if (!committed) {
-                    Files.deleteIfExists(path);
-                }
-            } catch (IOException ignored) {
-                // best effort: the temp file has a unique, hidden name
-            }
-        }
     }
 
     @Override
@@ -227,9 +103,9 @@ final class LocalFiles implements SandboxFiles {
         return Mono.defer(() -> {
                     if (!Files.isRegularFile(local)) {
                         return Mono.error(
-                                PathPolicy.failure(local.toString(), FileOperationException.Reason.NOT_FOUND, null));
+                                LocalFileIo.failure(local.toString(), FileOperationException.Reason.NOT_FOUND, null));
                     }
-                    return write(path, readFile(local, local.toString()).subscribeOn(io));
+                    return write(path, LocalFileIo.read(local, local.toString()));
                 })
                 .subscribeOn(io);
     }
@@ -240,9 +116,7 @@ final class LocalFiles implements SandboxFiles {
                     guard.run();
                     Path source = paths.resolve("path", path, true);
                     Path target = local.toAbsolutePath();
-                    long[] count = new long[1];
-                    Flux<ByteBuffer> content = readFile(source, path).doOnNext(b -> count[0] += b.remaining());
-                    return writeFile(target, target.toString(), content).then(Mono.fromSupplier(() -> count[0]));
+                    return LocalFileIo.writeAtomically(target, target.toString(), LocalFileIo.read(source, path));
                 })
                 .subscribeOn(io);
     }
@@ -252,10 +126,10 @@ final class LocalFiles implements SandboxFiles {
         return blocking(path, () -> {
                     Path dir = paths.resolve("path", path, true);
                     if (!Files.exists(dir)) {
-                        throw PathPolicy.failure(path, FileOperationException.Reason.NOT_FOUND, null);
+                        throw LocalFileIo.failure(path, FileOperationException.Reason.NOT_FOUND, null);
                     }
                     if (!Files.isDirectory(dir)) {
-                        throw PathPolicy.failure(path, FileOperationException.Reason.NOT_A_DIRECTORY, null);
+                        throw LocalFileIo.failure(path, FileOperationException.Reason.NOT_A_DIRECTORY, null);
                     }
                     try (Stream<Path> entries = Files.list(dir)) {
                         return entries.sorted(Comparator.comparing(
@@ -283,7 +157,7 @@ final class LocalFiles implements SandboxFiles {
         try {
             attrs = Files.readAttributes(p, PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
         } catch (IOException e) {
-            throw PathPolicy.failure(shownPath, e);
+            throw LocalFileIo.failure(shownPath, e);
         }
         FileInfo.Type type = attrs.isSymbolicLink()
                 ? FileInfo.Type.SYMLINK
@@ -326,12 +200,12 @@ final class LocalFiles implements SandboxFiles {
         return blocking(path, () -> {
                     Path dir = paths.resolve("path", path, false);
                     if (Files.exists(dir, LinkOption.NOFOLLOW_LINKS) && !Files.isDirectory(dir)) {
-                        throw PathPolicy.failure(path, FileOperationException.Reason.ALREADY_EXISTS, null);
+                        throw LocalFileIo.failure(path, FileOperationException.Reason.ALREADY_EXISTS, null);
                     }
                     try {
                         Files.createDirectories(dir);
                     } catch (FileAlreadyExistsException e) {
-                        throw PathPolicy.failure(path, FileOperationException.Reason.NOT_A_DIRECTORY, e);
+                        throw LocalFileIo.failure(path, FileOperationException.Reason.NOT_A_DIRECTORY, e);
                     }
                     return dir;
                 })
@@ -352,7 +226,7 @@ final class LocalFiles implements SandboxFiles {
                                 "path", "path '" + path + "' is the session root, which cannot be removed");
                     }
                     if (!Files.exists(p, LinkOption.NOFOLLOW_LINKS)) {
-                        throw PathPolicy.failure(path, FileOperationException.Reason.NOT_FOUND, null);
+                        throw LocalFileIo.failure(path, FileOperationException.Reason.NOT_FOUND, null);
                     }
                     if (recursive && Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)) {
                         try (Stream<Path> walk = Files.walk(p)) {
@@ -375,15 +249,15 @@ final class LocalFiles implements SandboxFiles {
                     Path source = paths.resolve("from", from, false);
                     Path target = paths.resolve("to", to, false);
                     if (!Files.exists(source, LinkOption.NOFOLLOW_LINKS)) {
-                        throw PathPolicy.failure(from, FileOperationException.Reason.NOT_FOUND, null);
+                        throw LocalFileIo.failure(from, FileOperationException.Reason.NOT_FOUND, null);
                     }
                     if (Files.exists(target, LinkOption.NOFOLLOW_LINKS)) {
-                        throw PathPolicy.failure(to, FileOperationException.Reason.ALREADY_EXISTS, null);
+                        throw LocalFileIo.failure(to, FileOperationException.Reason.ALREADY_EXISTS, null);
                     }
                     try {
                         return Files.move(source, target);
                     } catch (IOException e) {
-                        throw PathPolicy.failure(to, e);
+                        throw LocalFileIo.failure(to, e);
                     }
                 })
                 .then();
@@ -395,7 +269,7 @@ final class LocalFiles implements SandboxFiles {
                     guard.run();
                     Path dir = paths.resolve("path", path, true);
                     if (!Files.isDirectory(dir)) {
-                        return Flux.error(PathPolicy.failure(
+                        return Flux.error(LocalFileIo.failure(
                                 path,
                                 Files.exists(dir)
                                         ? FileOperationException.Reason.NOT_A_DIRECTORY

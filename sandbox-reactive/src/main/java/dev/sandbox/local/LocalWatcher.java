@@ -2,6 +2,7 @@ package dev.sandbox.local;
 
 import dev.sandbox.BackendException;
 import dev.sandbox.FileEvent;
+import dev.sandbox.implementation.files.LocalFileIo;
 import java.io.IOException;
 import java.nio.file.ClosedWatchServiceException;
 import java.nio.file.FileSystems;
@@ -40,7 +41,7 @@ final class LocalWatcher implements AutoCloseable {
             try {
                 key = register(dir, sub);
             } catch (IOException e) {
-                sink.error(PathPolicy.failure(shownPath, e));
+                sink.error(LocalFileIo.failure(shownPath, e));
                 return;
             }
             sink.onRequest(n -> sub.drain());

@@ -6,16 +6,12 @@ import dev.sandbox.FileEvent;
 import dev.sandbox.FileInfo;
 import dev.sandbox.FileOperationException;
 import dev.sandbox.SandboxFiles;
+import dev.sandbox.implementation.files.LocalFileIo;
 import io.netty.handler.codec.http.HttpMethod;
 import java.io.ByteArrayOutputStream;
-import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
-import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -89,47 +85,16 @@ final class RemoteFiles implements SandboxFiles {
     @Override
     public Mono<FileInfo> upload(Path local, String file) {
         return Mono.defer(() -> {
-            if (!Files.isRegularFile(local)) {
-                return Mono.error(new FileOperationException(
-                        local.toString(),
-                        FileOperationException.Reason.NOT_FOUND,
-                        local + ": no such file or directory",
-                        null));
-            }
-            return write(file, readLocal(local));
-        });
-    }
-
-    /** Reads a local file in chunks, one read per request, on a thread that may block. */
-    private Flux<ByteBuffer> readLocal(Path local) {
-        return Flux.using(
-                        () -> FileChannel.open(local, StandardOpenOption.READ),
-                        channel -> Flux.<ByteBuffer>generate(sink -> {
-                            ByteBuffer buf = ByteBuffer.allocate(CHUNK_SIZE);
-                            try {
-                                if (channel.read(buf) < 0) {
-                                    sink.complete();
-                                } else {
-                                    sink.next(buf.flip());
-                                }
-                            } catch (IOException e) {
-                                sink.error(failure(local, e));
-                            }
-                        }),
-                        channel -> {
-                            try {
-                                channel.close();
-                            } catch (IOException ignored) {
-                                // read only
-                            }
-                        })
-                .onErrorMap(IOException.class, e -> failure(local, e))
-                .subscribeOn(io);
-    }
-
-    private static FileOperationException failure(Path local, IOException e) {
-        return new FileOperationException(
-                local.toString(), FileOperationException.Reason.IO_ERROR, local + ": I/O error: " + e.getMessage(), e);
+                    if (!Files.isRegularFile(local)) {
+                        return Mono.error(new FileOperationException(
+                                local.toString(),
+                                FileOperationException.Reason.NOT_FOUND,
+                                local + ": no such file or directory",
+                                null));
+                    }
+                    return write(file, LocalFileIo.read(local, local.toString()));
+                })
+                .subscribeOn(io); // the check above touches the disk
     }
 
     @Override
@@ -137,71 +102,8 @@ final class RemoteFiles implements SandboxFiles {
         return Mono.defer(() -> {
             guard.run();
             Path target = local.toAbsolutePath();
-            Path parent = target.getParent();
-            return Mono.usingWhen(
-                    Mono.fromCallable(() -> {
-                                Path temp = Files.createTempFile(parent, "." + target.getFileName(), ".part");
-                                return new Temp(temp, FileChannel.open(temp, StandardOpenOption.WRITE));
-                            })
-                            .onErrorMap(IOException.class, e -> failure(target, e))
-                            .subscribeOn(io),
-                    temp -> t.download(path + "/content" + q(file))
-                            .publishOn(io, 2)
-                            .reduce(0L, (count, buf) -> count + temp.write(buf, target))
-                            .doOnNext(count -> temp.commit(target)),
-                    temp -> Mono.fromRunnable(temp::discard).subscribeOn(io),
-                    (temp, err) -> Mono.fromRunnable(temp::discard).subscribeOn(io),
-                    temp -> Mono.fromRunnable(temp::discard).subscribeOn(io));
+            return LocalFileIo.writeAtomically(target, target.toString(), t.download(path + "/content" + q(file)));
         });
-    }
-
-    /** A temporary file beside the download's target, renamed into place when complete. */
-    private static final class Temp {
-        private final Path path;
-        private final FileChannel channel;
-        private boolean committed;
-
-        Temp(Path path, FileChannel channel) {
-            this.path = path;
-            this.channel = channel;
-        }
-
-        long write(ByteBuffer buf, Path target) {
-            int n = buf.remaining();
-            try {
-                while (buf.hasRemaining()) {
-                    channel.write(buf);
-                }
-            } catch (IOException e) {
-                throw failure(target, e);
-            }
-            return n;
-        }
-
-        synchronized void commit(Path target) {
-            try {
-                channel.close();
-                try {
-                    Files.move(path, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-                } catch (AtomicMoveNotSupportedException e) {
-                    Files.move(path, target, StandardCopyOption.REPLACE_EXISTING);
-                }
-                committed = true;
-            } catch (IOException e) {
-                throw failure(target, e);
-            }
-        }
-
-        synchronized void discard() {
-            try {
-                channel.close();
-                if (!committed) {
-                    Files.deleteIfExists(path);
-                }
-            } catch (IOException ignored) {
-                // best effort: the name is unique and hidden
-            }
-        }
     }
 
     @Override

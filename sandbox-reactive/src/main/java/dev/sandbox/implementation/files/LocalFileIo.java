@@ -1,0 +1,232 @@
+package dev.sandbox.implementation.files;
+
+import dev.sandbox.FileOperationException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.DirectoryNotEmptyException;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.FileSystemException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.NotDirectoryException;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.UUID;
+import org.reactivestreams.Publisher;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * Streaming file I/O on this machine, shared by every provider that reads or writes host files: the local provider's
+ * files, and the remote provider's uploads and downloads. Reads go one chunk per request; writes go to a hidden
+ * temporary file beside the target that is renamed into place, so a reader never sees half a file. All of it runs on
+ * bounded-elastic threads. Failures are {@link FileOperationException}s naming the path as the caller gave it.
+ */
+public final class LocalFileIo {
+    /** Size of the chunks {@link #read} emits. */
+    public static final int CHUNK_SIZE = 64 * 1024;
+
+    private LocalFileIo() {}
+
+    /**
+     * Streams a file in chunks, reading one chunk per request.
+     *
+     * @param file the file
+     * @param shownPath the path to name in errors
+     * @return the content
+     */
+    public static Flux<ByteBuffer> read(Path file, String shownPath) {
+        return Flux.using(
+                        () -> {
+                            if (Files.isDirectory(file)) {
+                                throw failure(shownPath, FileOperationException.Reason.IS_A_DIRECTORY, null);
+                            }
+                            try {
+                                return FileChannel.open(file, StandardOpenOption.READ);
+                            } catch (IOException e) {
+                                throw failure(shownPath, e);
+                            }
+                        },
+                        channel -> Flux.<ByteBuffer>generate(sink -> {
+                            ByteBuffer buf = ByteBuffer.allocate(CHUNK_SIZE);
+                            try {
+                                if (channel.read(buf) < 0) {
+                                    sink.complete();
+                                } else {
+                                    sink.next(buf.flip());
+                                }
+                            } catch (IOException e) {
+                                sink.error(failure(shownPath, e));
+                            }
+                        }),
+                        LocalFileIo::closeQuietly)
+                .subscribeOn(Schedulers.boundedElastic());
+    }
+
+    /**
+     * Writes a file from a publisher through a temporary file renamed into place; the parent must exist.
+     *
+     * @param target the file to write
+     * @param shownPath the path to name in errors
+     * @param content the bytes, consumed with backpressure
+     * @return the number of bytes written, once the file is in place
+     */
+    public static Mono<Long> writeAtomically(Path target, String shownPath, Publisher<ByteBuffer> content) {
+        Scheduler io = Schedulers.boundedElastic();
+        return Mono.usingWhen(
+                Mono.fromCallable(() -> TempFile.beside(target, shownPath)).subscribeOn(io),
+                temp -> Flux.from(content)
+                        .publishOn(io, 2)
+                        .reduce(0L, (count, buf) -> count + temp.write(buf, shownPath))
+                        .switchIfEmpty(Mono.just(0L))
+                        .doOnNext(count -> temp.commit(target, shownPath)),
+                temp -> Mono.fromRunnable(temp::discard).subscribeOn(io),
+                (temp, error) -> Mono.fromRunnable(temp::discard).subscribeOn(io),
+                temp -> Mono.fromRunnable(temp::discard).subscribeOn(io));
+    }
+
+    /**
+     * The typed error for an I/O failure on a path.
+     *
+     * @param path the path to name
+     * @param e the failure
+     * @return the exception to throw
+     */
+    public static FileOperationException failure(String path, IOException e) {
+        FileOperationException.Reason reason;
+        if (e instanceof NoSuchFileException) {
+            reason = FileOperationException.Reason.NOT_FOUND;
+        } else if (e instanceof FileAlreadyExistsException) {
+            reason = FileOperationException.Reason.ALREADY_EXISTS;
+        } else if (e instanceof DirectoryNotEmptyException) {
+            reason = FileOperationException.Reason.DIRECTORY_NOT_EMPTY;
+        } else if (e instanceof AccessDeniedException) {
+            reason = FileOperationException.Reason.PERMISSION_DENIED;
+        } else if (e instanceof NotDirectoryException) {
+            reason = FileOperationException.Reason.NOT_A_DIRECTORY;
+        } else {
+            String reasonText = e instanceof FileSystemException fse ? fse.getReason() : e.getMessage();
+            String text = reasonText == null ? "" : reasonText;
+            if (text.contains("No space left")) {
+                reason = FileOperationException.Reason.DISK_FULL;
+            } else if (text.contains("Is a directory")) {
+                reason = FileOperationException.Reason.IS_A_DIRECTORY;
+            } else if (text.contains("Not a directory")) {
+                reason = FileOperationException.Reason.NOT_A_DIRECTORY;
+            } else if (text.contains("Permission denied")) {
+                reason = FileOperationException.Reason.PERMISSION_DENIED;
+            } else {
+                reason = FileOperationException.Reason.IO_ERROR;
+            }
+        }
+        return failure(path, reason, e);
+    }
+
+    /**
+     * The typed error for a path.
+     *
+     * @param path the path to name
+     * @param reason why the operation failed
+     * @param cause the underlying error, or {@code null}
+     * @return the exception to throw
+     */
+    public static FileOperationException failure(String path, FileOperationException.Reason reason, Throwable cause) {
+        String what = switch (reason) {
+            case NOT_FOUND -> "no such file or directory";
+            case NOT_A_DIRECTORY -> "not a directory";
+            case IS_A_DIRECTORY -> "is a directory";
+            case ALREADY_EXISTS -> "already exists";
+            case DIRECTORY_NOT_EMPTY -> "directory not empty";
+            case PERMISSION_DENIED -> "permission denied";
+            case DISK_FULL -> "no space left on device";
+            case TOO_LARGE -> "file too large";
+            case IO_ERROR -> "I/O error" + (cause == null ? "" : ": " + cause.getMessage());
+        };
+        return new FileOperationException(path, reason, path + ": " + what, cause);
+    }
+
+    private static void closeQuietly(FileChannel channel) {
+        try {
+            channel.close();
+        } catch (IOException ignored) {
+            // nothing to lose on a failed close of a channel we are done with
+        }
+    }
+
+    /** The hidden temporary file a write goes to before it is renamed into place. */
+    private static final class TempFile {
+        private final Path path;
+        private final FileChannel channel;
+        private boolean committed; // guarded by this
+
+        private TempFile(Path path, FileChannel channel) {
+            this.path = path;
+            this.channel = channel;
+        }
+
+        static TempFile beside(Path target, String shownPath) {
+            Path parent = target.getParent();
+            if (parent == null || !Files.isDirectory(parent)) {
+                throw failure(
+                        shownPath,
+                        FileOperationException.Reason.NOT_FOUND,
+                        new NoSuchFileException(String.valueOf(parent), null, "parent directory does not exist"));
+            }
+            if (Files.isDirectory(target, LinkOption.NOFOLLOW_LINKS)) {
+                throw failure(shownPath, FileOperationException.Reason.IS_A_DIRECTORY, null);
+            }
+            Path temp = parent.resolve("." + target.getFileName() + ".tmp-" + UUID.randomUUID());
+            try {
+                return new TempFile(
+                        temp, FileChannel.open(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE));
+            } catch (IOException e) {
+                throw failure(shownPath, e);
+            }
+        }
+
+        long write(ByteBuffer buf, String shownPath) {
+            ByteBuffer b = buf.duplicate();
+            long n = b.remaining();
+            try {
+                while (b.hasRemaining()) {
+                    channel.write(b);
+                }
+            } catch (IOException e) {
+                throw failure(shownPath, e);
+            }
+            return n;
+        }
+
+        synchronized void commit(Path target, String shownPath) {
+            try {
+                channel.close();
+                try {
+                    Files.move(path, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+                } catch (AtomicMoveNotSupportedException e) {
+                    Files.move(path, target, StandardCopyOption.REPLACE_EXISTING);
+                }
+                committed = true;
+            } catch (IOException e) {
+                throw failure(shownPath, e);
+            }
+        }
+
+        synchronized void discard() {
+            try {
+                channel.close();
+                if (!committed) {
+                    Files.deleteIfExists(path);
+                }
+            } catch (IOException ignored) {
+                // best effort: the temporary file has a unique, hidden name
+            }
+        }
+    }
+}
