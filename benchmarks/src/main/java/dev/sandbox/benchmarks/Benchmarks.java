@@ -20,7 +20,6 @@ import java.util.function.Supplier;
  */
 public final class Benchmarks {
     private static final String NO_DOCKER = "the Docker provider is not built yet (its issue follows this one)";
-    private static final String NO_REMOTE = "the remote provider and server are not built yet (their issue follows)";
 
     private static final Map<String, Supplier<Benchmark>> REGISTRY = registry();
 
@@ -35,8 +34,8 @@ public final class Benchmarks {
         add(r, () -> new Pending("docker-session-create", "ms", Target.atMost(1.15), NO_DOCKER));
         add(r, () -> new Pending("docker-stream-throughput", "lines/s", Target.atLeast(0.8), NO_DOCKER));
         add(r, () -> new Pending("docker-copy-throughput", "MiB/s", Target.atLeast(0.8), NO_DOCKER));
-        add(r, () -> new Pending("remote-exec-latency", "ms", Target.atMost(1.5), NO_REMOTE));
-        add(r, () -> new Pending("remote-stream-throughput", "lines/s", Target.atLeast(0.5), NO_REMOTE));
+        add(r, RemoteExecLatency::new);
+        add(r, RemoteStreamThroughput::new);
         return Collections.unmodifiableMap(r);
     }
 

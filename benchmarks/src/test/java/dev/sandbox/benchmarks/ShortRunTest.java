@@ -30,7 +30,9 @@ class ShortRunTest {
     private static final Map<String, String> LOCAL_UNITS = Map.of(
             "local-exec-latency", "ms",
             "local-stream-throughput", "lines/s",
-            "local-concurrent-streams", "threads");
+            "local-concurrent-streams", "threads",
+            "remote-exec-latency", "ms",
+            "remote-stream-throughput", "lines/s");
 
     record Run(int status, List<String> out, String err) {}
 
