@@ -56,10 +56,14 @@ public interface SandboxProviderConformance {
     }
 
     private void withSession(java.util.function.Function<SandboxSession, Mono<?>> body) {
+        withSession(WAIT, body);
+    }
+
+    private void withSession(Duration wait, java.util.function.Function<SandboxSession, Mono<?>> body) {
         provider()
                 .withSession(sessionOptions(), s -> body.apply(s).then())
                 .then()
-                .block(WAIT);
+                .block(wait);
     }
 
     private static List<ExecEvent> events(SandboxSession session, ExecOptions options) {
@@ -241,7 +245,8 @@ public interface SandboxProviderConformance {
 
     @Test
     default void twentyMegabytesOnBothStreamsDoNotDeadlock() {
-        withSession(s -> Mono.fromRunnable(() -> {
+        // the whole test may take as long as its two steps are each allowed (gVisor makes busybox's tr and fold slow)
+        withSession(Duration.ofSeconds(240), s -> Mono.fromRunnable(() -> {
             String cmd = "head -c 20000000 /dev/zero | tr '\\0' a | fold -w 99 &"
                     + " head -c 20000000 /dev/zero | tr '\\0' b | fold -w 99 >&2; wait";
             AtomicLong out = new AtomicLong();

@@ -1,0 +1,276 @@
+package dev.sandbox.implementation.docker;
+
+import dev.sandbox.BackendException;
+import dev.sandbox.ExecOptions;
+import dev.sandbox.SessionTerminatedException;
+import dev.sandbox.implementation.process.RawEvent;
+import dev.sandbox.implementation.process.SpawnedProcess;
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicLong;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * Runs commands in one session's container: creates execs (control plane), streams them (data plane), kills them
+ * inside the container, and tells an out-of-memory kill from other exits.
+ *
+ * <p>Docker has no call to kill an exec. Each command gets a unique marker in its environment ({@value #MARKER}); a
+ * kill is a second, short exec (as root) that finds every process carrying that marker in {@code /proc/PID/environ}
+ * ({@code grep -z}, as environ entries end in NUL) and sends SIGKILL to it and to its process group (an exec's process leads its own group, so children that cleared
+ * their environment go too).
+ */
+public final class ContainerExecutor {
+    /** The environment variable that marks the processes of one command. */
+    public static final String MARKER = "DEV_SANDBOX_EXEC";
+
+    /**
+     * The keep-alive command of a session container: {@code $1} lifetime, {@code $2} idle timeout, {@code $3} check
+     * step (seconds; 0 means none). Activity is any process in the container besides init and this shell, or any
+     * process started since the last check (seen as a gap in the pid sequence of its own {@code sleep}s).
+     */
+    public static final String KEEP_ALIVE = "life=$1; idle=$2; step=$3; t=0; quiet=0; last=0\n"
+            + "trap 'exit 0' TERM INT\n"
+            + "while :; do\n"
+            + "  sleep \"$step\" & p=$!; wait \"$p\"\n"
+            + "  t=$((t + step))\n"
+            + "  if [ \"$life\" -gt 0 ] && [ \"$t\" -ge \"$life\" ]; then exit 0; fi\n"
+            + "  if [ \"$idle\" -gt 0 ]; then\n"
+            + "    busy=0\n"
+            + "    if [ \"$last\" -gt 0 ] && [ \"$p\" -ne $((last + 1)) ]; then busy=1; fi\n"
+            + "    last=$p\n"
+            + "    for d in /proc/[0-9]*; do n=${d#/proc/}; if [ \"$n\" != 1 ] && [ \"$n\" != $$ ]; then busy=1; fi; done\n"
+            + "    if [ \"$busy\" = 1 ]; then quiet=0; else quiet=$((quiet + step)); fi\n"
+            + "    if [ \"$quiet\" -ge \"$idle\" ]; then exit 0; fi\n"
+            + "  fi\n"
+            + "done\n";
+
+    /** Kills every process whose environment carries {@code $1}, and its process group; repeats while any is found. */
+    private static final String KILL = "n=0\n"
+            + "while [ $n -lt 20 ]; do\n"
+            + "  found=\n"
+            + "  for f in $(grep -l -z -x -F \"$1\" /proc/[0-9]*/environ 2>/dev/null); do\n"
+            + "    p=${f#/proc/}; p=${p%/environ}\n"
+            + "    [ \"$p\" = $$ ] && continue\n"
+            + "    kill -9 -$p 2>/dev/null; kill -9 $p 2>/dev/null; found=1\n"
+            + "  done\n"
+            + "  [ -z \"$found\" ] && exit 0\n"
+            + "  n=$((n + 1))\n"
+            + "done\n";
+
+    /** Prints the container's out-of-memory kill counter (cgroup v2, then v1). */
+    private static final String OOM_COUNT = "cat /sys/fs/cgroup/memory.events /sys/fs/cgroup/memory/memory.oom_control"
+            + " 2>/dev/null | grep oom_kill";
+
+    private static final int MAX_INTERNAL_OUTPUT = 64 * 1024;
+
+    private final DockerControl control;
+    private final DockerDataPlane data;
+    private final String sessionId;
+    private final String containerId;
+    private final boolean memoryLimited;
+    private final AtomicLong oomKills;
+
+    /**
+     * Creates the executor of one session.
+     *
+     * @param control the control plane
+     * @param data the data plane
+     * @param sessionId the session
+     * @param containerId its container
+     * @param memoryLimited whether the container has a memory limit (only then are OOM kills checked)
+     * @param oomKillsSoFar the container's OOM kill count when this executor was made
+     */
+    public ContainerExecutor(
+            DockerControl control,
+            DockerDataPlane data,
+            String sessionId,
+            String containerId,
+            boolean memoryLimited,
+            long oomKillsSoFar) {
+        this.control = control;
+        this.data = data;
+        this.sessionId = sessionId;
+        this.containerId = containerId;
+        this.memoryLimited = memoryLimited;
+        this.oomKills = new AtomicLong(oomKillsSoFar);
+    }
+
+    String sessionId() {
+        return sessionId;
+    }
+
+    DockerControl control() {
+        return control;
+    }
+
+    DockerDataPlane data() {
+        return data;
+    }
+
+    /**
+     * Creates an exec for validated options; blocks for one control call.
+     *
+     * @param options what to run
+     * @param secrets variables added to the command's environment under the options' own
+     * @return the process, started when its events are subscribed
+     */
+    public SpawnedProcess spawn(ExecOptions options, Map<String, String> secrets) {
+        String marker = UUID.randomUUID().toString();
+        Map<String, String> env = new LinkedHashMap<>(secrets);
+        env.putAll(options.env());
+        env.put(MARKER, marker);
+        List<String> entries = new ArrayList<>(env.size());
+        env.forEach((k, v) -> entries.add(k + "=" + v));
+        boolean stdin = options.stdin().isPresent();
+        String execId = control.execCreate(
+                sessionId, containerId, options.argv(), entries, options.cwd().orElse(null), null, stdin);
+        return new DockerExecProcess(
+                this, execId, MARKER + "=" + marker, options.stdin().orElse(null));
+    }
+
+    /**
+     * Kills the processes of one command, once the daemon reports that it started (or after a short wait).
+     *
+     * @param execId the command's exec
+     * @param marker its {@code NAME=value} marker
+     * @return completes when the kill helper finished
+     */
+    Mono<Void> kill(String execId, String marker) {
+        Mono<Boolean> started = blocking(() -> {
+                    DockerControl.ExecState s = control.inspectExec(execId);
+                    return s == null || s.running() || s.exitCode() != null;
+                })
+                .filter(Boolean::booleanValue)
+                .repeatWhenEmpty(20, attempts -> attempts.concatMap(i -> Mono.delay(Duration.ofMillis(10 + 10 * i))))
+                .onErrorResume(e -> Mono.just(false));
+        return started.then(runInternal(List.of("/bin/sh", "-c", KILL, "kill", marker)))
+                .then();
+    }
+
+    /**
+     * Waits for an exec's exit code; polls, since the daemon sets it a moment after the stream ends.
+     *
+     * @param execId the exec
+     * @return the exit code, or {@link SessionTerminatedException} when the exec vanished with its container
+     */
+    Mono<Long> exitCode(String execId) {
+        return blocking(() -> {
+                    DockerControl.ExecState s = control.inspectExec(execId);
+                    if (s == null) {
+                        throw new SessionTerminatedException(sessionId, "its container no longer exists");
+                    }
+                    return s;
+                })
+                .filter(s -> !s.running() && s.exitCode() != null)
+                .map(DockerControl.ExecState::exitCode)
+                .repeatWhenEmpty(attempts ->
+                        attempts.concatMap(i -> Mono.delay(Duration.ofMillis(Math.min(500, 2L << Math.min(i, 10))))));
+    }
+
+    /**
+     * Checks that the container still runs.
+     *
+     * @return completes when it runs, else fails with {@link SessionTerminatedException}
+     */
+    Mono<Void> checkRunning() {
+        return blocking(() -> {
+                    var c = control.inspectContainer(containerId);
+                    if (c == null) {
+                        throw new SessionTerminatedException(sessionId, "its container no longer exists");
+                    }
+                    if (c.getState() == null
+                            || !Boolean.TRUE.equals(c.getState().getRunning())) {
+                        String status =
+                                c.getState() == null ? "unknown" : c.getState().getStatus();
+                        throw new SessionTerminatedException(sessionId, "its container is " + status);
+                    }
+                    return Boolean.TRUE;
+                })
+                .then();
+    }
+
+    /**
+     * Whether the container's OOM killer struck since the last check. Only containers with a memory limit are
+     * checked; others answer {@code false} at once.
+     *
+     * @return whether a process was OOM-killed
+     */
+    Mono<Boolean> oomKilledSinceLastCheck() {
+        if (!memoryLimited) {
+            return Mono.just(false);
+        }
+        return readOomKills().map(count -> {
+            long before = oomKills.getAndAccumulate(count, Math::max);
+            return count > before;
+        });
+    }
+
+    /**
+     * Reads the container's OOM kill counter.
+     *
+     * @return the count, 0 when the cgroup files cannot be read
+     */
+    public Mono<Long> readOomKills() {
+        return runInternal(List.of("/bin/sh", "-c", OOM_COUNT)).map(out -> {
+            for (String line : out.split("\n")) {
+                String[] parts = line.trim().split("\\s+");
+                if (parts.length == 2 && parts[0].equals("oom_kill")) {
+                    try {
+                        return Long.parseLong(parts[1]);
+                    } catch (NumberFormatException ignored) {
+                        // keep looking
+                    }
+                }
+            }
+            return 0L;
+        });
+    }
+
+    /** Runs a short helper command as root and returns its stdout (up to 64 KiB). */
+    private Mono<String> runInternal(List<String> argv) {
+        return blocking(() -> control.execCreate(sessionId, containerId, argv, List.of(), null, "0", false))
+                .flatMap(execId -> {
+                    ExecStreamDecoder decoder = new ExecStreamDecoder(this::streamError, () -> {});
+                    ByteArrayOutputStream out = new ByteArrayOutputStream();
+                    return data.exec(execId, null, decoder, Sinks.empty())
+                            .doOnNext(e -> {
+                                if (e instanceof RawEvent.Chunk c
+                                        && c.stream() == RawEvent.STDOUT
+                                        && out.size() < MAX_INTERNAL_OUTPUT) {
+                                    out.write(
+                                            c.bytes(), 0, Math.min(c.bytes().length, MAX_INTERNAL_OUTPUT - out.size()));
+                                }
+                            })
+                            .then(Mono.fromSupplier(() -> out.toString(StandardCharsets.UTF_8)));
+                });
+    }
+
+    /**
+     * The error for an exec start the daemon refused.
+     *
+     * @param status the HTTP status (0 when there was no answer)
+     * @param message the daemon's message
+     * @return the error
+     */
+    RuntimeException streamError(int status, String message) {
+        if (status == 404 || status == 409) {
+            return new SessionTerminatedException(sessionId, message);
+        }
+        return new BackendException(
+                "docker: exec stream in session " + sessionId + " failed" + (status > 0 ? " (HTTP " + status + ")" : "")
+                        + ": " + message,
+                null);
+    }
+
+    private static <T> Mono<T> blocking(java.util.concurrent.Callable<T> call) {
+        return Mono.fromCallable(call).subscribeOn(Schedulers.boundedElastic());
+    }
+}
