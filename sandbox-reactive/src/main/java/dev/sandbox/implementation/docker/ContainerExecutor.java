@@ -156,12 +156,12 @@ public final class ContainerExecutor {
     }
 
     /**
-     * Waits for an exec's exit code; polls, since the daemon sets it a moment after the stream ends.
+     * Waits for an exec's end; polls, since the daemon sets the exit code a moment after the stream ends.
      *
      * @param execId the exec
-     * @return the exit code, or {@link SessionTerminatedException} when the exec vanished with its container
+     * @return its final state, or {@link SessionTerminatedException} when the exec vanished with its container
      */
-    Mono<Long> exitCode(String execId) {
+    Mono<DockerControl.ExecState> exitCode(String execId) {
         return blocking(() -> {
                     DockerControl.ExecState s = control.inspectExec(execId);
                     if (s == null) {
@@ -170,7 +170,6 @@ public final class ContainerExecutor {
                     return s;
                 })
                 .filter(s -> !s.running() && s.exitCode() != null)
-                .map(DockerControl.ExecState::exitCode)
                 .repeatWhenEmpty(attempts ->
                         attempts.concatMap(i -> Mono.delay(Duration.ofMillis(Math.min(500, 2L << Math.min(i, 10))))));
     }

@@ -345,8 +345,9 @@ public final class DockerControl implements AutoCloseable {
      *
      * @param running whether its process still runs
      * @param exitCode its exit code once known
+     * @param pid its process id on the daemon's host, 0 when it never started
      */
-    public record ExecState(boolean running, Long exitCode) {}
+    public record ExecState(boolean running, Long exitCode, long pid) {}
 
     /**
      * Inspects an exec.
@@ -357,7 +358,8 @@ public final class DockerControl implements AutoCloseable {
     public ExecState inspectExec(String execId) {
         try {
             InspectExecResponse r = client.inspectExecCmd(execId).exec();
-            return new ExecState(Boolean.TRUE.equals(r.isRunning()), r.getExitCodeLong());
+            Long pid = r.getPidLong();
+            return new ExecState(Boolean.TRUE.equals(r.isRunning()), r.getExitCodeLong(), pid == null ? 0 : pid);
         } catch (NotFoundException e) {
             return null;
         } catch (RuntimeException e) {

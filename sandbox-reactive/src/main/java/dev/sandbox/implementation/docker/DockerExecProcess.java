@@ -87,10 +87,12 @@ final class DockerExecProcess implements SpawnedProcess {
             exited = true;
             return Flux.just(new RawEvent.Exited(SIGKILL, true));
         }
-        return executor.exitCode(execId).flatMapMany(code -> {
+        return executor.exitCode(execId).flatMapMany(state -> {
             exited = true;
+            long code = state.exitCode();
             byte[] launchError = decoder.heldLaunchError();
-            if (launchError != null && (code == 126 || code == 127)) {
+            // the daemon's own error, not output: the process never started (no pid) and the exit code is 126
+            if (launchError != null && code == 126 && state.pid() == 0) {
                 String message = new String(launchError, StandardCharsets.UTF_8).strip();
                 return Flux.error(new ProcessLaunchException("cannot start the command: " + message, null));
             }
