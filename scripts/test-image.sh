@@ -21,8 +21,8 @@ if [ ! -x "$BUSYBOX" ]; then
   echo "[test-image] no busybox at $BUSYBOX; install busybox-static or set BUSYBOX" >&2
   exit 1
 fi
-if ! file_out=$(LC_ALL=C "$BUSYBOX" true 2>&1); then
-  echo "[test-image] $BUSYBOX does not run: $file_out" >&2
+if ! "$BUSYBOX" true; then
+  echo "[test-image] $BUSYBOX does not run" >&2
   exit 1
 fi
 # a dynamically linked busybox would not run in an image without a libc
