@@ -141,16 +141,20 @@ public final class ContainerExecutor {
      *
      * @param execId the command's exec
      * @param marker its {@code NAME=value} marker
+     * @param knownStarted whether the command is known to run (it wrote output), so there is no need to ask
      * @return completes when the kill helper finished
      */
-    Mono<Void> kill(String execId, String marker) {
-        Mono<Boolean> started = blocking(() -> {
-                    DockerControl.ExecState s = control.inspectExec(execId);
-                    return s == null || s.running() || s.exitCode() != null;
-                })
-                .filter(Boolean::booleanValue)
-                .repeatWhenEmpty(20, attempts -> attempts.concatMap(i -> Mono.delay(Duration.ofMillis(10 + 10 * i))))
-                .onErrorResume(e -> Mono.just(false));
+    Mono<Void> kill(String execId, String marker, boolean knownStarted) {
+        Mono<Boolean> started = knownStarted
+                ? Mono.just(true)
+                : blocking(() -> {
+                            DockerControl.ExecState s = control.inspectExec(execId);
+                            return s == null || s.running() || s.exitCode() != null;
+                        })
+                        .filter(Boolean::booleanValue)
+                        .repeatWhenEmpty(
+                                20, attempts -> attempts.concatMap(i -> Mono.delay(Duration.ofMillis(10 + 10 * i))))
+                        .onErrorResume(e -> Mono.just(false));
         return started.then(runInternal(List.of("/bin/sh", "-c", KILL, "kill", marker)))
                 .then();
     }

@@ -43,6 +43,7 @@ final class DockerExecProcess implements SpawnedProcess {
     private volatile boolean exited;
     private volatile boolean forced;
     private volatile boolean cancelled;
+    private volatile boolean outputSeen;
 
     DockerExecProcess(ContainerExecutor executor, String execId, String marker, Publisher<ByteBuffer> stdin) {
         this.executor = executor;
@@ -76,6 +77,7 @@ final class DockerExecProcess implements SpawnedProcess {
             ExecStreamDecoder decoder = new ExecStreamDecoder(executor::streamError, streaming::tryEmitEmpty);
             return executor.data()
                     .exec(execId, stdin, decoder, streaming)
+                    .doOnNext(e -> outputSeen = true)
                     .takeUntilOther(forceEnd.asMono())
                     .concatWith(Flux.defer(() -> ending(decoder)))
                     .doOnCancel(() -> cancelled = true);
@@ -137,10 +139,10 @@ final class DockerExecProcess implements SpawnedProcess {
             if (!subscribed || exited) {
                 return;
             }
-            executor.kill(execId, marker)
+            executor.kill(execId, marker, outputSeen)
                     .then(Mono.delay(Duration.ofSeconds(KILL_GRACE_SECONDS)))
                     .filter(x -> stillStreaming())
-                    .flatMap(x -> executor.kill(execId, marker))
+                    .flatMap(x -> executor.kill(execId, marker, true))
                     .then(Mono.delay(Duration.ofSeconds(KILL_GRACE_SECONDS)))
                     .filter(x -> stillStreaming())
                     .subscribe(
