@@ -15,11 +15,13 @@ import dev.sandbox.implementation.docker.DockerDataPlane;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
@@ -462,38 +464,20 @@ public final class DockerSandboxProvider implements SandboxProvider {
             ensureOpen();
             return blocking(() -> {
                 List<String> removed = control.sweep(Instant.now().getEpochSecond());
-                for (String id : removed) {
-                    DockerSessionState state = sessions.remove(id);
-                    if (state != null) {
-                        state.markDestroyed();
-                    }
+                // forget sessions whose containers are gone (swept, expired, removed from outside); their handles
+                // answer with SessionTerminatedException from now on
+                long listedAt = System.nanoTime();
+                Set<String> alive = new HashSet<>();
+                for (Container c : control.listSessions(Map.of(), true)) {
+                    alive.add(c.getLabels().get(DockerControl.SESSION_LABEL));
                 }
+                sessions.values().removeIf(s -> !alive.contains(s.id) && s.registeredNanos - listedAt < 0);
                 if (!removed.isEmpty()) {
                     LOG.info("swept expired docker sessions {}", removed);
                 }
                 return List.copyOf(removed);
             });
         });
-    }
-
-    Mono<Void> checkRunning(DockerSessionState state) {
-        return blocking(() -> {
-                    InspectContainerResponse c = control.inspectContainer(state.containerId);
-                    if (c == null) {
-                        throw new SessionTerminatedException(state.id, "its container no longer exists");
-                    }
-                    if (c.getState() == null
-                            || !Boolean.TRUE.equals(c.getState().getRunning())) {
-                        throw new SessionTerminatedException(
-                                state.id,
-                                "its container is "
-                                        + (c.getState() == null
-                                                ? "unknown"
-                                                : c.getState().getStatus()));
-                    }
-                    return Boolean.TRUE;
-                })
-                .then();
     }
 
     Mono<Void> destroy(DockerSessionState state) {

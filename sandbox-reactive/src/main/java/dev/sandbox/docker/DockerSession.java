@@ -67,7 +67,8 @@ final class DockerSession implements SandboxSession {
             if (!usable()) {
                 return Mono.error(new SessionClosedException(state.id));
             }
-            return provider.checkRunning(state)
+            return state.executor
+                    .checkRunning()
                     .then(Mono.fromSupplier(() -> new SessionStatus(
                             state.id,
                             "running",

@@ -17,6 +17,9 @@ final class DockerSessionState {
 
     final ContainerExecutor executor;
     final ExecRunner runner = new ExecRunner();
+    /** When this state was made, after its container started; states made after a sweep's listing are kept. */
+    final long registeredNanos = System.nanoTime();
+
     private volatile Instant lastActivity;
     private volatile boolean destroyed;
     private volatile boolean destroying;

@@ -149,7 +149,7 @@ public final class LocalSandboxProvider implements SandboxProvider {
     public Mono<SandboxSession> attach(String sessionId) {
         return Mono.fromCallable(() -> {
             LocalSessionState state = sessions.get(sessionId);
-            if (state == null || state.destroyed()) {
+            if (state == null || state.ending()) {
                 throw new SessionNotFoundException(sessionId);
             }
             return new LocalSession(this, state);

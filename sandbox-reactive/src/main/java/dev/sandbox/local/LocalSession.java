@@ -76,14 +76,19 @@ final class LocalSession implements SandboxSession {
 
     @Override
     public Mono<Void> destroy() {
-        return Mono.<Void>fromRunnable(() -> {
-                    if (closed.get()) {
-                        return; // idempotent: this handle already ended
-                    }
-                    provider.destroy(state);
-                    closed.set(true);
-                })
-                .subscribeOn(Schedulers.boundedElastic());
+        return Mono.defer(() -> {
+            if (closed.get()) {
+                return Mono.empty(); // idempotent: this handle already ended
+            }
+            // marked at subscription, so an attach right after a destroy was started (not finished) finds nothing
+            state.ending(true);
+            return Mono.<Void>fromRunnable(() -> {
+                        provider.destroy(state);
+                        closed.set(true);
+                    })
+                    .subscribeOn(Schedulers.boundedElastic())
+                    .doOnError(e -> state.ending(false));
+        });
     }
 
     @Override

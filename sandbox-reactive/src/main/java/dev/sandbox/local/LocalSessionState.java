@@ -34,6 +34,7 @@ final class LocalSessionState {
     private final long createdNanos = System.nanoTime();
     private volatile Instant lastActivity = createdAt;
     private volatile boolean destroyed;
+    private volatile boolean ending;
 
     LocalSessionState(
             String id,
@@ -52,6 +53,15 @@ final class LocalSessionState {
 
     boolean destroyed() {
         return destroyed;
+    }
+
+    /** Destroyed, or a destroy has been subscribed and not failed: no new handle may be given out. */
+    boolean ending() {
+        return ending || destroyed;
+    }
+
+    void ending(boolean on) {
+        ending = on;
     }
 
     void touch() {

@@ -179,11 +179,25 @@ public final class ContainerExecutor {
     }
 
     /**
+     * Explains a SIGKILL the SDK did not send: the container going away (its init died first, which kills every
+     * process in it; the daemon may not have marked the container stopped yet, so a helper exec probes it first), or
+     * the OOM killer (the container's OOM counter went up since the last look; only with a memory limit).
+     *
+     * @return whether it was the OOM killer, or {@link SessionTerminatedException} when the container is gone
+     */
+    Mono<Boolean> explainKill() {
+        return readOomKills()
+                .onErrorResume(e -> !(e instanceof SessionTerminatedException), e -> Mono.just(-1L))
+                .flatMap(count -> checkRunning().thenReturn(count))
+                .map(count -> memoryLimited && count >= 0 && count > oomKills.getAndAccumulate(count, Math::max));
+    }
+
+    /**
      * Checks that the container still runs.
      *
      * @return completes when it runs, else fails with {@link SessionTerminatedException}
      */
-    Mono<Void> checkRunning() {
+    public Mono<Void> checkRunning() {
         return blocking(() -> {
                     var c = control.inspectContainer(containerId);
                     if (c == null) {
@@ -198,22 +212,6 @@ public final class ContainerExecutor {
                     return Boolean.TRUE;
                 })
                 .then();
-    }
-
-    /**
-     * Whether the container's OOM killer struck since the last check. Only containers with a memory limit are
-     * checked; others answer {@code false} at once.
-     *
-     * @return whether a process was OOM-killed
-     */
-    Mono<Boolean> oomKilledSinceLastCheck() {
-        if (!memoryLimited) {
-            return Mono.just(false);
-        }
-        return readOomKills().map(count -> {
-            long before = oomKills.getAndAccumulate(count, Math::max);
-            return count > before;
-        });
     }
 
     /**

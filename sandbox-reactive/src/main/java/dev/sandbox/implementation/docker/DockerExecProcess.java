@@ -1,5 +1,6 @@
 package dev.sandbox.implementation.docker;
 
+import dev.sandbox.BackendException;
 import dev.sandbox.ProcessLaunchException;
 import dev.sandbox.implementation.process.RawEvent;
 import dev.sandbox.implementation.process.SpawnedProcess;
@@ -80,6 +81,10 @@ final class DockerExecProcess implements SpawnedProcess {
                     .doOnNext(e -> outputSeen = true)
                     .takeUntilOther(forceEnd.asMono())
                     .concatWith(Flux.defer(() -> ending(decoder)))
+                    // a broken stream is most often a container that went away: say so when it is
+                    .onErrorResume(
+                            e -> e instanceof BackendException && !(e instanceof ProcessLaunchException),
+                            e -> executor.checkRunning().then(Mono.error(e)))
                     .doOnCancel(() -> cancelled = true);
         });
     }
@@ -120,9 +125,7 @@ final class DockerExecProcess implements SpawnedProcess {
             return Mono.just(new RawEvent.Exited(signal, true));
         }
         // a SIGKILL nobody here sent: the container stopping, or the OOM killer
-        return executor.checkRunning()
-                .then(executor.oomKilledSinceLastCheck())
-                .map(oom -> new RawEvent.Exited(signal, true, oom));
+        return executor.explainKill().map(oom -> new RawEvent.Exited(signal, true, oom));
     }
 
     private boolean stillStreaming() {
