@@ -450,7 +450,9 @@ class DockerProviderTest {
             AtomicLong pid = new AtomicLong();
             AtomicLong lines = new AtomicLong();
             Disposable subscription = s.exec(
-                            ExecOptions.shell("echo $$ >&2; exec yes 0123456789012345678901234567890123456789"))
+                            // the daemon copies stdout and stderr independently: let the pid through before the flood
+                            ExecOptions.shell(
+                                    "echo $$ >&2; sleep 1; exec yes 0123456789012345678901234567890123456789"))
                     .doOnNext(e -> {
                         if (e instanceof ExecEvent.Stderr err) {
                             pid.set(Long.parseLong(err.text()));
@@ -462,8 +464,12 @@ class DockerProviderTest {
                     .delayElements(Duration.ofMillis(1))
                     .subscribe();
             try {
-                Thread.sleep(6000);
+                long deadline = System.nanoTime() + WAIT.toNanos();
+                while (pid.get() == 0 && System.nanoTime() < deadline) {
+                    Thread.sleep(10);
+                }
                 assertThat(pid.get()).isPositive();
+                Thread.sleep(5000);
                 long held = usedHeapAfterGc();
                 String probe = "cat /proc/" + pid.get() + "/wchan; echo; grep wchar /proc/" + pid.get() + "/io";
                 String[] out =
