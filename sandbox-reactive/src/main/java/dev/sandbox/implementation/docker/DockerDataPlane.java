@@ -110,7 +110,7 @@ public final class DockerDataPlane implements AutoCloseable {
                     Flux<RawEvent> output = conn.inbound()
                             .receive()
                             .map(decoder::decode)
-                            .concatMapIterable(list -> list, 1)
+                            .concatMapIterable(list -> list, 4)
                             .concatWith(Flux.defer(() -> Flux.fromIterable(decoder.finish())));
                     return send.thenMany(output).doFinally(s -> {
                         if (pump != null) {
