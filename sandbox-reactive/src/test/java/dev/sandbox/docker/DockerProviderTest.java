@@ -48,7 +48,11 @@ class DockerProviderTest {
     @BeforeAll
     void start() {
         support = new DockerTestSupport();
-        provider = DockerSandboxProvider.create(DockerTestSupport.settings());
+        // sweeping is what one test checks: here it happens only when a test asks
+        provider = DockerSandboxProvider.builder()
+                .settings(DockerTestSupport.settings())
+                .sweepInterval(null)
+                .build();
     }
 
     @AfterAll
@@ -279,17 +283,17 @@ class DockerProviderTest {
 
     @Test
     void theIdleTimeoutEndsAQuietSandboxButNotABusyOne() throws Exception {
-        SandboxSession s = session(DockerTestSupport.settings().withIdleTimeout(Duration.ofSeconds(2)));
+        SandboxSession s = session(DockerTestSupport.settings().withIdleTimeout(Duration.ofSeconds(4)));
         long start = System.nanoTime();
-        // busy for 5 s, longer than the idle timeout: still there afterwards
-        assertThat(s.run(ExecOptions.of("sleep", "5")).block(WAIT).exitCode()).isZero();
+        // busy for 9 s, twice the idle timeout: still there afterwards
+        assertThat(s.run(ExecOptions.of("sleep", "9")).block(WAIT).exitCode()).isZero();
         assertThat(s.run(ExecOptions.of("true")).block(WAIT).exitCode()).isZero();
-        assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThan(Duration.ofSeconds(5));
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThan(Duration.ofSeconds(9));
         Instant deadline = Instant.now().plusSeconds(20);
         while (support.container(s.id()) != null && Instant.now().isBefore(deadline)) {
             Thread.sleep(200);
         }
-        assertThat(support.container(s.id())).as("container after 2 s idle").isNull();
+        assertThat(support.container(s.id())).as("container after 4 s idle").isNull();
         StepVerifier.create(s.run(ExecOptions.of("true")))
                 .expectError(SessionTerminatedException.class)
                 .verify(WAIT);
@@ -335,6 +339,37 @@ class DockerProviderTest {
         } finally {
             live.destroy().block(WAIT);
         }
+    }
+
+    @Test
+    void thePeriodicSweeperRemovesExpiredSessionsOnItsOwn() throws Exception {
+        String expired = support.docker
+                .createContainerCmd(DockerTestSupport.IMAGE)
+                .withCmd("sleep", "600")
+                .withLabels(Map.of(
+                        "dev.sandbox.session",
+                        "docker-periodic-" + support.runId,
+                        "dev.sandbox.expires-at",
+                        Long.toString(Instant.now().getEpochSecond() - 1),
+                        DockerTestSupport.RUN_LABEL,
+                        support.runId))
+                .exec()
+                .getId();
+        support.docker.startContainerCmd(expired).exec();
+        DockerSandboxProvider sweeping = DockerSandboxProvider.builder()
+                .settings(DockerTestSupport.settings())
+                .sweepInterval(Duration.ofSeconds(1))
+                .build();
+        try {
+            Instant deadline = Instant.now().plusSeconds(20);
+            while (support.container("docker-periodic-" + support.runId) != null
+                    && Instant.now().isBefore(deadline)) {
+                Thread.sleep(200);
+            }
+        } finally {
+            sweeping.close();
+        }
+        assertThat(support.container("docker-periodic-" + support.runId)).isNull();
     }
 
     @Test

@@ -101,7 +101,9 @@ final class DockerExecProcess implements SpawnedProcess {
             // the daemon's own error, not output: the process never started (no pid) and the exit code is 126
             if (launchError != null && code == 126 && state.pid() == 0) {
                 String message = new String(launchError, StandardCharsets.UTF_8).strip();
-                return Flux.error(new ProcessLaunchException("cannot start the command: " + message, null));
+                // a container on its way out cannot start anything either: that is the better answer
+                return executor.checkRunning()
+                        .then(Mono.error(new ProcessLaunchException("cannot start the command: " + message, null)));
             }
             Flux<RawEvent> held =
                     launchError == null ? Flux.empty() : Flux.just(new RawEvent.Chunk(RawEvent.STDOUT, launchError));
