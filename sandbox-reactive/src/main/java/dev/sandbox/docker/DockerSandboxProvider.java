@@ -347,15 +347,14 @@ public final class DockerSandboxProvider implements SandboxProvider {
         ContainerExecutor executor = new ContainerExecutor(control, data, sessionId, container.getId(), limited, 0);
         Mono<Long> baseline = limited ? executor.readOomKills() : Mono.just(0L);
         return baseline.map(count -> {
-            ContainerExecutor counted =
-                    new ContainerExecutor(control, data, sessionId, container.getId(), limited, count);
+            executor.oomKillsSeen(count);
             DockerSessionState state = new DockerSessionState(
                     sessionId,
                     container.getId(),
                     userLabels(container.getLabels()),
                     createdAt(container),
                     Map.of(),
-                    counted);
+                    executor);
             DockerSessionState existing = sessions.putIfAbsent(sessionId, state);
             return new DockerSession(this, existing != null && !existing.destroyed() ? existing : state);
         });

@@ -103,16 +103,17 @@ public final class ContainerExecutor {
         this.oomKills = new AtomicLong(oomKillsSoFar);
     }
 
-    String sessionId() {
-        return sessionId;
-    }
-
-    DockerControl control() {
-        return control;
-    }
-
     DockerDataPlane data() {
         return data;
+    }
+
+    /**
+     * Sets the OOM kill count already seen, for a session this executor did not watch from its start.
+     *
+     * @param count the container's current count
+     */
+    public void oomKillsSeen(long count) {
+        oomKills.set(count);
     }
 
     /**

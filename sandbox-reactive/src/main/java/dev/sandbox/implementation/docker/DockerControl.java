@@ -100,11 +100,6 @@ public final class DockerControl implements AutoCloseable {
         return verify != null && !verify.isEmpty() && !verify.equals("0");
     }
 
-    /** Checks that the daemon answers. */
-    public void ping() {
-        call("ping", () -> client.pingCmd().exec());
-    }
-
     /**
      * Makes sure an image is present according to a pull policy.
      *
@@ -496,14 +491,6 @@ public final class DockerControl implements AutoCloseable {
                     "docker: cannot " + what + ": the daemon at " + dockerHost + " is not reachable (" + io + ")", e);
         }
         return new BackendException("docker: cannot " + what + ": " + e, e);
-    }
-
-    private void call(String what, Runnable r) {
-        try {
-            r.run();
-        } catch (RuntimeException e) {
-            throw translate(what, e);
-        }
     }
 
     /**
