@@ -378,11 +378,12 @@ public final class Api {
 
     private Mono<Void> sendExec(
             HttpServerResponse res, ExecChannel channel, long afterStdout, long afterStderr, Http.Format format) {
-        Publisher<ByteBuf> body = channel.attach(afterStdout, afterStderr, format);
+        Publisher<Http.Frame> body = channel.attach(afterStdout, afterStderr, format);
         Http.streamHeaders(res, format)
                 .header(Wire.ACK_WINDOW_HEADER, Integer.toString(channel.windowLimit()))
                 .header("Sandbox-Exec-Id", channel.id());
-        return res.send(Http.withHeartbeats(Flux.from(body), format, config.heartbeat()))
+        // the frames are the window's own arrays: a deep prefetch costs no memory beyond the window
+        return res.send(Http.packed(res, format, Flux.from(body), config.heartbeat(), 1024))
                 .then();
     }
 
