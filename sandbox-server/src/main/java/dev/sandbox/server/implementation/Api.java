@@ -155,7 +155,10 @@ public final class Api {
         routes.post("/v1/sessions/{id}/files/move", guard(true, this::fileMove));
         routes.get("/v1/sessions/{id}/files/watch", guard(true, this::fileWatch));
 
-        // PTY (next): routes.ws("/v1/sessions/{id}/pty", ...) behind the same token check
+        // PTY (next): the token is checked before the upgrade by registering a plain GET through guard, e.g.
+        //   routes.get("/v1/sessions/{id}/pty", guard(false, (req, res) -> withSession(req, s -> ...)
+        //           .flatMap(pty -> res.sendWebsocket((in, out) -> ...))));
+        // ping's ptysRunning / ptysAttached then come from the PTY registry.
 
         routes.route(req -> true, guard(false, this::notFound));
     }
