@@ -27,8 +27,11 @@ class RemoteVsLocalMeasurement {
         int runs = Integer.getInteger("sandbox.measure.runs", 300);
         int lines = Integer.getInteger("sandbox.measure.lines", 10_000_000);
         try (LocalSandboxProvider local = LocalSandboxProvider.create();
-                SandboxServer server =
-                        SandboxServer.builder(local).port(0).token(TOKEN).start();
+                SandboxServer server = SandboxServer.builder(local)
+                        .port(0)
+                        .token(TOKEN)
+                        .execWindowBytes(Integer.getInteger("sandbox.measure.window", 1024 * 1024))
+                        .start();
                 RemoteSandboxProvider remote = RemoteSandboxProvider.builder()
                         .baseUrl(server.baseUrl())
                         .token(TOKEN)

@@ -6,7 +6,9 @@ import dev.sandbox.ExecOptions;
 import dev.sandbox.FileEvent;
 import io.netty.handler.codec.http.HttpMethod;
 import java.nio.ByteBuffer;
+import java.time.Duration;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import org.reactivestreams.Publisher;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -34,20 +36,24 @@ public final class RemoteStreams {
     private static final Logger LOG = LoggerFactory.getLogger(RemoteStreams.class);
     /** Events queued ahead of the subscriber, per stream. */
     private static final int DELIVERY_PREFETCH = 64;
+    /** The pause before an acknowledgement that failed is sent again. */
+    private static final Duration ACK_RETRY = Duration.ofMillis(100);
 
     private RemoteStreams() {}
 
-    /** What the client has delivered of an exec stream. */
+    /** What the client has delivered of an exec stream; the delivery fields are used by one thread at a time. */
     private static final class ExecState {
         final String id;
         volatile boolean started;
         long lastStdout = -1;
         long lastStderr = -1;
-        boolean ended;
+        volatile boolean ended;
         long window = 1024 * 1024;
         long sinceAck;
+        /** Offsets waiting to be acknowledged; the newest replace older ones. */
+        final AtomicReference<long[]> pendingAck = new AtomicReference<>();
+
         final AtomicBoolean acking = new AtomicBoolean();
-        volatile boolean ackAgain;
 
         ExecState(String id) {
             this.id = id;
@@ -97,6 +103,7 @@ public final class RemoteStreams {
                         }
                     })
                     .doFinally(signal -> {
+                        st.ended = true;
                         if (upload[0] != null) {
                             upload[0].dispose();
                         }
@@ -153,25 +160,43 @@ public final class RemoteStreams {
         }
     }
 
-    /** Sends the delivered offsets; one acknowledgement in flight at a time, the latest offsets win. */
+    /**
+     * Sends the delivered offsets; one acknowledgement in flight at a time, the latest offsets win. A sender that
+     * finishes looks for offsets offered meanwhile after clearing its flag, so none is left unsent (a lost
+     * acknowledgement would stall a stream whose window is full).
+     */
     private static void ack(RemoteTransport t, String execPath, ExecState st) {
+        st.pendingAck.set(new long[] {st.lastStdout, st.lastStderr});
+        sendAcks(t, execPath, st);
+    }
+
+    private static void sendAcks(RemoteTransport t, String execPath, ExecState st) {
         if (!st.acking.compareAndSet(false, true)) {
-            st.ackAgain = true;
             return;
         }
-        st.ackAgain = false;
+        long[] offsets = st.pendingAck.getAndSet(null);
+        if (offsets == null || st.ended) {
+            st.acking.set(false);
+            if (st.pendingAck.get() != null && !st.ended) {
+                sendAcks(t, execPath, st);
+            }
+            return;
+        }
         ObjectNode body = Wire.JSON.createObjectNode();
-        body.put("stdout", st.lastStdout);
-        body.put("stderr", st.lastStderr);
+        body.put("stdout", offsets[0]);
+        body.put("stderr", offsets[1]);
         t.call(HttpMethod.POST, execPath + "/ack", body)
                 .onErrorResume(e -> {
+                    // offer the offsets again (unless newer ones came) and try later: while the stream lives, an
+                    // acknowledgement must get through or a full window would stall it
                     LOG.debug("acknowledging exec {} failed: {}", st.id, e.toString());
-                    return Mono.empty();
+                    st.pendingAck.compareAndSet(null, offsets);
+                    return Mono.delay(ACK_RETRY).then(Mono.empty());
                 })
                 .doFinally(s -> {
                     st.acking.set(false);
-                    if (st.ackAgain && !st.ended) {
-                        ack(t, execPath, st);
+                    if (st.pendingAck.get() != null && !st.ended) {
+                        sendAcks(t, execPath, st);
                     }
                 })
                 .subscribe();

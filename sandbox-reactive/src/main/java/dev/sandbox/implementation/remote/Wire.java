@@ -79,6 +79,7 @@ public final class Wire {
 
     private static final byte[] STDOUT_PREFIX = "{\"type\":\"stdout\",\"offset\":".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] STDERR_PREFIX = "{\"type\":\"stderr\",\"offset\":".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] NEXT = ",\"next\":".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] TEXT = ",\"text\":\"".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] PARTIAL_END = "\",\"partial\":true}".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] END = "\"}".getBytes(StandardCharsets.US_ASCII);
@@ -725,24 +726,74 @@ public final class Wire {
      */
     public static byte[] event(ExecEvent e) {
         if (e instanceof ExecEvent.Line line) {
-            byte[] text = JsonStringEncoder.getInstance().quoteAsUTF8(line.text());
-            byte[] offset = (line.offset() + ",\"next\":" + line.nextOffset()).getBytes(StandardCharsets.US_ASCII);
+            String text = line.text();
             byte[] prefix = line.stream() == ExecEvent.StreamKind.STDOUT ? STDOUT_PREFIX : STDERR_PREFIX;
             byte[] end = line.partial() ? PARTIAL_END : END;
-            byte[] out = new byte[prefix.length + offset.length + TEXT.length + text.length + end.length];
+            int digits = digits(line.offset());
+            int nextDigits = digits(line.nextOffset());
+            byte[] quoted =
+                    plainAscii(text) ? null : JsonStringEncoder.getInstance().quoteAsUTF8(text);
+            int textLen = quoted == null ? text.length() : quoted.length;
+            byte[] out =
+                    new byte[prefix.length + digits + NEXT.length + nextDigits + TEXT.length + textLen + end.length];
             int pos = 0;
             System.arraycopy(prefix, 0, out, pos, prefix.length);
             pos += prefix.length;
-            System.arraycopy(offset, 0, out, pos, offset.length);
-            pos += offset.length;
+            writeDigits(line.offset(), out, pos, digits);
+            pos += digits;
+            System.arraycopy(NEXT, 0, out, pos, NEXT.length);
+            pos += NEXT.length;
+            writeDigits(line.nextOffset(), out, pos, nextDigits);
+            pos += nextDigits;
             System.arraycopy(TEXT, 0, out, pos, TEXT.length);
             pos += TEXT.length;
-            System.arraycopy(text, 0, out, pos, text.length);
-            pos += text.length;
+            if (quoted == null) {
+                for (int i = 0; i < textLen; i++) {
+                    out[pos + i] = (byte) text.charAt(i);
+                }
+            } else {
+                System.arraycopy(quoted, 0, out, pos, textLen);
+            }
+            pos += textLen;
             System.arraycopy(end, 0, out, pos, end.length);
             return out;
         }
         return bytes(exit((ExecEvent.Exit) e));
+    }
+
+    /** Whether a string is printable ASCII without quotes or backslashes: its JSON form is itself. */
+    private static boolean plainAscii(String s) {
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\') {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static int digits(long v) {
+        if (v < 0) {
+            return Long.toString(v).length();
+        }
+        int n = 1;
+        for (long x = v; x >= 10; x /= 10) {
+            n++;
+        }
+        return n;
+    }
+
+    private static void writeDigits(long v, byte[] out, int pos, int digits) {
+        if (v < 0) {
+            byte[] s = Long.toString(v).getBytes(StandardCharsets.US_ASCII);
+            System.arraycopy(s, 0, out, pos, s.length);
+            return;
+        }
+        long x = v;
+        for (int i = pos + digits - 1; i >= pos; i--) {
+            out[i] = (byte) ('0' + (x % 10));
+            x /= 10;
+        }
     }
 
     /**
@@ -813,6 +864,82 @@ public final class Wire {
      * @return the item
      */
     public static StreamItem streamItem(byte[] bytes, int off, int len) {
+        StreamItem fast = fastLine(bytes, off, len);
+        return fast != null ? fast : parsed(bytes, off, len);
+    }
+
+    /**
+     * Reads a line event written exactly as {@link #event} writes it, without a JSON parser: {@code
+     * {"type":"stdout","offset":N,"next":M,"text":"..."}} with an optional {@code "partial":true}, and a text with no escapes.
+     * Anything else returns {@code null} and goes through the parser.
+     */
+    private static StreamItem fastLine(byte[] b, int off, int len) {
+        int end = off + len;
+        boolean stdout;
+        if (startsWith(b, off, end, STDOUT_PREFIX)) {
+            stdout = true;
+        } else if (startsWith(b, off, end, STDERR_PREFIX)) {
+            stdout = false;
+        } else {
+            return null;
+        }
+        int pos = off + STDOUT_PREFIX.length; // both prefixes have the same length
+        long offset = 0;
+        int digitsStart = pos;
+        while (pos < end && b[pos] >= '0' && b[pos] <= '9' && pos - digitsStart < 18) {
+            offset = offset * 10 + (b[pos] - '0');
+            pos++;
+        }
+        if (pos == digitsStart || !startsWith(b, pos, end, NEXT)) {
+            return null;
+        }
+        pos += NEXT.length;
+        long next = 0;
+        int nextStart = pos;
+        while (pos < end && b[pos] >= '0' && b[pos] <= '9' && pos - nextStart < 18) {
+            next = next * 10 + (b[pos] - '0');
+            pos++;
+        }
+        if (pos == nextStart || !startsWith(b, pos, end, TEXT)) {
+            return null;
+        }
+        pos += TEXT.length;
+        int textStart = pos;
+        while (pos < end && b[pos] != '"') {
+            if (b[pos] == '\\') {
+                return null;
+            }
+            pos++;
+        }
+        int textEnd = pos;
+        boolean partial;
+        if (end - pos == END.length && startsWith(b, pos, end, END)) {
+            partial = false;
+        } else if (end - pos == PARTIAL_END.length && startsWith(b, pos, end, PARTIAL_END)) {
+            partial = true;
+        } else {
+            return null;
+        }
+        String text = new String(b, textStart, textEnd - textStart, StandardCharsets.UTF_8);
+        return new EventItem(
+                stdout
+                        ? new ExecEvent.Stdout(text, offset, partial, next)
+                        : new ExecEvent.Stderr(text, offset, partial, next));
+    }
+
+    private static boolean startsWith(byte[] b, int pos, int end, byte[] prefix) {
+        if (end - pos < prefix.length) {
+            return false;
+        }
+        for (int i = 0; i < prefix.length; i++) {
+            if (b[pos + i] != prefix[i]) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static StreamItem parsed(byte[] bytes, int off, int len) {
         try (JsonParser p = FACTORY.createParser(bytes, off, len)) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
                 throw new BackendException("the server sent a stream line that is not a JSON object", null);

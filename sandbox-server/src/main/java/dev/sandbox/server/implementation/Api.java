@@ -155,7 +155,10 @@ public final class Api {
         routes.post("/v1/sessions/{id}/files/move", guard(true, this::fileMove));
         routes.get("/v1/sessions/{id}/files/watch", guard(true, this::fileWatch));
 
-        // PTY (next): routes.ws("/v1/sessions/{id}/pty", ...) behind the same token check
+        // PTY (next): the token is checked before the upgrade by registering a plain GET through guard, e.g.
+        //   routes.get("/v1/sessions/{id}/pty", guard(false, (req, res) -> withSession(req, s -> ...)
+        //           .flatMap(pty -> res.sendWebsocket((in, out) -> ...))));
+        // ping's ptysRunning / ptysAttached then come from the PTY registry.
 
         routes.route(req -> true, guard(false, this::notFound));
     }
@@ -378,11 +381,12 @@ public final class Api {
 
     private Mono<Void> sendExec(
             HttpServerResponse res, ExecChannel channel, long afterStdout, long afterStderr, Http.Format format) {
-        Publisher<ByteBuf> body = channel.attach(afterStdout, afterStderr, format);
+        Publisher<Http.Frame> body = channel.attach(afterStdout, afterStderr, format);
         Http.streamHeaders(res, format)
                 .header(Wire.ACK_WINDOW_HEADER, Integer.toString(channel.windowLimit()))
                 .header("Sandbox-Exec-Id", channel.id());
-        return res.send(Http.withHeartbeats(Flux.from(body), format, config.heartbeat()))
+        // the frames are the window's own arrays: a deep prefetch costs no memory beyond the window
+        return res.send(Http.packed(res, format, Flux.from(body), config.heartbeat(), 1024))
                 .then();
     }
 

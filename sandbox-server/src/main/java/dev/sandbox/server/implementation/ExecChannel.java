@@ -3,8 +3,6 @@ package dev.sandbox.server.implementation;
 import dev.sandbox.BackendException;
 import dev.sandbox.ExecEvent;
 import dev.sandbox.implementation.remote.Wire;
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -38,8 +36,6 @@ public final class ExecChannel {
     private static final int STDOUT = 0;
     private static final int STDERR = 1;
     private static final int OTHER = 2;
-    /** Events are packed into buffers of about this size when several are ready at once. */
-    private static final int PACK_BYTES = 16 * 1024;
     /** The most events asked of the command at once. */
     private static final int MAX_REQUEST = 256;
 
@@ -290,7 +286,7 @@ public final class ExecChannel {
      * @param format the framing
      * @return the body to send
      */
-    Publisher<ByteBuf> attach(long afterStdout, long afterStderr, Http.Format format) {
+    Publisher<Http.Frame> attach(long afterStdout, long afterStderr, Http.Format format) {
         Sender old;
         Sender fresh;
         synchronized (this) {
@@ -377,28 +373,32 @@ public final class ExecChannel {
         return terminal;
     }
 
-    /** One HTTP response reading the window from a position, as fast as the connection asks. */
-    private final class Sender implements Publisher<ByteBuf>, Subscription {
-        private final Http.Format format;
+    /**
+     * One HTTP response reading the window from a position, as fast as the connection asks. It emits the window's
+     * own encoded events (no copies); the connection's {@link Packer} frames them into buffers.
+     */
+    private final class Sender implements Publisher<Http.Frame>, Subscription {
+        private final boolean sseIds;
         private final AtomicLong demand = new AtomicLong();
         private final AtomicInteger wip = new AtomicInteger();
-        private volatile Subscriber<? super ByteBuf> subscriber;
+        private volatile Subscriber<? super Http.Frame> subscriber;
         private volatile boolean cancelled;
         private volatile boolean stop;
         private long nextSeq; // drain loop only
         private long lastStdout; // drain loop only: the SSE id
         private long lastStderr;
         private boolean done; // drain loop only
+        private final Entry[] batch = new Entry[64]; // drain loop only
 
         Sender(long fromSeq, long afterStdout, long afterStderr, Http.Format format) {
             this.nextSeq = fromSeq;
             this.lastStdout = afterStdout;
             this.lastStderr = afterStderr;
-            this.format = format;
+            this.sseIds = format == Http.Format.SSE;
         }
 
         @Override
-        public void subscribe(Subscriber<? super ByteBuf> s) {
+        public void subscribe(Subscriber<? super Http.Frame> s) {
             if (subscriber != null) {
                 Operators.error(s, new IllegalStateException("an exec sender has one subscriber"));
                 return;
@@ -440,7 +440,7 @@ public final class ExecChannel {
         }
 
         private void emit() {
-            Subscriber<? super ByteBuf> s = subscriber;
+            Subscriber<? super Http.Frame> s = subscriber;
             while (!done && !cancelled) {
                 if (stop) {
                     // taken over by a newer request, or released: end this response early; a client still reading
@@ -449,10 +449,11 @@ public final class ExecChannel {
                     s.onComplete();
                     return;
                 }
-                if (demand.get() == 0) {
+                long wanted = demand.get();
+                if (wanted == 0) {
                     return;
                 }
-                byte[] packed;
+                int count;
                 boolean complete;
                 synchronized (ExecChannel.this) {
                     if (nextSeq < headSeq) {
@@ -460,11 +461,11 @@ public final class ExecChannel {
                     }
                     long available = headSeq + size - nextSeq;
                     complete = available == 0 && terminal;
-                    if (available == 0) {
-                        packed = null;
-                    } else {
-                        packed = pack(available);
+                    count = (int) Math.min(Math.min(available, wanted), batch.length);
+                    for (int i = 0; i < count; i++) {
+                        batch[i] = get(nextSeq + i);
                     }
+                    nextSeq += count;
                 }
                 if (complete) {
                     done = true;
@@ -472,39 +473,25 @@ public final class ExecChannel {
                     detached(this);
                     return;
                 }
-                if (packed == null) {
+                if (count == 0) {
                     return;
                 }
-                demand.decrementAndGet();
-                s.onNext(Unpooled.wrappedBuffer(packed));
-            }
-        }
-
-        /** Frames as many ready entries as fit in one buffer; called with the channel's lock held. */
-        private byte[] pack(long available) {
-            int total = 0;
-            int count = 0;
-            byte[][] frames = new byte[(int) Math.min(available, 256)][];
-            while (count < frames.length && (count == 0 || total < PACK_BYTES)) {
-                Entry e = get(nextSeq + count);
-                if (e.stream() == STDOUT) {
-                    lastStdout = e.offset();
-                } else if (e.stream() == STDERR) {
-                    lastStderr = e.offset();
+                demand.addAndGet(-count);
+                for (int i = 0; i < count; i++) {
+                    Entry e = batch[i];
+                    batch[i] = null;
+                    String sseId = null;
+                    if (sseIds && e.stream() != OTHER) {
+                        if (e.stream() == STDOUT) {
+                            lastStdout = e.offset();
+                        } else {
+                            lastStderr = e.offset();
+                        }
+                        sseId = lastStdout + ":" + lastStderr;
+                    }
+                    s.onNext(new Http.Frame(e.type(), e.json(), sseId));
                 }
-                String sseId = e.stream() == OTHER ? null : lastStdout + ":" + lastStderr;
-                frames[count] = Http.frame(new Http.Frame(e.type(), e.json(), sseId), format);
-                total += frames[count].length;
-                count++;
             }
-            nextSeq += count;
-            byte[] out = new byte[total];
-            int pos = 0;
-            for (int i = 0; i < count; i++) {
-                System.arraycopy(frames[i], 0, out, pos, frames[i].length);
-                pos += frames[i].length;
-            }
-            return out;
         }
     }
 }

@@ -3,7 +3,7 @@ package dev.sandbox.server.implementation;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.sandbox.implementation.remote.Wire;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
+import io.netty.channel.EventLoop;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.QueryStringDecoder;
 import java.io.ByteArrayOutputStream;
@@ -14,7 +14,6 @@ import java.util.List;
 import java.util.Map;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-import reactor.core.publisher.Sinks;
 import reactor.netty.http.server.HttpServerRequest;
 import reactor.netty.http.server.HttpServerResponse;
 
@@ -211,44 +210,62 @@ public final class Http {
         throw new dev.sandbox.InvalidArgumentException(name, name + " must be true or false, got '" + v + "'");
     }
 
-    /**
-     * Frames one event for the wire.
-     *
-     * @param f the event
-     * @param format the framing
-     * @return the bytes
-     */
-    public static byte[] frame(Frame f, Format format) {
-        if (format == Format.NDJSON) {
-            byte[] out = new byte[f.json().length + 1];
-            System.arraycopy(f.json(), 0, out, 0, f.json().length);
-            out[out.length - 1] = '\n';
-            return out;
-        }
+    private static final byte[] SSE_HEARTBEAT = ": heartbeat\n\n".getBytes(StandardCharsets.US_ASCII);
+    private static final Frame HEARTBEAT_FRAME = new Frame("heartbeat", Wire.HEARTBEAT, null);
+
+    private static byte[] sseHead(Frame f) {
         StringBuilder head = new StringBuilder(64);
         if (f.id() != null) {
             head.append("id: ").append(f.id()).append('\n');
         }
         head.append("event: ").append(f.type()).append("\ndata: ");
-        byte[] h = head.toString().getBytes(StandardCharsets.UTF_8);
-        byte[] out = new byte[h.length + f.json().length + 2];
-        System.arraycopy(h, 0, out, 0, h.length);
-        System.arraycopy(f.json(), 0, out, h.length, f.json().length);
-        out[out.length - 2] = '\n';
-        out[out.length - 1] = '\n';
-        return out;
+        return head.toString().getBytes(StandardCharsets.UTF_8);
     }
 
     /**
-     * The heartbeat of a stream format: a line readers skip, sent while a stream is otherwise quiet.
+     * How many bytes a frame takes on the wire.
      *
+     * @param f the event
      * @param format the framing
-     * @return the bytes
+     * @return the size
      */
-    public static byte[] heartbeat(Format format) {
-        return format == Format.NDJSON
-                ? frame(new Frame("heartbeat", Wire.HEARTBEAT, null), format)
-                : ": heartbeat\n\n".getBytes(StandardCharsets.US_ASCII);
+    static int frameSize(Frame f, Format format) {
+        if (format == Format.NDJSON) {
+            return f.json().length + 1;
+        }
+        if (f == HEARTBEAT_FRAME) {
+            return SSE_HEARTBEAT.length;
+        }
+        return sseHead(f).length + f.json().length + 2;
+    }
+
+    /**
+     * Writes a frame into a buffer.
+     *
+     * @param f the event
+     * @param format the framing
+     * @param out the buffer, with room for {@link #frameSize}
+     * @param pos where to write
+     * @return the position after the frame
+     */
+    static int writeFrame(Frame f, Format format, byte[] out, int pos) {
+        if (format == Format.NDJSON) {
+            System.arraycopy(f.json(), 0, out, pos, f.json().length);
+            out[pos + f.json().length] = '\n';
+            return pos + f.json().length + 1;
+        }
+        if (f == HEARTBEAT_FRAME) {
+            System.arraycopy(SSE_HEARTBEAT, 0, out, pos, SSE_HEARTBEAT.length);
+            return pos + SSE_HEARTBEAT.length;
+        }
+        byte[] head = sseHead(f);
+        System.arraycopy(head, 0, out, pos, head.length);
+        pos += head.length;
+        System.arraycopy(f.json(), 0, out, pos, f.json().length);
+        pos += f.json().length;
+        out[pos++] = '\n';
+        out[pos++] = '\n';
+        return pos;
     }
 
     /**
@@ -269,8 +286,8 @@ public final class Http {
 
     /**
      * Sends events as a stream: each event framed as it comes, an error that happens after the start as a last
-     * {@code error} event, and a heartbeat every {@code heartbeat} while it lasts. Nothing is collected: each
-     * event is written when the connection asks for more, so a slow client slows the source.
+     * {@code error} event, and a heartbeat every {@code heartbeat} while it lasts. Nothing is collected: events are
+     * asked for as the connection takes them (a bounded number ahead), so a slow client slows the source.
      *
      * @param res the response
      * @param format the framing
@@ -279,32 +296,36 @@ public final class Http {
      * @return completes when the stream ends
      */
     public static Mono<Void> stream(HttpServerResponse res, Format format, Flux<Frame> events, Duration heartbeat) {
-        Flux<ByteBuf> body = events.map(f -> frame(f, format))
-                .onErrorResume(t ->
-                        Mono.just(frame(new Frame("error", Wire.errorEvent(ErrorMapping.body(t)), null), format)))
-                .map(Unpooled::wrappedBuffer);
+        Flux<Frame> frames =
+                events.onErrorResume(t -> Mono.just(new Frame("error", Wire.errorEvent(ErrorMapping.body(t)), null)));
         return streamHeaders(res, format)
-                .send(withHeartbeats(body, format, heartbeat))
+                .send(packed(res, format, frames, heartbeat, 64))
                 .then();
     }
 
     /**
-     * Merges heartbeats into a body until it ends.
+     * Packs frames (with heartbeats) into the buffers written to a response, on its connection's event loop.
      *
-     * @param body the body
+     * @param res the response
      * @param format the framing
-     * @param every how often
-     * @return the merged body
+     * @param frames the events
+     * @param heartbeat how often a quiet stream sends a heartbeat
+     * @param prefetch how many frames to ask for ahead of the connection
+     * @return the buffers
      */
-    public static Flux<ByteBuf> withHeartbeats(Flux<ByteBuf> body, Format format, Duration every) {
-        return Flux.defer(() -> {
-            Sinks.Empty<Void> done = Sinks.empty();
-            byte[] beat = heartbeat(format);
-            Flux<ByteBuf> beats = Flux.interval(every, every)
-                    .onBackpressureDrop()
-                    .map(i -> Unpooled.wrappedBuffer(beat))
-                    .takeUntilOther(done.asMono());
-            return Flux.merge(body.doFinally(s -> done.tryEmitEmpty()), beats);
-        });
+    public static Flux<ByteBuf> packed(
+            HttpServerResponse res, Format format, Flux<Frame> frames, Duration heartbeat, int prefetch) {
+        EventLoop[] loop = new EventLoop[1];
+        res.withConnection(c -> loop[0] = c.channel().eventLoop());
+        return Flux.from(new Packer(frames, format, loop[0], prefetch, heartbeat));
+    }
+
+    /**
+     * The heartbeat event.
+     *
+     * @return the frame
+     */
+    static Frame heartbeatFrame() {
+        return HEARTBEAT_FRAME;
     }
 }

@@ -157,8 +157,26 @@ public final class Sessions {
             }
             return provider.attach(id)
                     .map(fresh -> live.computeIfAbsent(id, k -> new Entry(fresh, false)).handle)
-                    .doOnError(SessionNotFoundException.class, t -> observe(id, t));
+                    .onErrorResume(
+                            SessionNotFoundException.class,
+                            t -> endedWithReason(id).then(Mono.error(t)));
         });
+    }
+
+    /** A held session the provider no longer has: its own handle knows why it ended, when it can tell. */
+    private Mono<Void> endedWithReason(String id) {
+        Entry e = live.get(id);
+        if (e == null) {
+            return Mono.empty();
+        }
+        return e.handle
+                .ping()
+                .then(Mono.fromRunnable(() -> forget(id, SessionEndReason.TERMINATED)))
+                .onErrorResume(t -> {
+                    observe(id, t instanceof SessionClosedException ? t : new SessionNotFoundException(id));
+                    return Mono.empty();
+                })
+                .then();
     }
 
     /**
