@@ -55,7 +55,7 @@ public final class LocalStreamThroughput implements Benchmark {
                         target(),
                         reps,
                         config,
-                        () -> sdkOnce(session, seq),
+                        () -> streamOnce("SDK", session, seq),
                         LocalStreamThroughput::baselineOnce,
                         Harness.NOTHING);
             } finally {
@@ -72,8 +72,11 @@ public final class LocalStreamThroughput implements Benchmark {
         Throwable error;
     }
 
-    /** A plain subscriber, the simplest way to consume a stream: a lambda per event, a latch for the end. */
-    private static double sdkOnce(SandboxSession session, ExecOptions seq) throws InterruptedException {
+    /**
+     * Consumes one {@code seq} stream with a plain subscriber (a lambda per event, a latch for the end) and returns its
+     * lines per second; the remote rows use it for both of their sides.
+     */
+    static double streamOnce(String side, SandboxSession session, ExecOptions seq) throws InterruptedException {
         Tally tally = new Tally();
         CountDownLatch done = new CountDownLatch(1);
         long t0 = System.nanoTime();
@@ -94,13 +97,13 @@ public final class LocalStreamThroughput implements Benchmark {
                         done::countDown);
         if (!done.await(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
             subscription.dispose();
-            throw new IllegalStateException("SDK: seq did not finish within " + TIMEOUT);
+            throw new IllegalStateException(side + ": seq did not finish within " + TIMEOUT);
         }
         long took = System.nanoTime() - t0;
         if (tally.error != null) {
-            throw new IllegalStateException("SDK: exec failed", tally.error);
+            throw new IllegalStateException(side + ": exec failed", tally.error);
         }
-        check("SDK", tally.lines, tally.exit);
+        check(side, tally.lines, tally.exit);
         return tally.lines / (took / 1e9);
     }
 

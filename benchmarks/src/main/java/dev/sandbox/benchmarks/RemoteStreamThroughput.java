@@ -2,11 +2,6 @@ package dev.sandbox.benchmarks;
 
 import dev.sandbox.ExecEvent;
 import dev.sandbox.ExecOptions;
-import dev.sandbox.SandboxSession;
-import java.time.Duration;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
-import reactor.core.Disposable;
 
 /**
  * {@code remote-stream-throughput}: lines per second of {@code seq 1 10000000} through {@code exec} over a sandbox
@@ -18,8 +13,7 @@ import reactor.core.Disposable;
  * }</pre>
  */
 public final class RemoteStreamThroughput implements Benchmark {
-    private static final long LINES = LocalStreamThroughput.LINES;
-    private static final Duration TIMEOUT = Duration.ofMinutes(3);
+    private static final ExecOptions SEQ = ExecOptions.of("seq", "1", Long.toString(LocalStreamThroughput.LINES));
 
     @Override
     public String name() {
@@ -46,47 +40,9 @@ public final class RemoteStreamThroughput implements Benchmark {
                     target(),
                     reps,
                     config,
-                    () -> once("SDK", loopback.remote()),
-                    () -> once("baseline", loopback.local()),
+                    () -> LocalStreamThroughput.streamOnce("SDK", loopback.remote(), SEQ),
+                    () -> LocalStreamThroughput.streamOnce("baseline", loopback.local(), SEQ),
                     Harness.NOTHING);
         }
-    }
-
-    private static final class Tally {
-        long lines;
-        int exit = -1;
-        Throwable error;
-    }
-
-    private static double once(String side, SandboxSession session) throws InterruptedException {
-        Tally tally = new Tally();
-        CountDownLatch done = new CountDownLatch(1);
-        long t0 = System.nanoTime();
-        Disposable subscription = session.exec(ExecOptions.of("seq", "1", Long.toString(LINES)))
-                .subscribe(
-                        e -> {
-                            if (e instanceof ExecEvent.Stdout) {
-                                tally.lines++;
-                            } else if (e instanceof ExecEvent.Exit exit) {
-                                tally.exit = exit.code();
-                            }
-                        },
-                        error -> {
-                            tally.error = error;
-                            done.countDown();
-                        },
-                        done::countDown);
-        if (!done.await(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
-            subscription.dispose();
-            throw new IllegalStateException(side + ": seq did not finish within " + TIMEOUT);
-        }
-        long took = System.nanoTime() - t0;
-        if (tally.error != null) {
-            throw new IllegalStateException(side + ": exec failed", tally.error);
-        }
-        if (tally.lines != LINES || tally.exit != 0) {
-            throw new IllegalStateException(side + ": read " + tally.lines + " lines with exit code " + tally.exit);
-        }
-        return tally.lines / (took / 1e9);
     }
 }
