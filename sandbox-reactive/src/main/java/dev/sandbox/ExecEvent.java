@@ -35,7 +35,12 @@ public sealed interface ExecEvent permits ExecEvent.Line, ExecEvent.Exit {
         /** The command ran past its {@link ExecOptions#timeout()} and was killed; the code is 124. */
         TIMED_OUT,
         /** The command wrote nothing for {@link ExecOptions#idleTimeout()} and was killed; the code is 124. */
-        IDLE_TIMED_OUT
+        IDLE_TIMED_OUT,
+        /**
+         * The kernel's out-of-memory killer ended the command because its sandbox reached its memory limit; the code
+         * is 137 (128 + SIGKILL). Reported by providers that enforce a memory limit, such as Docker.
+         */
+        OOM_KILLED
     }
 
     /**

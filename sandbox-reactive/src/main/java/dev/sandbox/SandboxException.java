@@ -10,8 +10,9 @@ package dev.sandbox;
  *     .subscribe();
  * }</pre>
  *
- * <p>Subtypes: {@link SessionClosedException}, {@link SessionNotFoundException}, {@link SandboxTimeoutException},
- * {@link InvalidArgumentException}, {@link UnsupportedFeatureException} and {@link BackendException}.
+ * <p>Subtypes: {@link SessionClosedException} (and its {@link SessionTerminatedException}), {@link
+ * SessionNotFoundException}, {@link SandboxTimeoutException}, {@link InvalidArgumentException}, {@link
+ * UnsupportedFeatureException} and {@link BackendException}.
  */
 public class SandboxException extends RuntimeException {
     private static final long serialVersionUID = 1L;

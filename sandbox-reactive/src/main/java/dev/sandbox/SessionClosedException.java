@@ -34,6 +34,19 @@ public class SessionClosedException extends SandboxException {
         this.reason = reason;
     }
 
+    /**
+     * Creates the exception with a message of its own, for subtypes that know more.
+     *
+     * @param sessionId the session
+     * @param reason why the session or handle ended
+     * @param message the message
+     */
+    protected SessionClosedException(String sessionId, SessionEndReason reason, String message) {
+        super(message);
+        this.sessionId = sessionId;
+        this.reason = reason;
+    }
+
     private static String describe(SessionEndReason reason) {
         return switch (reason) {
             case HANDLE_CLOSED -> "this handle was closed";

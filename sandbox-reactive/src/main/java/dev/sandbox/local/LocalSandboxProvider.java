@@ -155,8 +155,8 @@ public final class LocalSandboxProvider implements SandboxProvider {
                             watcher,
                             s -> sessions.remove(s.id, s));
                     sessions.put(id, state);
-                    state.setLifetime(options.lifetime().orElse(null));
-                    options.idleTimeout().ifPresent(state::setIdleTimeout);
+                    state.timers.setLifetime(options.lifetime().orElse(null));
+                    options.idleTimeout().ifPresent(state.timers::setIdleTimeout);
                     LOG.debug("created local session {} in {}", id, workdir);
                     return (SandboxSession) new LocalSession(state);
                 })

@@ -133,7 +133,7 @@ final class LocalSession implements SandboxSession {
         return Mono.fromRunnable(() -> {
             check();
             positive("lifetime", fromNow);
-            state.setLifetime(fromNow);
+            state.timers.setLifetime(fromNow);
         });
     }
 
@@ -142,7 +142,7 @@ final class LocalSession implements SandboxSession {
         return Mono.fromRunnable(() -> {
             check();
             positive("idleTimeout", idleTimeout);
-            state.setIdleTimeout(idleTimeout);
+            state.timers.setIdleTimeout(idleTimeout);
         });
     }
 

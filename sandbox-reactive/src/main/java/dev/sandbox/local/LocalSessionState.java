@@ -11,22 +11,18 @@ import dev.sandbox.implementation.exec.ExecRunner;
 import dev.sandbox.implementation.process.ProcessLauncher;
 import dev.sandbox.implementation.process.ProcessSpec;
 import dev.sandbox.implementation.process.SpawnedProcess;
+import dev.sandbox.implementation.session.SessionTimers;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
-import org.slf4j.LoggerFactory;
-import reactor.core.Disposable;
-import reactor.core.scheduler.Schedulers;
 
 /** One local session, shared by every handle attached to it. */
 final class LocalSessionState {
@@ -42,12 +38,8 @@ final class LocalSessionState {
     private final LocalWatcher watcher;
     private final Consumer<LocalSessionState> onEnd;
     private final long createdNanos = System.nanoTime();
-    private volatile Instant lastActivity = createdAt;
-    private volatile long lastActivityNanos = createdNanos;
     private volatile SessionEndReason endReason;
-    private Instant expiresAt; // guarded by this
-    private Duration idleTimeout; // guarded by this
-    private Disposable timer; // guarded by this
+    final SessionTimers timers;
     private final Object destroyLock = new Object();
 
     LocalSessionState(
@@ -68,6 +60,7 @@ final class LocalSessionState {
         this.watcher = watcher;
         this.onEnd = onEnd;
         this.paths = new PathPolicy(workdir);
+        this.timers = new SessionTimers(id, runner::runningCount, this::destroy);
     }
 
     boolean destroyed() {
@@ -79,78 +72,11 @@ final class LocalSessionState {
     }
 
     void touch() {
-        lastActivity = Instant.now();
-        lastActivityNanos = System.nanoTime();
+        timers.touch();
     }
 
     LocalFiles files(Runnable guard) {
         return new LocalFiles(paths, guard, watcher);
-    }
-
-    /** Sets the lifetime from now (or none) and re-arms the timer. */
-    synchronized void setLifetime(Duration fromNow) {
-        expiresAt = fromNow == null ? null : Instant.now().plus(fromNow);
-        arm();
-    }
-
-    /** Sets the idle timeout (or none) and re-arms the timer. */
-    synchronized void setIdleTimeout(Duration timeout) {
-        idleTimeout = timeout;
-        arm();
-    }
-
-    private synchronized void arm() {
-        if (timer != null) {
-            timer.dispose();
-            timer = null;
-        }
-        if (endReason != null) {
-            return;
-        }
-        long delayNanos = Long.MAX_VALUE;
-        if (expiresAt != null) {
-            delayNanos = Math.min(
-                    delayNanos, Duration.between(Instant.now(), expiresAt).toNanos());
-        }
-        if (idleTimeout != null) {
-            delayNanos = Math.min(delayNanos, lastActivityNanos + idleTimeout.toNanos() - System.nanoTime());
-        }
-        if (delayNanos == Long.MAX_VALUE) {
-            return;
-        }
-        timer = Schedulers.parallel()
-                .schedule(this::checkDeadlines, Math.max(1, delayNanos / 1_000_000), TimeUnit.MILLISECONDS);
-    }
-
-    private void checkDeadlines() {
-        SessionEndReason reason = null;
-        synchronized (this) {
-            if (endReason != null) {
-                return;
-            }
-            if (expiresAt != null && !Instant.now().isBefore(expiresAt)) {
-                reason = SessionEndReason.LIFETIME_EXPIRED;
-            } else if (idleTimeout != null) {
-                if (runner.runningCount() > 0) {
-                    touch(); // a running command, in the foreground or the background, is activity
-                } else if (System.nanoTime() - lastActivityNanos >= idleTimeout.toNanos()) {
-                    reason = SessionEndReason.IDLE_TIMEOUT;
-                }
-            }
-        }
-        if (reason == null) {
-            arm();
-            return;
-        }
-        SessionEndReason why = reason;
-        Schedulers.boundedElastic().schedule(() -> {
-            try {
-                destroy(why);
-            } catch (RuntimeException e) {
-                LoggerFactory.getLogger(LocalSessionState.class)
-                        .warn("could not end local session {} ({}): {}", id, why, e.toString());
-            }
-        });
     }
 
     SessionInfo info() {
@@ -158,25 +84,19 @@ final class LocalSessionState {
     }
 
     SessionStatus status() {
-        Instant expires;
-        Duration idle;
-        synchronized (this) {
-            expires = expiresAt;
-            idle = idleTimeout;
-        }
         return new SessionStatus(
                 id,
                 endReason == null ? "running" : "closed",
                 Version.get(),
                 (System.nanoTime() - createdNanos) / 1_000_000,
-                lastActivity,
+                timers.lastActivity(),
                 runner.runningCount(),
                 runner.ptysRunning(),
                 runner.ptysAttached(),
                 LocalSandboxProvider.NAME,
                 launcher.name(),
-                expires,
-                idle,
+                timers.expiresAt(),
+                timers.idleTimeout(),
                 endReason);
     }
 
@@ -242,12 +162,7 @@ final class LocalSessionState {
             }
             endReason = reason;
         }
-        synchronized (this) {
-            if (timer != null) {
-                timer.dispose();
-                timer = null;
-            }
-        }
+        timers.stop();
         onEnd.accept(this);
     }
 

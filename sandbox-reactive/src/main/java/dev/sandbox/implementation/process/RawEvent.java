@@ -21,6 +21,17 @@ public sealed interface RawEvent permits RawEvent.Chunk, RawEvent.Exited {
      *
      * @param status the exit status, or the signal number when {@code signaled}
      * @param signaled whether a signal ended the process
+     * @param oomKilled whether the out-of-memory killer sent that signal (implies {@code signaled})
      */
-    record Exited(int status, boolean signaled) implements RawEvent {}
+    record Exited(int status, boolean signaled, boolean oomKilled) implements RawEvent {
+        /**
+         * An exit that was not caused by the out-of-memory killer.
+         *
+         * @param status the exit status, or the signal number when {@code signaled}
+         * @param signaled whether a signal ended the process
+         */
+        public Exited(int status, boolean signaled) {
+            this(status, signaled, false);
+        }
+    }
 }

@@ -1,0 +1,86 @@
+package dev.sandbox.docker;
+
+import dev.sandbox.SessionEndReason;
+import dev.sandbox.SessionInfo;
+import dev.sandbox.implementation.docker.ContainerExecutor;
+import dev.sandbox.implementation.exec.ExecRunner;
+import dev.sandbox.implementation.session.SessionTimers;
+import java.time.Instant;
+import java.util.Map;
+import java.util.function.Consumer;
+
+/** One Docker session as this provider knows it, shared by every handle the provider gave out for it. */
+final class DockerSessionState {
+    final String id;
+    final String containerId;
+    final Map<String, String> labels;
+    final Instant createdAt;
+    /** Known only to the provider instance that created or restored the session; empty otherwise. */
+    final Map<String, String> secrets;
+
+    final ContainerExecutor executor;
+    final ExecRunner runner = new ExecRunner();
+    /** When this state was made, after its container started; states made after a sweep's listing are kept. */
+    final long registeredNanos = System.nanoTime();
+
+    /** Lifetime and idle timeout as this client enforces them; the container's keep-alive is the backstop. */
+    final SessionTimers timers;
+
+    private volatile SessionEndReason endReason;
+    private volatile boolean destroying;
+
+    DockerSessionState(
+            String id,
+            String containerId,
+            Map<String, String> labels,
+            Instant createdAt,
+            Map<String, String> secrets,
+            ContainerExecutor executor,
+            Consumer<SessionEndReason> end) {
+        this.id = id;
+        this.containerId = containerId;
+        this.labels = Map.copyOf(labels);
+        this.createdAt = createdAt;
+        this.secrets = Map.copyOf(secrets);
+        this.executor = executor;
+        this.timers = new SessionTimers(id, runner::runningCount, end);
+    }
+
+    void touch() {
+        timers.touch();
+    }
+
+    boolean destroyed() {
+        return endReason != null;
+    }
+
+    /**
+     * Why the session ended.
+     *
+     * @return the reason, or {@code null} while it runs
+     */
+    SessionEndReason endReason() {
+        return endReason;
+    }
+
+    /** Destroyed, or a destroy is under way: no new handle may be given out. */
+    boolean ending() {
+        return endReason != null || destroying;
+    }
+
+    void destroying(boolean on) {
+        destroying = on;
+    }
+
+    void markEnded(SessionEndReason reason) {
+        if (endReason == null) {
+            endReason = reason;
+        }
+        timers.stop();
+        runner.killAll();
+    }
+
+    SessionInfo info() {
+        return new SessionInfo(id, DockerSandboxProvider.NAME, labels, createdAt);
+    }
+}

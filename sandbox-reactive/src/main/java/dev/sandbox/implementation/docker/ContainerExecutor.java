@@ -1,0 +1,361 @@
+package dev.sandbox.implementation.docker;
+
+import dev.sandbox.BackendException;
+import dev.sandbox.ExecOptions;
+import dev.sandbox.SessionTerminatedException;
+import dev.sandbox.implementation.process.RawEvent;
+import dev.sandbox.implementation.process.SpawnedProcess;
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicLong;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * Runs commands in one session's container: creates execs (control plane), streams them (data plane), kills them
+ * inside the container, and tells an out-of-memory kill from other exits.
+ *
+ * <p>Docker has no call to kill an exec. Each command gets a unique marker in its environment ({@value #MARKER}); a
+ * kill is a second, short exec (as root) that finds every process carrying that marker in {@code /proc/PID/environ}
+ * ({@code grep -z}, as environ entries end in NUL) and sends SIGKILL to it and to its process group (an exec's process leads its own group, so children that cleared
+ * their environment go too).
+ */
+public final class ContainerExecutor {
+    /** The environment variable that marks the processes of one command. */
+    public static final String MARKER = "DEV_SANDBOX_EXEC";
+
+    /** Where the keep-alive reads the session's current deadline and idle timeout (written by root, readable by the keep-alive whatever its user). */
+    public static final String TIMERS_FILE = "/.dev-sandbox/timers";
+
+    /**
+     * The keep-alive command of a session container: {@code $1} deadline (epoch seconds; 0 means none), {@code $2}
+     * idle timeout (seconds; 0 means none). Each round it first reads {@value #TIMERS_FILE} ({@code deadline idle
+     * deadlineMillis idleMillis}, the last two for clients that attach later),
+     * which {@link #setTimers} rewrites when the session's lifetime or idle timeout changes. Time comes from {@code
+     * /proc/uptime} through shell builtins, so a round forks only its own {@code sleep}. Activity is any process in the
+     * container besides init and this shell, or any process started since the last round (a gap in the pid sequence
+     * of its own {@code sleep}s).
+     */
+    public static final String KEEP_ALIVE = "deadline=$1; idle=$2; f=" + TIMERS_FILE + "; last=0\n"
+            + "trap 'exit 0' TERM INT\n"
+            + "read u r < /proc/uptime; up0=${u%.*}; epoch0=$(date +%s); busyAt=$up0\n"
+            + "while :; do\n"
+            + "  if [ -r \"$f\" ]; then read deadline idle rest < \"$f\"; fi\n"
+            + "  if [ \"$idle\" -gt 0 ]; then step=1; else step=2; fi\n"
+            + "  sleep \"$step\" & p=$!; wait \"$p\"\n"
+            + "  read u r < /proc/uptime; now=${u%.*}\n"
+            + "  if [ \"$deadline\" -gt 0 ] && [ $((epoch0 + now - up0)) -ge \"$deadline\" ]; then exit 0; fi\n"
+            + "  busy=0\n"
+            + "  if [ \"$last\" -gt 0 ] && [ \"$p\" -ne $((last + 1)) ]; then busy=1; fi\n"
+            + "  last=$p\n"
+            + "  for d in /proc/[0-9]*; do n=${d#/proc/}; if [ \"$n\" != 1 ] && [ \"$n\" != $$ ]; then busy=1; fi; done\n"
+            + "  if [ \"$busy\" = 1 ]; then busyAt=$now; fi\n"
+            + "  if [ \"$idle\" -gt 0 ] && [ $((now - busyAt)) -ge \"$idle\" ]; then exit 0; fi\n"
+            + "done\n";
+
+    /** Writes {@code $1..$4} to the timers file, atomically (root may write it, everyone may read it). */
+    private static final String SET_TIMERS = "umask 022; mkdir -p /.dev-sandbox && printf '%s %s %s %s\\n' \"$@\""
+            + " > /.dev-sandbox/timers.new && mv /.dev-sandbox/timers.new /.dev-sandbox/timers";
+
+    /** Sends signal {@code $2} to every process whose environment carries {@code $1}, and to its process group. */
+    private static final String SIGNAL = "for f in $(grep -l -z -x -F \"$1\" /proc/[0-9]*/environ 2>/dev/null); do\n"
+            + "  p=${f#/proc/}; p=${p%/environ}\n"
+            + "  [ \"$p\" = $$ ] && continue\n"
+            + "  kill -\"$2\" -$p 2>/dev/null || kill -\"$2\" $p 2>/dev/null\n"
+            + "done\n";
+
+    /** Kills every process whose environment carries {@code $1}, and its process group; repeats while any is found. */
+    private static final String KILL = "n=0\n"
+            + "while [ $n -lt 20 ]; do\n"
+            + "  found=\n"
+            + "  for f in $(grep -l -z -x -F \"$1\" /proc/[0-9]*/environ 2>/dev/null); do\n"
+            + "    p=${f#/proc/}; p=${p%/environ}\n"
+            + "    [ \"$p\" = $$ ] && continue\n"
+            + "    kill -9 -$p 2>/dev/null; kill -9 $p 2>/dev/null; found=1\n"
+            + "  done\n"
+            + "  [ -z \"$found\" ] && exit 0\n"
+            + "  n=$((n + 1))\n"
+            + "done\n";
+
+    /** Prints the container's out-of-memory kill counter (cgroup v2, then v1). */
+    private static final String OOM_COUNT = "cat /sys/fs/cgroup/memory.events /sys/fs/cgroup/memory/memory.oom_control"
+            + " 2>/dev/null | grep oom_kill";
+
+    private static final int MAX_INTERNAL_OUTPUT = 64 * 1024;
+
+    private final DockerControl control;
+    private final DockerDataPlane data;
+    private final String sessionId;
+    private final String containerId;
+    private final boolean memoryLimited;
+    private final AtomicLong oomKills;
+
+    /**
+     * Creates the executor of one session.
+     *
+     * @param control the control plane
+     * @param data the data plane
+     * @param sessionId the session
+     * @param containerId its container
+     * @param memoryLimited whether the container has a memory limit (only then are OOM kills checked)
+     * @param oomKillsSoFar the container's OOM kill count when this executor was made
+     */
+    public ContainerExecutor(
+            DockerControl control,
+            DockerDataPlane data,
+            String sessionId,
+            String containerId,
+            boolean memoryLimited,
+            long oomKillsSoFar) {
+        this.control = control;
+        this.data = data;
+        this.sessionId = sessionId;
+        this.containerId = containerId;
+        this.memoryLimited = memoryLimited;
+        this.oomKills = new AtomicLong(oomKillsSoFar);
+    }
+
+    DockerDataPlane data() {
+        return data;
+    }
+
+    /**
+     * Sets the OOM kill count already seen, for a session this executor did not watch from its start.
+     *
+     * @param count the container's current count
+     */
+    public void oomKillsSeen(long count) {
+        oomKills.set(count);
+    }
+
+    /**
+     * Creates an exec for validated options; blocks for one control call.
+     *
+     * @param options what to run
+     * @param secrets variables added to the command's environment under the options' own
+     * @return the process, started when its events are subscribed
+     */
+    public SpawnedProcess spawn(ExecOptions options, Map<String, String> secrets) {
+        String marker = UUID.randomUUID().toString();
+        Map<String, String> env = new LinkedHashMap<>(secrets);
+        env.putAll(options.env());
+        env.put(MARKER, marker);
+        List<String> entries = new ArrayList<>(env.size());
+        env.forEach((k, v) -> entries.add(k + "=" + v));
+        boolean stdin = options.stdin().isPresent();
+        String execId = control.execCreate(
+                sessionId, containerId, options.argv(), entries, options.cwd().orElse(null), null, stdin);
+        return new DockerExecProcess(
+                this, execId, MARKER + "=" + marker, options.stdin().orElse(null));
+    }
+
+    /**
+     * Creates an exec on a terminal.
+     *
+     * @param options what to run
+     * @param secrets variables added to the command's environment under the options' own
+     * @param cols terminal columns
+     * @param rows terminal rows
+     * @return the process
+     */
+    public SpawnedProcess spawnPty(ExecOptions options, Map<String, String> secrets, int cols, int rows) {
+        throw new dev.sandbox.UnsupportedFeatureException("docker", "PTY sessions");
+    }
+
+    /**
+     * Kills the processes of one command, once the daemon reports that it started (or after a short wait).
+     *
+     * @param execId the command's exec
+     * @param marker its {@code NAME=value} marker
+     * @param knownStarted whether the command is known to run (it wrote output), so there is no need to ask
+     * @return completes when the kill helper finished
+     */
+    Mono<Void> kill(String execId, String marker, boolean knownStarted) {
+        Mono<Boolean> started = knownStarted
+                ? Mono.just(true)
+                : blocking(() -> {
+                            DockerControl.ExecState s = control.inspectExec(execId);
+                            return s == null || s.running() || s.exitCode() != null;
+                        })
+                        .filter(Boolean::booleanValue)
+                        .repeatWhenEmpty(
+                                20, attempts -> attempts.concatMap(i -> Mono.delay(Duration.ofMillis(10 + 10 * i))))
+                        .onErrorResume(e -> Mono.just(false));
+        return started.then(runInternal(List.of("/bin/sh", "-c", KILL, "kill", marker)))
+                .then();
+    }
+
+    /**
+     * Sends a signal to the processes of one command and their process groups.
+     *
+     * @param marker the command's {@code NAME=value} marker
+     * @param signal the signal number
+     * @return completes when the helper ran
+     */
+    Mono<Void> signal(String marker, int signal) {
+        return runInternal(List.of("/bin/sh", "-c", SIGNAL, "signal", marker, Integer.toString(signal)))
+                .then();
+    }
+
+    /**
+     * Tells the container's keep-alive the session's new deadline and idle timeout.
+     *
+     * @param backstopDeadline when the keep-alive ends the container (epoch seconds), 0 for never
+     * @param backstopIdle how long without processes before the keep-alive ends it (seconds), 0 for never
+     * @param deadlineMillis the session's deadline (epoch millis), 0 for none
+     * @param idleMillis the session's idle timeout (millis), 0 for none
+     * @return completes when the timers file was written
+     */
+    public Mono<Void> setTimers(long backstopDeadline, long backstopIdle, long deadlineMillis, long idleMillis) {
+        List<String> argv = new ArrayList<>(List.of("/bin/sh", "-c", SET_TIMERS, "timers"));
+        for (long v : new long[] {backstopDeadline, backstopIdle, deadlineMillis, idleMillis}) {
+            argv.add(Long.toString(v));
+        }
+        return runInternal(argv).then();
+    }
+
+    /**
+     * Reads the session's deadline and idle timeout from the timers file, as the last {@link #setTimers} wrote them.
+     *
+     * @return {@code {deadlineMillis, idleMillis}}, or an empty array when the file was never written
+     */
+    public Mono<long[]> readTimers() {
+        return runInternal(List.of("/bin/sh", "-c", "cat " + TIMERS_FILE + " 2>/dev/null || true"))
+                .map(ContainerExecutor::parseTimers);
+    }
+
+    static long[] parseTimers(String text) {
+        String[] parts = text.strip().split("\\s+");
+        if (parts.length != 4) {
+            return new long[0];
+        }
+        try {
+            return new long[] {Long.parseLong(parts[2]), Long.parseLong(parts[3])};
+        } catch (NumberFormatException e) {
+            return new long[0];
+        }
+    }
+
+    /**
+     * Waits for an exec's end; polls, since the daemon sets the exit code a moment after the stream ends.
+     *
+     * @param execId the exec
+     * @return its final state, or {@link SessionTerminatedException} when the exec vanished with its container
+     */
+    Mono<DockerControl.ExecState> exitCode(String execId) {
+        return blocking(() -> {
+                    DockerControl.ExecState s = control.inspectExec(execId);
+                    if (s == null) {
+                        throw new SessionTerminatedException(sessionId, "its container no longer exists");
+                    }
+                    return s;
+                })
+                .filter(s -> !s.running() && s.exitCode() != null)
+                .repeatWhenEmpty(attempts ->
+                        attempts.concatMap(i -> Mono.delay(Duration.ofMillis(Math.min(500, 2L << Math.min(i, 10))))));
+    }
+
+    /**
+     * Explains a SIGKILL the SDK did not send: the container going away (its init died first, which kills every
+     * process in it; the daemon may not have marked the container stopped yet, so a helper exec probes it first), or
+     * the OOM killer (the container's OOM counter went up since the last look; only with a memory limit).
+     *
+     * @return whether it was the OOM killer, or {@link SessionTerminatedException} when the container is gone
+     */
+    Mono<Boolean> explainKill() {
+        return readOomKills()
+                .onErrorResume(e -> !(e instanceof SessionTerminatedException), e -> Mono.just(-1L))
+                .flatMap(count -> checkRunning().thenReturn(count))
+                .map(count -> memoryLimited && count >= 0 && count > oomKills.getAndAccumulate(count, Math::max));
+    }
+
+    /**
+     * Checks that the container still runs.
+     *
+     * @return completes when it runs, else fails with {@link SessionTerminatedException}
+     */
+    public Mono<Void> checkRunning() {
+        return blocking(() -> {
+                    var c = control.inspectContainer(containerId);
+                    if (c == null) {
+                        throw new SessionTerminatedException(sessionId, "its container no longer exists");
+                    }
+                    if (c.getState() == null
+                            || !Boolean.TRUE.equals(c.getState().getRunning())) {
+                        String status =
+                                c.getState() == null ? "unknown" : c.getState().getStatus();
+                        throw new SessionTerminatedException(sessionId, "its container is " + status);
+                    }
+                    return Boolean.TRUE;
+                })
+                .then();
+    }
+
+    /**
+     * Reads the container's OOM kill counter.
+     *
+     * @return the count, 0 when the cgroup files cannot be read
+     */
+    public Mono<Long> readOomKills() {
+        return runInternal(List.of("/bin/sh", "-c", OOM_COUNT)).map(out -> {
+            for (String line : out.split("\n")) {
+                String[] parts = line.trim().split("\\s+");
+                if (parts.length == 2 && parts[0].equals("oom_kill")) {
+                    try {
+                        return Long.parseLong(parts[1]);
+                    } catch (NumberFormatException ignored) {
+                        // keep looking
+                    }
+                }
+            }
+            return 0L;
+        });
+    }
+
+    /** Runs a short helper command as root and returns its stdout (up to 64 KiB). */
+    private Mono<String> runInternal(List<String> argv) {
+        return blocking(() -> control.execCreate(sessionId, containerId, argv, List.of(), null, "0", false))
+                .flatMap(execId -> {
+                    ExecStreamDecoder decoder = new ExecStreamDecoder(this::streamError, () -> {});
+                    ByteArrayOutputStream out = new ByteArrayOutputStream();
+                    return data.exec(execId, null, decoder, Sinks.empty())
+                            .doOnNext(e -> {
+                                if (e instanceof RawEvent.Chunk c
+                                        && c.stream() == RawEvent.STDOUT
+                                        && out.size() < MAX_INTERNAL_OUTPUT) {
+                                    out.write(
+                                            c.bytes(), 0, Math.min(c.bytes().length, MAX_INTERNAL_OUTPUT - out.size()));
+                                }
+                            })
+                            .then(Mono.fromSupplier(() -> out.toString(StandardCharsets.UTF_8)));
+                });
+    }
+
+    /**
+     * The error for an exec start the daemon refused.
+     *
+     * @param status the HTTP status (0 when there was no answer)
+     * @param message the daemon's message
+     * @return the error
+     */
+    RuntimeException streamError(int status, String message) {
+        if (status == 404 || status == 409) {
+            return new SessionTerminatedException(sessionId, message);
+        }
+        return new BackendException(
+                "docker: exec stream in session " + sessionId + " failed" + (status > 0 ? " (HTTP " + status + ")" : "")
+                        + ": " + message,
+                null);
+    }
+
+    private static <T> Mono<T> blocking(java.util.concurrent.Callable<T> call) {
+        return Mono.fromCallable(call).subscribeOn(Schedulers.boundedElastic());
+    }
+}

@@ -1,0 +1,550 @@
+package dev.sandbox.implementation.docker;
+
+import com.github.dockerjava.api.DockerClient;
+import com.github.dockerjava.api.command.CreateContainerCmd;
+import com.github.dockerjava.api.command.InspectContainerResponse;
+import com.github.dockerjava.api.command.InspectExecResponse;
+import com.github.dockerjava.api.command.InspectImageResponse;
+import com.github.dockerjava.api.command.PullImageResultCallback;
+import com.github.dockerjava.api.exception.BadRequestException;
+import com.github.dockerjava.api.exception.ConflictException;
+import com.github.dockerjava.api.exception.DockerException;
+import com.github.dockerjava.api.exception.NotFoundException;
+import com.github.dockerjava.api.model.Container;
+import com.github.dockerjava.api.model.HostConfig;
+import com.github.dockerjava.core.DefaultDockerClientConfig;
+import com.github.dockerjava.core.DockerClientImpl;
+import com.github.dockerjava.transport.DockerHttpClient;
+import com.github.dockerjava.zerodep.ZerodepDockerHttpClient;
+import dev.sandbox.BackendException;
+import dev.sandbox.InvalidArgumentException;
+import dev.sandbox.SandboxException;
+import dev.sandbox.SessionTerminatedException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The control plane: short request/response calls to the Docker daemon through docker-java (create, start, inspect,
+ * commit, list, remove, exec create and inspect). Every method blocks its thread for one or a few round trips, so
+ * callers run them on a scheduler that may block (Reactor's bounded-elastic), never on an event loop.
+ */
+public final class DockerControl implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(DockerControl.class);
+    /** The label that marks a container as a session and carries its id. */
+    public static final String SESSION_LABEL = "dev.sandbox.session";
+    /** When the session's lifetime ends, in epoch seconds; {@code never} without a lifetime. */
+    public static final String EXPIRES_LABEL = "dev.sandbox.expires-at";
+    /** The idle timeout in seconds, for information; {@code none} without one. */
+    public static final String IDLE_LABEL = "dev.sandbox.idle-timeout";
+    /** On a snapshot image: the session it was taken from. */
+    public static final String SNAPSHOT_SOURCE_LABEL = "dev.sandbox.snapshot.source";
+    /** The prefix of every label the SDK manages; users may not set labels with it. */
+    public static final String INTERNAL_PREFIX = "dev.sandbox.";
+
+    private static final Duration PULL_TIMEOUT = Duration.ofMinutes(10);
+    /** Containers that were created but never started are left this long for their creator before sweeping. */
+    private static final Duration CREATED_GRACE = Duration.ofMinutes(5);
+
+    private final URI dockerHost;
+    private final DockerClient client;
+
+    private DockerControl(URI dockerHost, DockerClient client) {
+        this.dockerHost = dockerHost;
+        this.client = client;
+    }
+
+    /**
+     * Connects as the {@code docker} CLI would: {@code DOCKER_HOST}, {@code DOCKER_TLS_VERIFY}, {@code
+     * DOCKER_CERT_PATH} and {@code DOCKER_CONFIG}, or the default socket.
+     *
+     * @param dockerHost a daemon address overriding {@code DOCKER_HOST}, or {@code null}
+     * @return the control plane; nothing is contacted yet
+     */
+    public static DockerControl connect(String dockerHost) {
+        DefaultDockerClientConfig.Builder builder = DefaultDockerClientConfig.createDefaultConfigBuilder();
+        if (dockerHost != null) {
+            builder.withDockerHost(dockerHost);
+        }
+        DefaultDockerClientConfig config = builder.build();
+        DockerHttpClient http = new ZerodepDockerHttpClient.Builder()
+                .dockerHost(config.getDockerHost())
+                .sslConfig(config.getSSLConfig())
+                .maxConnections(128)
+                .connectionTimeout(Duration.ofSeconds(10))
+                .responseTimeout(Duration.ofMinutes(2))
+                .build();
+        return new DockerControl(config.getDockerHost(), DockerClientImpl.getInstance(config, http));
+    }
+
+    /**
+     * The daemon's address.
+     *
+     * @return a {@code unix://} or {@code tcp://} URI
+     */
+    public URI dockerHost() {
+        return dockerHost;
+    }
+
+    /**
+     * Whether the client would use TLS to reach the daemon.
+     *
+     * @return {@code true} when {@code DOCKER_TLS_VERIFY} is set
+     */
+    public static boolean tlsRequested() {
+        String verify = System.getenv("DOCKER_TLS_VERIFY");
+        return verify != null && !verify.isEmpty() && !verify.equals("0");
+    }
+
+    /**
+     * Makes sure an image is present according to a pull policy.
+     *
+     * @param image the reference
+     * @param pull {@code ALWAYS}, {@code IF_NOT_PRESENT} or {@code NEVER}
+     * @return the image's labels
+     */
+    public Map<String, String> ensureImage(String image, String pull) {
+        InspectImageResponse found = null;
+        if (!pull.equals("ALWAYS")) {
+            found = inspectImage(image);
+            if (found == null && pull.equals("NEVER")) {
+                throw new InvalidArgumentException(
+                        "image", "image '" + image + "' is not present locally and the pull policy is NEVER");
+            }
+        }
+        if (found == null) {
+            pull(image);
+            found = inspectImage(image);
+            if (found == null) {
+                throw new BackendException("image '" + image + "' is still missing after a pull", null);
+            }
+        }
+        Map<String, String> labels =
+                found.getConfig() == null ? null : found.getConfig().getLabels();
+        return labels == null ? Map.of() : Map.copyOf(labels);
+    }
+
+    private InspectImageResponse inspectImage(String image) {
+        try {
+            return client.inspectImageCmd(image).exec();
+        } catch (NotFoundException e) {
+            return null;
+        } catch (BadRequestException e) {
+            throw new InvalidArgumentException(
+                    "image", "image '" + image + "' is not a valid reference: " + message(e));
+        } catch (RuntimeException e) {
+            throw translate("inspect image '" + image + "'", e);
+        }
+    }
+
+    private void pull(String image) {
+        try {
+            boolean done = client.pullImageCmd(image)
+                    .exec(new PullImageResultCallback())
+                    .awaitCompletion(PULL_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+            if (!done) {
+                throw new BackendException("pulling image '" + image + "' did not finish within " + PULL_TIMEOUT, null);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new BackendException("interrupted while pulling image '" + image + "'", e);
+        } catch (SandboxException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            throw new BackendException("cannot pull image '" + image + "': " + message(e), e);
+        }
+    }
+
+    /**
+     * What a session's container is made of.
+     *
+     * @param name the container name
+     * @param image the image reference
+     * @param entrypoint the keep-alive command
+     * @param cmd its arguments
+     * @param env {@code NAME=value} entries
+     * @param labels every label, internal ones included
+     * @param workdir the working directory or {@code null}
+     * @param user the user or {@code null}
+     * @param nanoCpus CPU limit in billionths of a CPU, or {@code null}
+     * @param memory memory limit in bytes, or {@code null}
+     * @param pids process limit, or {@code null}
+     * @param network {@code none} or {@code bridge}
+     * @param runtime {@code runc} or {@code runsc}
+     */
+    public record ContainerSpec(
+            String name,
+            String image,
+            List<String> entrypoint,
+            List<String> cmd,
+            List<String> env,
+            Map<String, String> labels,
+            String workdir,
+            String user,
+            Long nanoCpus,
+            Long memory,
+            Long pids,
+            String network,
+            String runtime) {}
+
+    /**
+     * Creates and starts a container; removes it again when it cannot be started.
+     *
+     * @param spec what to create
+     * @return the container id
+     */
+    public String createAndStart(ContainerSpec spec) {
+        HostConfig host = HostConfig.newHostConfig()
+                .withInit(true)
+                .withAutoRemove(true)
+                .withNetworkMode(spec.network())
+                .withRuntime(spec.runtime())
+                .withSecurityOpts(List.of("no-new-privileges"));
+        if (spec.nanoCpus() != null) {
+            host.withNanoCPUs(spec.nanoCpus());
+        }
+        if (spec.memory() != null) {
+            host.withMemory(spec.memory()).withMemorySwap(spec.memory());
+        }
+        if (spec.pids() != null) {
+            host.withPidsLimit(spec.pids());
+        }
+        String id;
+        try {
+            CreateContainerCmd create = client.createContainerCmd(spec.image())
+                    .withName(spec.name())
+                    .withEntrypoint(spec.entrypoint())
+                    .withCmd(spec.cmd())
+                    .withEnv(spec.env())
+                    .withLabels(spec.labels())
+                    .withAttachStdin(false)
+                    .withAttachStdout(false)
+                    .withAttachStderr(false)
+                    .withTty(false)
+                    .withHostConfig(host);
+            if (spec.workdir() != null) {
+                create.withWorkingDir(spec.workdir());
+            }
+            if (spec.user() != null) {
+                create.withUser(spec.user());
+            }
+            id = create.exec().getId();
+        } catch (RuntimeException e) {
+            throw translate("create a container from '" + spec.image() + "'", e);
+        }
+        try {
+            client.startContainerCmd(id).exec();
+        } catch (RuntimeException e) {
+            try {
+                client.removeContainerCmd(id).withForce(true).exec();
+            } catch (RuntimeException ignored) {
+                // it may already be gone; the start error is what matters
+            }
+            throw translate("start container for " + spec.name(), e);
+        }
+        return id;
+    }
+
+    /**
+     * The running session containers that carry every given label.
+     *
+     * @param labels labels to match, internal ones allowed
+     * @param all whether to include containers that are not running
+     * @return the containers
+     */
+    public List<Container> listSessions(Map<String, String> labels, boolean all) {
+        List<String> filter = new ArrayList<>();
+        filter.add(SESSION_LABEL);
+        labels.forEach((k, v) -> filter.add(k + "=" + v));
+        try {
+            return client.listContainersCmd()
+                    .withShowAll(all)
+                    .withLabelFilter(filter)
+                    .exec();
+        } catch (RuntimeException e) {
+            throw translate("list containers", e);
+        }
+    }
+
+    /**
+     * Inspects a container.
+     *
+     * @param containerId the id
+     * @return the container, or {@code null} when it does not exist
+     */
+    public InspectContainerResponse inspectContainer(String containerId) {
+        try {
+            return client.inspectContainerCmd(containerId).exec();
+        } catch (NotFoundException e) {
+            return null;
+        } catch (RuntimeException e) {
+            throw translate("inspect container " + containerId, e);
+        }
+    }
+
+    /**
+     * Creates an exec in a session's container.
+     *
+     * @param sessionId the session, for errors
+     * @param containerId the container
+     * @param argv the command
+     * @param env {@code NAME=value} entries added to the container's environment
+     * @param cwd the working directory, or {@code null} for the container's
+     * @param user the user, or {@code null} for the container's
+     * @param stdin whether stdin is attached
+     * @return the exec id
+     * @throws SessionTerminatedException when the container is gone or not running
+     */
+    public String execCreate(
+            String sessionId,
+            String containerId,
+            List<String> argv,
+            List<String> env,
+            String cwd,
+            String user,
+            boolean stdin) {
+        try {
+            var cmd = client.execCreateCmd(containerId)
+                    .withCmd(argv.toArray(String[]::new))
+                    .withEnv(env)
+                    .withAttachStdout(true)
+                    .withAttachStderr(true)
+                    .withAttachStdin(stdin)
+                    .withTty(false);
+            if (cwd != null) {
+                cmd.withWorkingDir(cwd);
+            }
+            if (user != null) {
+                cmd.withUser(user);
+            }
+            return cmd.exec().getId();
+        } catch (NotFoundException e) {
+            throw new SessionTerminatedException(sessionId, "its container no longer exists");
+        } catch (ConflictException e) {
+            String m = message(e);
+            if (m.contains("paused")) {
+                throw new BackendException("session " + sessionId + "'s container is paused: " + m, e);
+            }
+            throw new SessionTerminatedException(sessionId, "its container is not running (" + m + ")");
+        } catch (RuntimeException e) {
+            throw translate("create an exec in session " + sessionId, e);
+        }
+    }
+
+    /**
+     * The state of an exec.
+     *
+     * @param running whether its process still runs
+     * @param exitCode its exit code once known
+     * @param pid its process id on the daemon's host, 0 when it never started
+     */
+    public record ExecState(boolean running, Long exitCode, long pid) {}
+
+    /**
+     * Inspects an exec.
+     *
+     * @param execId the exec
+     * @return its state, or {@code null} when the daemon no longer knows it (its container was removed)
+     */
+    public ExecState inspectExec(String execId) {
+        try {
+            InspectExecResponse r = client.inspectExecCmd(execId).exec();
+            Long pid = r.getPidLong();
+            return new ExecState(Boolean.TRUE.equals(r.isRunning()), r.getExitCodeLong(), pid == null ? 0 : pid);
+        } catch (NotFoundException e) {
+            return null;
+        } catch (RuntimeException e) {
+            throw translate("inspect exec " + execId, e);
+        }
+    }
+
+    /**
+     * Force-removes a container and waits until it is gone; a container that is already gone counts as removed.
+     *
+     * @param containerId the container
+     * @param what how to name it in errors
+     */
+    public void removeContainer(String containerId, String what) {
+        try {
+            client.removeContainerCmd(containerId)
+                    .withForce(true)
+                    .withRemoveVolumes(true)
+                    .exec();
+            return;
+        } catch (NotFoundException e) {
+            return;
+        } catch (ConflictException e) {
+            // "removal already in progress": the daemon's auto-remove got there first; wait for it below
+        } catch (RuntimeException e) {
+            throw translate("remove " + what, e);
+        }
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (inspectContainer(containerId) != null) {
+            if (System.nanoTime() > deadline) {
+                throw new BackendException(what + " was still there 30 s after its removal started", null);
+            }
+            try {
+                Thread.sleep(20);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new BackendException("interrupted while removing " + what, e);
+            }
+        }
+    }
+
+    /**
+     * Commits a container to a local image.
+     *
+     * @param containerId the container
+     * @param repository the image repository
+     * @param tag the tag
+     * @param labels labels added to the image
+     * @return the image id
+     */
+    public String commit(String containerId, String repository, String tag, Map<String, String> labels) {
+        try {
+            return client.commitCmd(containerId)
+                    .withRepository(repository)
+                    .withTag(tag)
+                    .withLabels(new LinkedHashMap<>(labels))
+                    .withPause(true)
+                    .exec();
+        } catch (RuntimeException e) {
+            throw translate("commit container " + containerId, e);
+        }
+    }
+
+    /**
+     * Removes an image by reference; an image that does not exist counts as removed.
+     *
+     * @param ref the reference
+     */
+    public void removeImage(String ref) {
+        try {
+            client.removeImageCmd(ref).exec();
+        } catch (NotFoundException e) {
+            // already gone
+        } catch (RuntimeException e) {
+            throw translate("remove image '" + ref + "'", e);
+        }
+    }
+
+    /**
+     * Removes session containers that are past their lifetime, have stopped, or were created and never started.
+     *
+     * @param nowEpochSeconds the current time
+     * @return the ids of the sessions removed
+     */
+    public List<String> sweep(long nowEpochSeconds) {
+        List<String> removed = new ArrayList<>();
+        for (Container c : listSessions(Map.of(), true)) {
+            Map<String, String> labels = c.getLabels() == null ? Map.of() : c.getLabels();
+            String state = c.getState() == null ? "" : c.getState();
+            boolean expired = false;
+            String expires = labels.get(EXPIRES_LABEL);
+            if (expires != null) {
+                try {
+                    expired = Long.parseLong(expires) <= nowEpochSeconds;
+                } catch (NumberFormatException ignored) {
+                    // not ours to judge
+                }
+            }
+            boolean stale = state.equals("exited")
+                    || state.equals("dead")
+                    || (state.equals("created")
+                            && c.getCreated() != null
+                            && c.getCreated() + CREATED_GRACE.toSeconds() < nowEpochSeconds);
+            if (expired && !stale && state.equals("running") && extendedPast(c.getId(), nowEpochSeconds)) {
+                expired = false; // its lifetime was extended after it was created
+            }
+            if (expired || stale) {
+                String sessionId = labels.get(SESSION_LABEL);
+                removeContainer(c.getId(), "session " + sessionId);
+                removed.add(sessionId);
+            }
+        }
+        return removed;
+    }
+
+    /** Whether the container's timers file holds a deadline later than now (a lifetime extended after create). */
+    private boolean extendedPast(String containerId, long nowEpochSeconds) {
+        try (InputStream tar = client.copyArchiveFromContainerCmd(containerId, ContainerExecutor.TIMERS_FILE)
+                .exec()) {
+            byte[] header = tar.readNBytes(512);
+            if (header.length < 512) {
+                return false;
+            }
+            String sizeField = new String(header, 124, 12, StandardCharsets.US_ASCII).trim();
+            int size = (int) Math.min(256, Long.parseLong(sizeField.isEmpty() ? "0" : sizeField, 8));
+            String text = new String(tar.readNBytes(size), StandardCharsets.US_ASCII);
+            long[] timers = ContainerExecutor.parseTimers(text);
+            return timers.length == 2 && timers[0] > nowEpochSeconds * 1000;
+        } catch (NotFoundException e) {
+            return false; // never extended
+        } catch (IOException | RuntimeException e) {
+            LOG.debug("cannot read the timers of container {}: {}", containerId, e.toString());
+            return false;
+        }
+    }
+
+    /**
+     * Turns a docker-java failure into an SDK error naming what was attempted.
+     *
+     * @param what the operation
+     * @param e the failure
+     * @return the error to throw
+     */
+    public RuntimeException translate(String what, RuntimeException e) {
+        if (e instanceof SandboxException) {
+            return e;
+        }
+        if (e instanceof DockerException d) {
+            return new BackendException(
+                    "docker: cannot " + what + " (HTTP " + d.getHttpStatus() + "): " + message(e), e);
+        }
+        Throwable io = e;
+        while (io != null && !(io instanceof IOException)) {
+            io = io.getCause();
+        }
+        if (io != null) {
+            return new BackendException(
+                    "docker: cannot " + what + ": the daemon at " + dockerHost + " is not reachable (" + io + ")", e);
+        }
+        return new BackendException("docker: cannot " + what + ": " + e, e);
+    }
+
+    /**
+     * The daemon's message from a docker-java error, without its JSON wrapping.
+     *
+     * @param e the error
+     * @return the message
+     */
+    public static String message(Throwable e) {
+        String m = String.valueOf(e.getMessage());
+        int i = m.indexOf("\"message\":\"");
+        if (i >= 0) {
+            int start = i + 11;
+            int end = m.indexOf('"', start);
+            return end > start ? m.substring(start, end) : m.substring(start);
+        }
+        return m.strip();
+    }
+
+    @Override
+    public void close() {
+        try {
+            client.close();
+        } catch (IOException e) {
+            throw new BackendException("cannot close the docker client", e);
+        }
+    }
+}

@@ -1,0 +1,165 @@
+package dev.sandbox.implementation.docker;
+
+import dev.sandbox.BackendException;
+import dev.sandbox.SandboxException;
+import dev.sandbox.UnsupportedFeatureException;
+import dev.sandbox.implementation.process.RawEvent;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.socket.DuplexChannel;
+import io.netty.channel.unix.DomainSocketAddress;
+import java.net.URI;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import org.reactivestreams.Publisher;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+import reactor.netty.Connection;
+import reactor.netty.resources.ConnectionProvider;
+import reactor.netty.resources.LoopResources;
+import reactor.netty.tcp.TcpClient;
+
+/**
+ * The data plane: starts execs on a raw connection to the daemon (its Unix socket, or plain TCP) with reactor-netty,
+ * and streams their output with demand-driven reads: the connection is read only while the subscriber has demand,
+ * so a slow subscriber fills the socket, then the daemon's pipe, and the process inside the container waits in
+ * {@code write}.
+ *
+ * <p>The request asks for a connection upgrade ({@code Upgrade: tcp}), as {@code docker exec -i} does: after the
+ * daemon's {@code 101} the connection carries stdin one way and the multiplexed output the other, and closing our
+ * write side closes the command's stdin. No thread is held per exec: every connection lives on a small event-loop
+ * group.
+ */
+public final class DockerDataPlane implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(DockerDataPlane.class);
+    private static final byte[] START_BODY = "{\"Detach\":false,\"Tty\":false}".getBytes(StandardCharsets.US_ASCII);
+
+    private final URI dockerHost;
+    private final LoopResources loops;
+    private final TcpClient client;
+
+    /**
+     * Prepares connections to a daemon; nothing is connected yet.
+     *
+     * @param dockerHost {@code unix:///path} or {@code tcp://host:port}
+     * @param eventLoopThreads how many event-loop threads serve every exec of this data plane
+     * @throws UnsupportedFeatureException for TLS or another scheme
+     */
+    public DockerDataPlane(URI dockerHost, int eventLoopThreads) {
+        this.dockerHost = dockerHost;
+        if (DockerControl.tlsRequested()) {
+            throw new UnsupportedFeatureException(
+                    "docker", "TLS connections to the daemon (DOCKER_TLS_VERIFY) for exec streams");
+        }
+        this.loops = LoopResources.create("sandbox-docker", 1, eventLoopThreads, true);
+        TcpClient c = TcpClient.create(ConnectionProvider.newConnection())
+                .runOn(loops)
+                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, 10_000);
+        String scheme = String.valueOf(dockerHost.getScheme());
+        switch (scheme) {
+            case "unix" -> {
+                String path = dockerHost.getPath();
+                c = c.remoteAddress(() -> new DomainSocketAddress(path));
+            }
+            case "tcp", "http" ->
+                c = c.host(dockerHost.getHost()).port(dockerHost.getPort() > 0 ? dockerHost.getPort() : 2375);
+            default -> throw new UnsupportedFeatureException("docker", "daemon addresses of scheme '" + scheme + "'");
+        }
+        this.client = c;
+    }
+
+    /**
+     * Starts a created exec and streams its output chunks; completes when the daemon ends the stream (the process
+     * and everything holding its output closed), without an exit event: the exit code comes from an inspect.
+     *
+     * @param execId the exec, created with stdout and stderr attached (and stdin when {@code stdin} is given)
+     * @param stdin bytes for the command's stdin, or {@code null}
+     * @param decoder the decoder for this connection
+     * @param onStreaming called once the daemon has accepted the start
+     * @return the chunks
+     */
+    public Flux<RawEvent> exec(
+            String execId, Publisher<ByteBuffer> stdin, ExecStreamDecoder decoder, Sinks.Empty<Void> onStreaming) {
+        return Flux.usingWhen(
+                connect(),
+                conn -> {
+                    Disposable pump = stdin == null
+                            ? null
+                            : onStreaming
+                                    .asMono()
+                                    .then(pumpStdin(conn, stdin))
+                                    .subscribe(
+                                            null, e -> LOG.debug("stdin of exec {} ended: {}", execId, e.toString()));
+                    String request = "POST /exec/" + execId + "/start HTTP/1.1\r\n"
+                            + "Host: docker\r\n"
+                            + "User-Agent: dev.sandbox\r\n"
+                            + "Content-Type: application/json\r\n"
+                            + "Connection: Upgrade\r\n"
+                            + "Upgrade: tcp\r\n"
+                            + "Content-Length: " + START_BODY.length + "\r\n\r\n";
+                    byte[] head = request.getBytes(StandardCharsets.US_ASCII);
+                    Mono<Void> send = conn.outbound()
+                            .sendObject(Unpooled.wrappedBuffer(head, START_BODY))
+                            .then();
+                    Flux<RawEvent> output = conn.inbound()
+                            .receive()
+                            .map(decoder::decode)
+                            .concatMapIterable(list -> list, 4)
+                            .concatWith(Flux.defer(() -> Flux.fromIterable(decoder.finish())));
+                    return send.thenMany(output).doFinally(s -> {
+                        if (pump != null) {
+                            pump.dispose();
+                        }
+                    });
+                },
+                conn -> Mono.fromRunnable(conn::dispose));
+    }
+
+    private Mono<Connection> connect() {
+        return client.connect()
+                .<Connection>map(c -> c)
+                .onErrorMap(
+                        e -> !(e instanceof SandboxException),
+                        e -> new BackendException(
+                                "docker: the daemon at " + dockerHost + " is not reachable for an exec stream (" + e
+                                        + ")",
+                                e));
+    }
+
+    /** Writes stdin one buffer at a time, each after the previous one left for the socket, then half-closes. */
+    private static Mono<Void> pumpStdin(Connection conn, Publisher<ByteBuffer> stdin) {
+        return Flux.from(stdin)
+                .concatMap(
+                        buffer -> conn.outbound()
+                                .sendObject(Unpooled.wrappedBuffer(buffer))
+                                .then(),
+                        1)
+                .onErrorResume(e -> {
+                    // a failing stdin source ends stdin, as the local provider does
+                    LOG.debug("stdin source failed; closing stdin: {}", e.toString());
+                    return Mono.empty();
+                })
+                .then(Mono.defer(() -> shutdownOutput(conn)));
+    }
+
+    private static Mono<Void> shutdownOutput(Connection conn) {
+        if (!(conn.channel() instanceof DuplexChannel duplex) || !conn.channel().isActive()) {
+            return Mono.empty();
+        }
+        return Mono.create(sink -> {
+            ChannelFuture f = duplex.shutdownOutput();
+            f.addListener(done -> sink.success());
+        });
+    }
+
+    @Override
+    public void close() {
+        loops.disposeLater(Duration.ZERO, Duration.ofSeconds(2)).block(Duration.ofSeconds(5));
+    }
+}
