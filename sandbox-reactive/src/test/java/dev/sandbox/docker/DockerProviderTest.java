@@ -191,8 +191,9 @@ class DockerProviderTest {
 
     @Test
     void snapshotsOutliveTheirSessionAndRestoreWithoutPulling() {
-        SandboxSession s =
-                provider.create(options().withEnv("FROM_SNAPSHOT", "yes")).block(WAIT);
+        SandboxSession s = provider.create(
+                        options().withEnv("FROM_SNAPSHOT", "yes").withLifetime(Duration.ofHours(2)))
+                .block(WAIT);
         String ref = null;
         try {
             s.run(ExecOptions.shell("mkdir -p /data && echo kept > /data/file")).block(WAIT);
@@ -214,10 +215,15 @@ class DockerProviderTest {
                         .isEqualTo("kept\nyes\n");
                 Container c = support.container(restored.id());
                 assertThat(c.getImage()).isEqualTo(ref);
-                // the restored session is its own: its id, no lifetime inherited
-                assertThat(c.getLabels())
-                        .containsEntry("dev.sandbox.session", restored.id())
-                        .containsEntry("dev.sandbox.expires-at", "never");
+                // the restored session is its own: its id, its own (default) lifetime, not the snapshotted one's
+                assertThat(c.getLabels()).containsEntry("dev.sandbox.session", restored.id());
+                assertThat(Long.parseLong(c.getLabels().get("dev.sandbox.expires-at")))
+                        .isBetween(
+                                Instant.now().getEpochSecond() + 200,
+                                Instant.now()
+                                                .plus(SessionOptions.DEFAULT_LIFETIME)
+                                                .getEpochSecond()
+                                        + 5);
             } finally {
                 restored.destroy().block(WAIT);
             }
@@ -356,7 +362,8 @@ class DockerProviderTest {
                 .getId();
         support.docker.startContainerCmd(stopped).exec();
         support.docker.waitContainerCmd(stopped).start().awaitStatusCode(30, java.util.concurrent.TimeUnit.SECONDS);
-        SandboxSession live = provider.create(options().withLifetime(Duration.ofHours(1))).block(WAIT);
+        SandboxSession live =
+                provider.create(options().withLifetime(Duration.ofHours(1))).block(WAIT);
         try {
             List<String> swept = provider.sweep().block(WAIT);
             assertThat(swept)

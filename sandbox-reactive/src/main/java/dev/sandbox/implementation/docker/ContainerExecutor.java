@@ -144,16 +144,17 @@ public final class ContainerExecutor {
      */
     public SpawnedProcess spawn(ExecOptions options, Map<String, String> secrets) {
         String marker = UUID.randomUUID().toString();
-        Map<String, String> env = new LinkedHashMap<>(secrets);
-        env.putAll(options.env());
-        env.put(MARKER, marker);
-        List<String> entries = new ArrayList<>(env.size());
-        env.forEach((k, v) -> entries.add(k + "=" + v));
         boolean stdin = options.stdin().isPresent();
         String execId = control.execCreate(
-                sessionId, containerId, options.argv(), entries, options.cwd().orElse(null), null, stdin);
+                sessionId,
+                containerId,
+                options.argv(),
+                environment(options, secrets, marker),
+                options.cwd().orElse(null),
+                null,
+                stdin);
         return new DockerExecProcess(
-                this, execId, MARKER + "=" + marker, options.stdin().orElse(null));
+                this, execId, MARKER + "=" + marker, options.stdin().orElse(null), null);
     }
 
     /**
@@ -166,7 +167,43 @@ public final class ContainerExecutor {
      * @return the process
      */
     public SpawnedProcess spawnPty(ExecOptions options, Map<String, String> secrets, int cols, int rows) {
-        throw new dev.sandbox.UnsupportedFeatureException("docker", "PTY sessions");
+        String marker = UUID.randomUUID().toString();
+        String execId = control.execCreate(
+                sessionId,
+                containerId,
+                options.argv(),
+                environment(options, secrets, marker),
+                options.cwd().orElse(null),
+                null,
+                true,
+                true);
+        return new DockerExecProcess(
+                this, execId, MARKER + "=" + marker, options.stdin().orElse(null), new int[] {cols, rows});
+    }
+
+    private static List<String> environment(ExecOptions options, Map<String, String> secrets, String marker) {
+        Map<String, String> env = new LinkedHashMap<>(secrets);
+        env.putAll(options.env());
+        env.put(MARKER, marker);
+        List<String> entries = new ArrayList<>(env.size());
+        env.forEach((k, v) -> entries.add(k + "=" + v));
+        return entries;
+    }
+
+    /**
+     * Sets the terminal size of a running exec.
+     *
+     * @param execId the exec
+     * @param cols columns
+     * @param rows rows
+     * @return completes when the daemon did it
+     */
+    Mono<Void> resize(String execId, int cols, int rows) {
+        return blocking(() -> {
+                    control.resizeExec(execId, cols, rows);
+                    return Boolean.TRUE;
+                })
+                .then();
     }
 
     /**

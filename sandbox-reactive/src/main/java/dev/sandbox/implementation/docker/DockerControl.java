@@ -312,6 +312,31 @@ public final class DockerControl implements AutoCloseable {
             String cwd,
             String user,
             boolean stdin) {
+        return execCreate(sessionId, containerId, argv, env, cwd, user, stdin, false);
+    }
+
+    /**
+     * Creates an exec, with or without a terminal.
+     *
+     * @param sessionId the session, for errors
+     * @param containerId the container
+     * @param argv the command
+     * @param env {@code NAME=value} entries
+     * @param cwd the working directory, or {@code null} for the container's
+     * @param user the user, or {@code null} for the container's
+     * @param stdin whether stdin is attached
+     * @param tty whether the exec gets a terminal (its output is then one raw stream)
+     * @return the exec's id
+     */
+    public String execCreate(
+            String sessionId,
+            String containerId,
+            List<String> argv,
+            List<String> env,
+            String cwd,
+            String user,
+            boolean stdin,
+            boolean tty) {
         try {
             var cmd = client.execCreateCmd(containerId)
                     .withCmd(argv.toArray(String[]::new))
@@ -319,7 +344,7 @@ public final class DockerControl implements AutoCloseable {
                     .withAttachStdout(true)
                     .withAttachStderr(true)
                     .withAttachStdin(stdin)
-                    .withTty(false);
+                    .withTty(tty);
             if (cwd != null) {
                 cmd.withWorkingDir(cwd);
             }
@@ -337,6 +362,21 @@ public final class DockerControl implements AutoCloseable {
             throw new SessionTerminatedException(sessionId, "its container is not running (" + m + ")");
         } catch (RuntimeException e) {
             throw translate("create an exec in session " + sessionId, e);
+        }
+    }
+
+    /**
+     * Sets the terminal size of a running exec.
+     *
+     * @param execId the exec
+     * @param cols columns
+     * @param rows rows
+     */
+    public void resizeExec(String execId, int cols, int rows) {
+        try {
+            client.resizeExecCmd(execId).withSize(rows, cols).exec(); // height first
+        } catch (RuntimeException e) {
+            throw translate("resize the terminal of exec " + execId, e);
         }
     }
 

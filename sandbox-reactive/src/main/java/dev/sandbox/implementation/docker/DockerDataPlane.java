@@ -39,6 +39,7 @@ import reactor.netty.tcp.TcpClient;
 public final class DockerDataPlane implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(DockerDataPlane.class);
     private static final byte[] START_BODY = "{\"Detach\":false,\"Tty\":false}".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] START_TTY_BODY = "{\"Detach\":false,\"Tty\":true}".getBytes(StandardCharsets.US_ASCII);
 
     private final URI dockerHost;
     private final LoopResources loops;
@@ -86,6 +87,26 @@ public final class DockerDataPlane implements AutoCloseable {
      */
     public Flux<RawEvent> exec(
             String execId, Publisher<ByteBuffer> stdin, ExecStreamDecoder decoder, Sinks.Empty<Void> onStreaming) {
+        return exec(execId, stdin, decoder, onStreaming, false);
+    }
+
+    /**
+     * Starts a created exec, with or without a terminal, and streams its output chunks.
+     *
+     * @param execId the exec, created with stdout and stderr attached (and stdin when {@code stdin} is given)
+     * @param stdin bytes for the command's stdin, or {@code null}
+     * @param decoder the decoder for this connection, made for the same {@code tty}
+     * @param onStreaming called once the daemon has accepted the start
+     * @param tty whether the exec was created with a terminal
+     * @return the chunks
+     */
+    public Flux<RawEvent> exec(
+            String execId,
+            Publisher<ByteBuffer> stdin,
+            ExecStreamDecoder decoder,
+            Sinks.Empty<Void> onStreaming,
+            boolean tty) {
+        byte[] body = tty ? START_TTY_BODY : START_BODY;
         return Flux.usingWhen(
                 connect(),
                 conn -> {
@@ -102,10 +123,10 @@ public final class DockerDataPlane implements AutoCloseable {
                             + "Content-Type: application/json\r\n"
                             + "Connection: Upgrade\r\n"
                             + "Upgrade: tcp\r\n"
-                            + "Content-Length: " + START_BODY.length + "\r\n\r\n";
+                            + "Content-Length: " + body.length + "\r\n\r\n";
                     byte[] head = request.getBytes(StandardCharsets.US_ASCII);
                     Mono<Void> send = conn.outbound()
-                            .sendObject(Unpooled.wrappedBuffer(head, START_BODY))
+                            .sendObject(Unpooled.wrappedBuffer(head, body))
                             .then();
                     Flux<RawEvent> output = conn.inbound()
                             .receive()

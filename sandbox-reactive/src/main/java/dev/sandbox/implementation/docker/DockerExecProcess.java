@@ -37,6 +37,9 @@ final class DockerExecProcess implements SpawnedProcess {
     private final String execId;
     private final String marker;
     private final Publisher<ByteBuffer> stdin;
+    /** The terminal's initial {@code {cols, rows}}, or {@code null} without a terminal. */
+    private final int[] terminal;
+
     private final Sinks.One<Boolean> forceEnd = Sinks.one();
 
     private boolean subscribed; // guarded by this
@@ -46,11 +49,13 @@ final class DockerExecProcess implements SpawnedProcess {
     private volatile boolean cancelled;
     private volatile boolean outputSeen;
 
-    DockerExecProcess(ContainerExecutor executor, String execId, String marker, Publisher<ByteBuffer> stdin) {
+    DockerExecProcess(
+            ContainerExecutor executor, String execId, String marker, Publisher<ByteBuffer> stdin, int[] terminal) {
         this.executor = executor;
         this.execId = execId;
         this.marker = marker;
         this.stdin = stdin;
+        this.terminal = terminal;
     }
 
     /** Unknown: the daemon reports only the host pid, and the SDK kills by marker instead. */
@@ -75,9 +80,21 @@ final class DockerExecProcess implements SpawnedProcess {
                 }
             }
             Sinks.Empty<Void> streaming = Sinks.empty();
-            ExecStreamDecoder decoder = new ExecStreamDecoder(executor::streamError, streaming::tryEmitEmpty);
+            boolean tty = terminal != null;
+            ExecStreamDecoder decoder = new ExecStreamDecoder(executor::streamError, streaming::tryEmitEmpty, tty);
+            Publisher<ByteBuffer> input = stdin;
+            if (tty && stdin != null) {
+                // the terminal gets its size (which Docker sets only on a running exec) before the first keystroke
+                input = streaming
+                        .asMono()
+                        .then(executor.resize(execId, terminal[0], terminal[1]).onErrorResume(e -> {
+                            LOG.debug("could not size the terminal of exec {}: {}", execId, e.toString());
+                            return Mono.empty();
+                        }))
+                        .thenMany(stdin);
+            }
             return executor.data()
-                    .exec(execId, stdin, decoder, streaming)
+                    .exec(execId, input, decoder, streaming, tty)
                     .doOnNext(e -> outputSeen = true)
                     .takeUntilOther(forceEnd.asMono())
                     .concatWith(Flux.defer(() -> ending(decoder)))
@@ -173,5 +190,15 @@ final class DockerExecProcess implements SpawnedProcess {
         }
         executor.signal(marker, signal)
                 .subscribe(x -> {}, e -> LOG.debug("could not signal exec {}: {}", execId, e.toString()));
+    }
+
+    /** Blocks for one call to the daemon: callers run on a thread that may block. */
+    @Override
+    public void resize(int cols, int rows) {
+        if (terminal == null) {
+            SpawnedProcess.super.resize(cols, rows);
+            return;
+        }
+        executor.resize(execId, cols, rows).block(Duration.ofSeconds(30));
     }
 }

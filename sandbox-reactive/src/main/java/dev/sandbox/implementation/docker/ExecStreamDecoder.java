@@ -44,11 +44,13 @@ public final class ExecStreamDecoder {
         HEAD,
         FRAME_HEADER,
         PAYLOAD,
+        RAW,
         ERROR_BODY
     }
 
     private final ErrorMapper errors;
     private final Runnable onStream;
+    private final boolean tty;
     private State state = State.HEAD;
     private final ByteArrayOutputStream head = new ByteArrayOutputStream();
     private int lastFour;
@@ -71,8 +73,20 @@ public final class ExecStreamDecoder {
      * @param onStream called once when the head says a stream follows (the moment stdin may be written)
      */
     public ExecStreamDecoder(ErrorMapper errors, Runnable onStream) {
+        this(errors, onStream, false);
+    }
+
+    /**
+     * Creates a decoder for an exec with or without a terminal. A terminal's output is one raw stream, not frames.
+     *
+     * @param errors makes the error for a non-stream response
+     * @param onStream called once when the head says a stream follows (the moment stdin may be written)
+     * @param tty whether the exec was created with a terminal
+     */
+    public ExecStreamDecoder(ErrorMapper errors, Runnable onStream, boolean tty) {
         this.errors = errors;
         this.onStream = onStream;
+        this.tty = tty;
     }
 
     /**
@@ -112,6 +126,11 @@ public final class ExecStreamDecoder {
                         endFrame(out);
                         state = State.FRAME_HEADER;
                     }
+                }
+                case RAW -> {
+                    byte[] bytes = new byte[buf.readableBytes()];
+                    buf.readBytes(bytes);
+                    out.add(new RawEvent.Chunk(RawEvent.STDOUT, bytes));
                 }
                 case ERROR_BODY -> {
                     int n = buf.readableBytes();
@@ -207,7 +226,7 @@ public final class ExecStreamDecoder {
             }
         }
         if (status == 101 || status == 200) {
-            state = State.FRAME_HEADER;
+            state = tty ? State.RAW : State.FRAME_HEADER;
             onStream.run();
         } else {
             state = State.ERROR_BODY;

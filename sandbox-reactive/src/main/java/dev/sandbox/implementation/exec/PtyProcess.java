@@ -9,6 +9,7 @@ import java.util.OptionalLong;
 import java.util.concurrent.atomic.AtomicInteger;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 
 /** A PTY: a background process whose one output stream is the terminal, plus resize and attach counting. */
 final class PtyProcess implements PtySession {
@@ -69,17 +70,20 @@ final class PtyProcess implements PtySession {
     @Override
     public Mono<Void> resize(int cols, int rows) {
         return Mono.fromRunnable(() -> {
-            process.guard().check();
-            if (cols < 1 || cols > 1000) {
-                throw new InvalidArgumentException("cols", "cols must be from 1 to 1000, got " + cols);
-            }
-            if (rows < 1 || rows > 1000) {
-                throw new InvalidArgumentException("rows", "rows must be from 1 to 1000, got " + rows);
-            }
-            if (process.running()) {
-                spawned.resize(cols, rows);
-            }
-        });
+                    process.guard().check();
+                    if (cols < 1 || cols > 1000) {
+                        throw new InvalidArgumentException("cols", "cols must be from 1 to 1000, got " + cols);
+                    }
+                    if (rows < 1 || rows > 1000) {
+                        throw new InvalidArgumentException("rows", "rows must be from 1 to 1000, got " + rows);
+                    }
+                    if (process.running()) {
+                        spawned.resize(cols, rows);
+                    }
+                })
+                // a provider may need a round trip to resize (Docker does)
+                .subscribeOn(Schedulers.boundedElastic())
+                .then();
     }
 
     @Override
