@@ -136,7 +136,10 @@ public final class PtySockets {
                             .doFinally(s -> control.tryEmitComplete());
                     Flux<WebSocketFrame> frames = Flux.concat(
                             Mono.fromSupplier(() -> text(hello(pty))), Flux.merge(output, control.asFlux()));
-                    Mono<Void> send = out.sendObject(frames).then();
+                    // the command ended (or the stream failed, said in an error frame): a normal close
+                    Mono<Void> send = out.sendObject(frames)
+                            .then()
+                            .then(Mono.defer(() -> out.sendClose(1000, "the command ended")));
                     Mono<Void> receive = in.receiveFrames()
                             .filter(f -> f instanceof BinaryWebSocketFrame || f instanceof TextWebSocketFrame)
                             .map(PtySockets::copy)
