@@ -36,7 +36,7 @@ class RemoteProviderConformanceTest implements SandboxProviderConformance {
 
     @Override
     public boolean supportsPty() {
-        return false; // the PTY WebSocket route comes next; until then pty() is a typed "unsupported"
+        return true;
     }
 
     @Override

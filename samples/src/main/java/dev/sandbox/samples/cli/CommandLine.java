@@ -18,6 +18,37 @@ sealed interface CommandLine {
     record Help() implements CommandLine {}
 
     /**
+     * Where sessions come from: {@code --provider NAME}, and for the remote provider {@code --url} and {@code
+     * --token-file}.
+     *
+     * @param name the provider's name, one of {@link #PROVIDERS}
+     * @param url the server's base URL (remote only), or {@code null}
+     * @param tokenFile the file holding the bearer token (remote only), or {@code null}
+     */
+    record Provider(String name, String url, Path tokenFile) {
+        /** The local provider. */
+        static final Provider LOCAL = new Provider("local", null, null);
+    }
+
+    /**
+     * {@code sandbox serve}: serves the local provider's sessions over HTTP until SIGINT or SIGTERM.
+     *
+     * @param host the address to bind
+     * @param port the port, 0 for any free one
+     * @param tokenFile the file holding the bearer token clients must send
+     */
+    record Serve(String host, int port, Path tokenFile) implements CommandLine {}
+
+    /**
+     * {@code sandbox shell}: an interactive terminal in a session.
+     *
+     * @param provider where the session is
+     * @param session an existing session's id, or {@code null} for a new session that ends with the shell
+     * @param command the program and its arguments
+     */
+    record Shell(Provider provider, String session, List<String> command) implements CommandLine {}
+
+    /**
      * {@code sandbox exec} and {@code sandbox run}: a command in a new session.
      *
      * @param mode stream the output ({@code exec}) or collect it as JSON ({@code run})
@@ -33,7 +64,7 @@ sealed interface CommandLine {
      */
     record Exec(
             Mode mode,
-            String provider,
+            Provider provider,
             String workdir,
             Map<String, String> env,
             Duration timeout,
@@ -54,7 +85,7 @@ sealed interface CommandLine {
      * @param stderrFrom the stderr byte offset to start from
      * @param follow whether to wait for more output until the process exits
      */
-    record Logs(String provider, String session, String process, long stdoutFrom, long stderrFrom, boolean follow)
+    record Logs(Provider provider, String session, String process, long stdoutFrom, long stderrFrom, boolean follow)
             implements CommandLine {}
 
     /**
@@ -64,7 +95,7 @@ sealed interface CommandLine {
      * @param source where to copy from
      * @param target where to copy to; exactly one of the two is in a session
      */
-    record Copy(String provider, Location source, Location target) implements CommandLine {
+    record Copy(Provider provider, Location source, Location target) implements CommandLine {
         /** The session the copy involves. */
         String session() {
             return source.inSession() ? source.session() : target.session();
@@ -77,7 +108,7 @@ sealed interface CommandLine {
      * @param provider the provider's name
      * @param location the session and the path in it
      */
-    record ListFiles(String provider, Location location) implements CommandLine {}
+    record ListFiles(Provider provider, Location location) implements CommandLine {}
 
     /**
      * A path on this machine or, written {@code SESSION:PATH}, in a session.
@@ -105,14 +136,19 @@ sealed interface CommandLine {
     }
 
     /** The providers the CLI knows. */
-    List<String> PROVIDERS = List.of("local");
+    List<String> PROVIDERS = List.of("local", "remote");
+
+    /** The options that choose the provider, accepted by every subcommand that uses sessions. */
+    Set<String> PROVIDER_OPTIONS = Set.of("--provider", "--url", "--token-file");
 
     String USAGE = """
             usage: sandbox exec [OPTIONS] [--background] -- CMD [ARG...]
                    sandbox run [OPTIONS] [--max-output BYTES] -- CMD [ARG...]
-                   sandbox logs [--provider NAME] [--from OFFSET] [--follow] SESSION PROCESS
-                   sandbox cp [--provider NAME] SRC DST
-                   sandbox ls-files [--provider NAME] SESSION:PATH
+                   sandbox logs [PROVIDER] [--from OFFSET] [--follow] SESSION PROCESS
+                   sandbox cp [PROVIDER] SRC DST
+                   sandbox ls-files [PROVIDER] SESSION:PATH
+                   sandbox shell [PROVIDER] [--session SESSION] [-- CMD [ARG...]]
+                   sandbox serve [--host HOST] [--port PORT] --token-file FILE
                    sandbox --help
 
             Commands in a new sandbox session, destroyed when they end:
@@ -122,9 +158,9 @@ sealed interface CommandLine {
                         stderr, stdoutTruncated, stderrTruncated, durationMs (and stdoutBytes,
                         stderrBytes, termination); exits with CMD's exit code
 
-            Commands for sessions that outlive the sandbox command (docker and remote
-            providers, coming; local sessions end with the command that made them, so with
-            the local provider these fail with exit code 2):
+            Commands for sessions that outlive the sandbox command (remote provider; local
+            sessions end with the command that made them, so with the local provider these
+            fail with exit code 2):
               exec --background
                         starts CMD in a new session that stays, prints "SESSION PROCESS" (the
                         ids sandbox logs takes) and exits 0
@@ -139,8 +175,23 @@ sealed interface CommandLine {
               ls-files  lists directory PATH of session SESSION (SESSION: for its workdir),
                         or describes file PATH: type, mode, size, modification time, name
 
-            options:
-              --provider NAME     where to run: local (host processes, no isolation) [local]
+            Interactive:
+              shell     runs CMD [/bin/sh] on a terminal in a new session (or, with --session,
+                        in an existing one), with this terminal in raw mode and its size
+                        passed on as it changes; exits with CMD's exit code
+
+            Server:
+              serve     serves local sessions over HTTP (the remote provider's protocol) on
+                        HOST [127.0.0.1] and PORT [7070; 0 for any free port], to clients
+                        that send the token in FILE; prints "serving on URL" and runs until
+                        SIGINT or SIGTERM, then stops gracefully (its sessions are destroyed)
+
+            PROVIDER and OPTIONS:
+              --provider NAME     where to run: local (host processes, no isolation) or
+                                  remote (a sandbox serve) [local]
+              --url URL           remote only: the server, such as http://127.0.0.1:7070
+              --token-file FILE   remote only: the file holding the server's token
+            OPTIONS also:
               --workdir DIR       run in DIR (must exist; kept) instead of a fresh temporary
                                   directory (deleted afterwards)
               --env NAME=VALUE    set an environment variable; may be repeated
@@ -155,8 +206,8 @@ sealed interface CommandLine {
               -h, --help          print this help
 
             D is a whole number with a unit: 500ms, 10s, 2m, 1h.
-            CMD's stdin is empty. Output is passed on as lines: a last line without a newline
-            gets one.
+            CMD's stdin is empty (except in shell). Output is passed on as lines: a last line
+            without a newline gets one.
 
             exit codes: CMD's own; 124 timeout; 2 usage error, or a command the provider cannot
             do; 127 CMD could not be started; 1 other sandbox error
@@ -179,7 +230,7 @@ sealed interface CommandLine {
             return new Help();
         }
         if (list.isEmpty()) {
-            throw new UsageException("missing subcommand: exec, run, logs, cp or ls-files");
+            throw new UsageException("missing subcommand: exec, run, logs, cp, ls-files, shell or serve");
         }
         String subcommand = list.get(0);
         List<String> rest = list.subList(1, list.size());
@@ -189,12 +240,15 @@ sealed interface CommandLine {
             case "logs" -> parseLogs(rest);
             case "cp" -> parseCopy(rest);
             case "ls-files" -> parseListFiles(rest);
+            case "serve" -> parseServe(rest);
+            case "shell" -> parseShell(rest);
             default ->
                 throw new UsageException(
                         subcommand.startsWith("-")
                                 ? "unknown option '" + subcommand + "'; expected a subcommand first"
-                                        + " (exec, run, logs, cp or ls-files)"
-                                : "unknown subcommand '" + subcommand + "'; expected exec, run, logs, cp or ls-files");
+                                        + " (exec, run, logs, cp, ls-files, shell or serve)"
+                                : "unknown subcommand '" + subcommand
+                                        + "'; expected exec, run, logs, cp, ls-files, shell or serve");
         };
     }
 
@@ -203,10 +257,10 @@ sealed interface CommandLine {
         Options o = Options.parse(
                 args,
                 dashes < 0 ? args.size() : dashes,
-                Set.of("--provider", "--workdir", "--env", "--timeout", "--idle-timeout", "--lifetime", "--max-output"),
+                with(Set.of("--workdir", "--env", "--timeout", "--idle-timeout", "--lifetime", "--max-output")),
                 Set.of("--background"),
                 false);
-        String provider = provider(o);
+        Provider provider = provider(o);
         String workdir = null;
         Map<String, String> env = new LinkedHashMap<>();
         Duration timeout = null;
@@ -269,7 +323,7 @@ sealed interface CommandLine {
     }
 
     private static Logs parseLogs(List<String> args) throws UsageException {
-        Options o = Options.parse(args, args.size(), Set.of("--provider", "--from"), Set.of("--follow"), true);
+        Options o = Options.parse(args, args.size(), with(Set.of("--from")), Set.of("--follow"), true);
         long stdoutFrom = 0;
         long stderrFrom = 0;
         boolean follow = false;
@@ -304,7 +358,7 @@ sealed interface CommandLine {
     }
 
     private static Copy parseCopy(List<String> args) throws UsageException {
-        Options o = Options.parse(args, args.size(), Set.of("--provider"), Set.of(), true);
+        Options o = Options.parse(args, args.size(), PROVIDER_OPTIONS, Set.of(), true);
         List<String> paths = o.positional();
         if (paths.size() != 2) {
             throw new UsageException(
@@ -326,7 +380,7 @@ sealed interface CommandLine {
     }
 
     private static ListFiles parseListFiles(List<String> args) throws UsageException {
-        Options o = Options.parse(args, args.size(), Set.of("--provider"), Set.of(), true);
+        Options o = Options.parse(args, args.size(), PROVIDER_OPTIONS, Set.of(), true);
         List<String> targets = o.positional();
         if (targets.size() != 1) {
             throw new UsageException(
@@ -370,18 +424,119 @@ sealed interface CommandLine {
         return text;
     }
 
-    private static String provider(Options o) throws UsageException {
+    private static Set<String> with(Set<String> options) {
+        Set<String> all = new java.util.HashSet<>(options);
+        all.addAll(PROVIDER_OPTIONS);
+        return all;
+    }
+
+    private static Provider provider(Options o) throws UsageException {
         String provider = "local";
+        String url = null;
+        Path tokenFile = null;
         for (Option option : o.given()) {
-            if (option.name().equals("--provider")) {
-                if (!PROVIDERS.contains(option.value())) {
-                    throw new UsageException("unknown provider '" + option.value() + "' (available: "
-                            + String.join(", ", PROVIDERS) + ")");
+            switch (option.name()) {
+                case "--provider" -> {
+                    if (!PROVIDERS.contains(option.value())) {
+                        throw new UsageException("unknown provider '" + option.value() + "' (available: "
+                                + String.join(", ", PROVIDERS) + ")");
+                    }
+                    provider = option.value();
                 }
-                provider = option.value();
+                case "--url" -> url = url(option.value());
+                case "--token-file" -> tokenFile = file("--token-file", option.value());
+                default -> {
+                    // the subcommand's own options
+                }
             }
         }
-        return provider;
+        if (provider.equals("remote")) {
+            if (url == null || tokenFile == null) {
+                throw new UsageException("--provider remote needs --url URL and --token-file FILE");
+            }
+            return new Provider(provider, url, tokenFile);
+        }
+        if (url != null || tokenFile != null) {
+            throw new UsageException((url != null ? "--url" : "--token-file") + " applies to --provider remote only");
+        }
+        return Provider.LOCAL;
+    }
+
+    private static String url(String text) throws UsageException {
+        try {
+            java.net.URI uri = new java.net.URI(text);
+            if (!("http".equals(uri.getScheme()) || "https".equals(uri.getScheme())) || uri.getHost() == null) {
+                throw new UsageException("invalid --url '" + text + "': expected http://HOST:PORT");
+            }
+            return text;
+        } catch (java.net.URISyntaxException e) {
+            throw new UsageException("invalid --url '" + text + "': " + e.getReason());
+        }
+    }
+
+    private static Path file(String option, String text) throws UsageException {
+        if (text.isEmpty()) {
+            throw new UsageException(option + " needs a file");
+        }
+        try {
+            return Path.of(text);
+        } catch (InvalidPathException e) {
+            throw new UsageException("invalid " + option + " '" + text + "': " + e.getReason());
+        }
+    }
+
+    private static Serve parseServe(List<String> args) throws UsageException {
+        Options o = Options.parse(
+                args, args.size(), Set.of("--provider", "--host", "--port", "--token-file"), Set.of(), true);
+        if (!o.positional().isEmpty()) {
+            throw new UsageException(
+                    "unexpected argument '" + o.positional().get(0) + "'; sandbox serve takes options");
+        }
+        String host = "127.0.0.1";
+        int port = 7070;
+        Path tokenFile = null;
+        for (Option option : o.given()) {
+            switch (option.name()) {
+                case "--provider" -> {
+                    if (!option.value().equals("local")) {
+                        throw new UsageException("sandbox serve serves the local provider only, got --provider '"
+                                + option.value() + "'");
+                    }
+                }
+                case "--host" -> host = option.value();
+                case "--port" -> {
+                    long p = bytes("--port", option.value());
+                    if (p > 65535) {
+                        throw new UsageException("invalid --port '" + option.value() + "': expected 0 to 65535");
+                    }
+                    port = (int) p;
+                }
+                default -> tokenFile = file("--token-file", option.value());
+            }
+        }
+        if (tokenFile == null) {
+            throw new UsageException("sandbox serve needs --token-file FILE (the bearer token clients must send)");
+        }
+        return new Serve(host, port, tokenFile);
+    }
+
+    private static Shell parseShell(List<String> args) throws UsageException {
+        int dashes = args.indexOf("--");
+        Options o = Options.parse(args, dashes < 0 ? args.size() : dashes, with(Set.of("--session")), Set.of(), false);
+        if (!o.positional().isEmpty()) {
+            throw new UsageException("unexpected argument '" + o.positional().get(0) + "'; put the command after --");
+        }
+        String session = null;
+        for (Option option : o.given()) {
+            if (option.name().equals("--session")) {
+                session = id("--session", option.value());
+            }
+        }
+        List<String> command = dashes < 0 ? List.of("/bin/sh") : args.subList(dashes + 1, args.size());
+        if (command.isEmpty()) {
+            throw new UsageException("missing command after --");
+        }
+        return new Shell(provider(o), session, List.copyOf(command));
     }
 
     private static String absolute(String dir) throws UsageException {

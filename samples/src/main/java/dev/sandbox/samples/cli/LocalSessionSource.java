@@ -1,7 +1,9 @@
 package dev.sandbox.samples.cli;
 
+import dev.sandbox.SandboxSession;
 import dev.sandbox.SessionOptions;
 import dev.sandbox.blocking.SandboxClient;
+import dev.sandbox.local.LocalSandboxProvider;
 import java.time.Duration;
 
 /**
@@ -11,7 +13,7 @@ import java.time.Duration;
 final class LocalSessionSource implements SessionSource {
     static final String NOT_PERSISTENT =
             "local sessions live only as long as the sandbox command that made them; use a provider whose sessions"
-                    + " outlive the command (docker, remote: coming)";
+                    + " outlive the command: --provider remote (with a sandbox serve)";
 
     @Override
     public SandboxClient create(SessionOptions options, Duration wait) {
@@ -32,5 +34,27 @@ final class LocalSessionSource implements SessionSource {
                 "cannot reach session '" + sessionId + "': " + NOT_PERSISTENT
                         + "; for the local provider, run the whole job in one 'sandbox exec'",
                 false);
+    }
+
+    @Override
+    public Lease session(String sessionId, Duration wait) throws UsageException {
+        if (sessionId != null) {
+            attach(sessionId, wait);
+        }
+        LocalSandboxProvider provider = LocalSandboxProvider.create();
+        try {
+            SandboxSession session = provider.create(SessionOptions.defaults().withUnlimitedLifetime())
+                    .block(wait);
+            return new Lease(session, () -> {
+                try {
+                    session.destroy().block(wait);
+                } finally {
+                    provider.close();
+                }
+            });
+        } catch (RuntimeException e) {
+            provider.close();
+            throw e;
+        }
     }
 }

@@ -17,8 +17,9 @@ import java.time.Duration;
  * command's exit code. {@code sandbox --help} prints the usage.
  *
  * <p>{@code exec --background}, {@code logs}, {@code cp} and {@code ls-files} work with sessions that outlive one
- * CLI run; they get their sessions from a {@link SessionSource}, and the local provider's source explains that its
- * sessions end with the CLI (exit 2).
+ * CLI run; they get their sessions from a {@link SessionSource}: the remote provider's ({@code --provider remote --url
+ * URL --token-file FILE}, a server started with {@code sandbox serve}), while the local provider's source explains
+ * that its sessions end with the CLI (exit 2). {@code shell} runs an interactive terminal in a session.
  *
  * <p>Exit codes: the command's own; 124 when it timed out; 2 for a usage error or a command the provider cannot do;
  * 127 when the command could not be started; 1 for any other sandbox error.
@@ -26,6 +27,9 @@ import java.time.Duration;
  * <pre>{@code
  * java -jar sandbox.jar exec --timeout 10s --env GREETING=hi -- sh -c 'echo $GREETING'
  * java -jar sandbox.jar run --max-output 4096 -- python3 -V
+ * java -jar sandbox.jar serve --port 7070 --token-file token &
+ * java -jar sandbox.jar exec --provider remote --url http://127.0.0.1:7070 --token-file token --background -- sleep 60
+ * java -jar sandbox.jar shell --provider remote --url http://127.0.0.1:7070 --token-file token
  * }</pre>
  */
 public final class SandboxCli {
@@ -117,23 +121,31 @@ public final class SandboxCli {
             case CommandLine.Exec exec -> foreground(exec, out, err);
             case CommandLine.Logs logs -> {
                 // following waits for the process, however long it takes; each event of it is short
-                try (SandboxClient client =
-                        SessionSource.forProvider(logs.provider()).attach(logs.session(), UNBOUNDED)) {
+                try (SessionSource source = SessionSource.forProvider(logs.provider());
+                        SandboxClient client = source.attach(logs.session(), UNBOUNDED)) {
                     yield LogsCommand.run(client, logs, out, err);
                 }
             }
             case CommandLine.Copy copy -> {
-                try (SandboxClient client = SessionSource.forProvider(copy.provider())
-                        .attach(copy.session(), SandboxClient.DEFAULT_TIMEOUT)) {
+                try (SessionSource source = SessionSource.forProvider(copy.provider());
+                        SandboxClient client = source.attach(copy.session(), SandboxClient.DEFAULT_TIMEOUT)) {
                     yield CopyCommand.run(client, copy);
                 }
             }
             case CommandLine.ListFiles ls -> {
-                try (SandboxClient client = SessionSource.forProvider(ls.provider())
-                        .attach(ls.location().session(), SandboxClient.DEFAULT_TIMEOUT)) {
+                try (SessionSource source = SessionSource.forProvider(ls.provider());
+                        SandboxClient client = source.attach(ls.location().session(), SandboxClient.DEFAULT_TIMEOUT)) {
                     yield ListFilesCommand.run(client, ls, out);
                 }
             }
+            case CommandLine.Shell shell -> {
+                Tty tty = Tty.open();
+                try (SessionSource source = SessionSource.forProvider(shell.provider());
+                        SessionSource.Lease lease = source.session(shell.session(), SandboxClient.DEFAULT_TIMEOUT)) {
+                    yield ShellCommand.run(lease.session(), shell.command(), tty);
+                }
+            }
+            case CommandLine.Serve serve -> ServeCommand.run(serve, out, err);
             case CommandLine.Help help -> throw new IllegalStateException("help is handled before any session");
         };
     }
@@ -160,20 +172,21 @@ public final class SandboxCli {
         if (cl.lifetime() != null) {
             session = session.withLifetime(cl.lifetime());
         }
-        try (SandboxClient client =
-                SessionSource.forProvider(cl.provider()).createDetached(session, SandboxClient.DEFAULT_TIMEOUT)) {
+        try (SessionSource source = SessionSource.forProvider(cl.provider());
+                SandboxClient client = source.createDetached(session, SandboxClient.DEFAULT_TIMEOUT)) {
             return BackgroundCommand.run(client, execOptions(cl), out);
         }
     }
 
-    private static int foreground(CommandLine.Exec cl, PrintStream out, PrintStream err) {
+    private static int foreground(CommandLine.Exec cl, PrintStream out, PrintStream err) throws UsageException {
         // the session ends with the command, so it needs no lifetime of its own unless one is asked for
         SessionOptions session = sessionOptions(cl);
         session = cl.lifetime() == null ? session.withUnlimitedLifetime() : session.withLifetime(cl.lifetime());
         ExecOptions options = execOptions(cl);
         // the command's own --timeout ends it with 124; the client's limit only guards against a stuck sandbox
         Duration wait = cl.timeout() == null ? UNBOUNDED : cl.timeout().plus(GRACE);
-        try (SandboxClient client = SessionSource.forProvider(cl.provider()).create(session, wait)) {
+        try (SessionSource source = SessionSource.forProvider(cl.provider());
+                SandboxClient client = source.create(session, wait)) {
             Thread hook = new Thread(client::close, "sandbox-cli-shutdown");
             Runtime.getRuntime().addShutdownHook(hook);
             try {

@@ -1,15 +1,16 @@
 package dev.sandbox.samples.cli;
 
+import dev.sandbox.SandboxSession;
 import dev.sandbox.SessionOptions;
 import dev.sandbox.blocking.SandboxClient;
 import java.time.Duration;
 
 /**
  * Where the CLI's commands get their sessions: the only part of the CLI that knows the providers. The commands take a
- * {@link SandboxClient} from here and do not care where it came from, so a provider whose sessions outlive the CLI
- * (docker, remote) needs only its own source, returned by {@link #forProvider(String)}.
+ * {@link SandboxClient} from here and do not care where it came from. Closing the source releases the provider
+ * (after the clients it gave are closed).
  */
-interface SessionSource {
+interface SessionSource extends AutoCloseable {
 
     /**
      * A client for a new session that is destroyed when the client is closed ({@code exec}, {@code run}).
@@ -43,15 +44,45 @@ interface SessionSource {
     SandboxClient attach(String sessionId, Duration wait) throws UsageException;
 
     /**
+     * A session for {@code shell}: a new one, ended by {@link Lease#close()}, or an existing one, only released.
+     *
+     * @param sessionId an existing session's id, or {@code null} for a new session
+     * @param wait how long getting the session may take
+     * @return the session and how to let it go
+     * @throws UsageException when the provider's sessions cannot be reached from another command
+     */
+    Lease session(String sessionId, Duration wait) throws UsageException;
+
+    /**
+     * A reactive session handle and what ends or releases it.
+     *
+     * @param session the session
+     * @param release destroys a new session or releases the handle of an existing one
+     */
+    record Lease(SandboxSession session, Runnable release) implements AutoCloseable {
+        @Override
+        public void close() {
+            release.run();
+        }
+    }
+
+    /** Releases the provider. */
+    @Override
+    default void close() {}
+
+    /**
      * The source for a provider the parser accepted.
      *
-     * @param provider the provider's name, one of {@link CommandLine#PROVIDERS}
+     * @param provider the provider
      * @return its source
+     * @throws UsageException when the provider's settings cannot be used (an unreadable token file)
      */
-    static SessionSource forProvider(String provider) {
-        return switch (provider) {
+    static SessionSource forProvider(CommandLine.Provider provider) throws UsageException {
+        return switch (provider.name()) {
             case "local" -> new LocalSessionSource();
-            default -> throw new IllegalArgumentException("unknown provider " + provider); // the parser rejects it
+            case "remote" -> RemoteSessionSource.open(provider);
+            default ->
+                throw new IllegalArgumentException("unknown provider " + provider.name()); // the parser rejects it
         };
     }
 }

@@ -30,7 +30,7 @@ class CommandLineTest {
         CommandLine.Exec cl = exec("exec", "--", "echo", "hi");
 
         assertThat(cl.mode()).isEqualTo(CommandLine.Mode.EXEC);
-        assertThat(cl.provider()).isEqualTo("local");
+        assertThat(cl.provider().name()).isEqualTo("local");
         assertThat(cl.workdir()).isNull();
         assertThat(cl.env()).isEmpty();
         assertThat(cl.timeout()).isNull();
@@ -142,14 +142,14 @@ class CommandLineTest {
     @Test
     void logsWithDefaultsAndWithEveryOption() throws UsageException {
         assertThat(parse("logs", "sess-1", "p-2"))
-                .isEqualTo(new CommandLine.Logs("local", "sess-1", "p-2", 0, 0, false));
+                .isEqualTo(new CommandLine.Logs(CommandLine.Provider.LOCAL, "sess-1", "p-2", 0, 0, false));
         assertThat(parse("logs", "--follow", "--from", "4096", "sess-1", "p-2"))
-                .isEqualTo(new CommandLine.Logs("local", "sess-1", "p-2", 4096, 4096, true));
+                .isEqualTo(new CommandLine.Logs(CommandLine.Provider.LOCAL, "sess-1", "p-2", 4096, 4096, true));
         assertThat(parse("logs", "sess-1", "--from=10,20", "p-2", "--provider", "local", "--follow"))
-                .isEqualTo(new CommandLine.Logs("local", "sess-1", "p-2", 10, 20, true));
+                .isEqualTo(new CommandLine.Logs(CommandLine.Provider.LOCAL, "sess-1", "p-2", 10, 20, true));
         // ids that look like options go after --
         assertThat(parse("logs", "--", "-odd", "--id"))
-                .isEqualTo(new CommandLine.Logs("local", "-odd", "--id", 0, 0, false));
+                .isEqualTo(new CommandLine.Logs(CommandLine.Provider.LOCAL, "-odd", "--id", 0, 0, false));
     }
 
     @Test
@@ -174,7 +174,7 @@ class CommandLineTest {
         assertThat(up.source()).isEqualTo(new CommandLine.Location(null, "build/app.jar"));
         assertThat(up.target()).isEqualTo(new CommandLine.Location("sess-1", "/srv/app.jar"));
         assertThat(up.session()).isEqualTo("sess-1");
-        assertThat(up.provider()).isEqualTo("local");
+        assertThat(up.provider().name()).isEqualTo("local");
 
         CommandLine.Copy down = (CommandLine.Copy) parse("cp", "--provider=local", "sess-1:out/report.csv", ".");
         assertThat(down.source()).isEqualTo(new CommandLine.Location("sess-1", "out/report.csv"));
@@ -204,9 +204,11 @@ class CommandLineTest {
     @Test
     void listFiles() throws UsageException {
         assertThat(parse("ls-files", "sess-1:/srv"))
-                .isEqualTo(new CommandLine.ListFiles("local", new CommandLine.Location("sess-1", "/srv")));
+                .isEqualTo(new CommandLine.ListFiles(
+                        CommandLine.Provider.LOCAL, new CommandLine.Location("sess-1", "/srv")));
         assertThat(parse("ls-files", "sess-1:"))
-                .isEqualTo(new CommandLine.ListFiles("local", new CommandLine.Location("sess-1", ".")));
+                .isEqualTo(
+                        new CommandLine.ListFiles(CommandLine.Provider.LOCAL, new CommandLine.Location("sess-1", ".")));
 
         assertUsageError("sandbox ls-files needs SESSION:PATH", "ls-files");
         assertUsageError("sandbox ls-files needs SESSION:PATH, got 'local/dir'", "ls-files", "local/dir");

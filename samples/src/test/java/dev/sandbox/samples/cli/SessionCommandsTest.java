@@ -59,7 +59,8 @@ class SessionCommandsTest {
     }
 
     private Printed logs(String processId, long from, boolean follow) {
-        CommandLine.Logs logs = new CommandLine.Logs("local", client.sessionId(), processId, from, from, follow);
+        CommandLine.Logs logs =
+                new CommandLine.Logs(CommandLine.Provider.LOCAL, client.sessionId(), processId, from, from, follow);
         return capture(s -> LogsCommand.run(client, logs, s[0], s[1]));
     }
 
@@ -143,7 +144,10 @@ class SessionCommandsTest {
                         + " && ln -s five.txt d/link"));
 
         Printed listed = capture(s -> ListFilesCommand.run(
-                client, new CommandLine.ListFiles("local", new CommandLine.Location(client.sessionId(), "d")), s[0]));
+                client,
+                new CommandLine.ListFiles(
+                        CommandLine.Provider.LOCAL, new CommandLine.Location(client.sessionId(), "d")),
+                s[0]));
 
         List<String> lines = listed.out().lines().toList();
         assertThat(lines).hasSize(3);
@@ -153,7 +157,8 @@ class SessionCommandsTest {
 
         Printed one = capture(s -> ListFilesCommand.run(
                 client,
-                new CommandLine.ListFiles("local", new CommandLine.Location(client.sessionId(), "d/five.txt")),
+                new CommandLine.ListFiles(
+                        CommandLine.Provider.LOCAL, new CommandLine.Location(client.sessionId(), "d/five.txt")),
                 s[0]));
         assertThat(one.out().lines().toList()).containsExactly(lines.get(0));
     }

@@ -17,7 +17,6 @@ import dev.sandbox.SandboxSession;
 import dev.sandbox.SessionClosedException;
 import dev.sandbox.SessionEndReason;
 import dev.sandbox.SessionStatus;
-import dev.sandbox.UnsupportedFeatureException;
 import io.netty.handler.codec.http.HttpMethod;
 import java.time.Duration;
 import java.util.Map;
@@ -149,13 +148,23 @@ public final class RemoteSession implements SandboxSession {
 
     @Override
     public Mono<PtySession> pty(PtyOptions options) {
-        // the PTY route (a WebSocket) is not on the server yet
-        return Mono.error(new UnsupportedFeatureException(PROVIDER, "PTYs"));
+        return Mono.defer(() -> {
+            checkOpen();
+            options.toExecOptions(); // validates before anything is sent
+            return t.call(HttpMethod.POST, path + "/ptys", Wire.ptyOptions(options))
+                    .switchIfEmpty(Mono.error(() -> new BackendException("the server sent no PTY", null)))
+                    .map(n -> new RemotePtySession(t, this, path, n));
+        });
     }
 
     @Override
     public Mono<PtySession> attachPty(String ptyId) {
-        return Mono.error(new UnsupportedFeatureException(PROVIDER, "PTYs"));
+        return Mono.defer(() -> {
+            checkOpen();
+            return t.call(HttpMethod.GET, path + "/ptys/" + RemoteTransport.enc(ptyId), null)
+                    .switchIfEmpty(Mono.error(() -> new BackendException("the server sent no PTY", null)))
+                    .map(n -> new RemotePtySession(t, this, path, n));
+        });
     }
 
     @Override

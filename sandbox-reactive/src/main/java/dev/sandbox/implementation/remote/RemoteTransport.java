@@ -9,6 +9,7 @@ import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelOption;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.websocketx.WebSocketClientHandshakeException;
 import java.io.IOException;
 import java.net.URLEncoder;
 import java.nio.ByteBuffer;
@@ -17,6 +18,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeoutException;
+import java.util.function.BiFunction;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.reactivestreams.Publisher;
@@ -27,6 +29,9 @@ import reactor.netty.channel.AbortedException;
 import reactor.netty.http.client.HttpClient;
 import reactor.netty.http.client.HttpClientResponse;
 import reactor.netty.http.client.PrematureCloseException;
+import reactor.netty.http.client.WebsocketClientSpec;
+import reactor.netty.http.websocket.WebsocketInbound;
+import reactor.netty.http.websocket.WebsocketOutbound;
 import reactor.netty.resources.ConnectionProvider;
 import reactor.util.retry.Retry;
 import reactor.util.retry.RetryBackoffSpec;
@@ -282,6 +287,55 @@ public final class RemoteTransport implements AutoCloseable {
                     return content.asByteArray().map(ByteBuffer::wrap);
                 })
                 .onErrorMap(this::transportError);
+    }
+
+    /**
+     * Opens a WebSocket (with the bearer token on the upgrade request) and runs a handler on it; the connection
+     * closes when the handler's publisher ends or its subscriber cancels. A refused upgrade fails with {@link
+     * WebSocketRefused}, carrying the HTTP status.
+     *
+     * @param path the path and query
+     * @param maxFrameBytes the largest frame accepted from the server
+     * @param handler reads and writes the socket
+     * @param <T> what the handler emits
+     * @return what the handler emits
+     */
+    public <T> Flux<T> websocket(
+            String path,
+            int maxFrameBytes,
+            BiFunction<? super WebsocketInbound, ? super WebsocketOutbound, ? extends Publisher<T>> handler) {
+        return streaming
+                .websocket(WebsocketClientSpec.builder()
+                        .maxFramePayloadLength(maxFrameBytes)
+                        .handlePing(true)
+                        .build())
+                .uri(path)
+                .handle(handler)
+                .onErrorMap(
+                        WebSocketClientHandshakeException.class,
+                        e -> new WebSocketRefused(
+                                e.response() == null ? 0 : e.response().status().code(), e))
+                .onErrorMap(this::transportError);
+    }
+
+    /** The server answered a WebSocket upgrade with an HTTP error. */
+    public static final class WebSocketRefused extends BackendException {
+        private static final long serialVersionUID = 1L;
+        private final int status;
+
+        WebSocketRefused(int status, Throwable cause) {
+            super("the sandbox server refused the WebSocket with HTTP " + status, cause);
+            this.status = status;
+        }
+
+        /**
+         * The HTTP status of the refusal.
+         *
+         * @return the status, 0 when unknown
+         */
+        public int status() {
+            return status;
+        }
     }
 
     /**

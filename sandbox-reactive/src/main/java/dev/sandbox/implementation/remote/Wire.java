@@ -22,6 +22,7 @@ import dev.sandbox.OffsetUnavailableException;
 import dev.sandbox.ProcessInfo;
 import dev.sandbox.ProcessLaunchException;
 import dev.sandbox.ProcessNotFoundException;
+import dev.sandbox.PtyOptions;
 import dev.sandbox.SandboxException;
 import dev.sandbox.SandboxStateException;
 import dev.sandbox.SandboxTimeoutException;
@@ -332,6 +333,101 @@ public final class Wire {
         o = o.withMaxLineLength((int) maxLine);
         o = o.withMaxOutputBytes(longValue(n, "maxOutputBytes", ExecOptions.DEFAULT_MAX_OUTPUT_BYTES));
         return o.validate();
+    }
+
+    /**
+     * Encodes PTY options: {@code {"argv", "cwd"?, "env"?, "cols", "rows", "replayBytes"}}.
+     *
+     * @param o the options
+     * @return the JSON object
+     */
+    public static ObjectNode ptyOptions(PtyOptions o) {
+        ObjectNode n = NODES.objectNode();
+        ArrayNode argv = n.putArray("argv");
+        o.argv().forEach(argv::add);
+        o.cwd().ifPresent(c -> n.put("cwd", c));
+        if (!o.env().isEmpty()) {
+            n.set("env", map(o.env()));
+        }
+        n.put("cols", o.cols());
+        n.put("rows", o.rows());
+        n.put("replayBytes", o.replayBytes());
+        return n;
+    }
+
+    /**
+     * Decodes PTY options and validates them.
+     *
+     * @param json the JSON object
+     * @return validated options
+     * @throws InvalidArgumentException naming the field that is wrong
+     */
+    public static PtyOptions ptyOptions(JsonNode json) {
+        ObjectNode n = object(json, "body");
+        JsonNode argvNode = n.get("argv");
+        if (argvNode == null || !argvNode.isArray()) {
+            throw new InvalidArgumentException("argv", "argv must be an array of strings, got " + kind(argvNode));
+        }
+        String[] argv = new String[argvNode.size()];
+        for (int i = 0; i < argvNode.size(); i++) {
+            JsonNode a = argvNode.get(i);
+            if (!a.isTextual()) {
+                throw new InvalidArgumentException(
+                        "argv[" + i + "]", "argv[" + i + "] must be a string, got " + kind(a));
+            }
+            argv[i] = a.asText();
+        }
+        PtyOptions o = PtyOptions.of(argv)
+                .withSize(intValue(n, "cols", 80), intValue(n, "rows", 24))
+                .withReplayBytes(intValue(n, "replayBytes", PtyOptions.DEFAULT_REPLAY_BYTES));
+        String cwd = text(n, "cwd", false);
+        if (cwd != null) {
+            o = o.withCwd(cwd);
+        }
+        for (Map.Entry<String, String> e : stringMap(n, "env").entrySet()) {
+            o = o.withEnv(e.getKey(), e.getValue());
+        }
+        o.toExecOptions(); // validates
+        return o;
+    }
+
+    /**
+     * Reads a whole-number field that must fit an {@code int}.
+     *
+     * @param n the object
+     * @param field the field
+     * @param dflt the value when absent
+     * @return the value
+     * @throws InvalidArgumentException naming the field when it is not a whole number in range
+     */
+    public static int intValue(JsonNode n, String field, int dflt) {
+        JsonNode v = n == null ? null : n.get(field);
+        if (v == null || v.isNull()) {
+            return dflt;
+        }
+        if (!v.isIntegralNumber() || !v.canConvertToInt()) {
+            throw new InvalidArgumentException(field, field + " must be a whole number, got " + v);
+        }
+        return v.asInt();
+    }
+
+    /**
+     * Encodes what the server says of a PTY: {@code {"id", "pid", "running", "exitCode"?}}.
+     *
+     * @param id the PTY's id
+     * @param pid its pid, or -1
+     * @param exit its exit, or {@code null} while it runs
+     * @return the JSON object
+     */
+    public static ObjectNode ptyInfo(String id, long pid, ExecEvent.Exit exit) {
+        ObjectNode n = NODES.objectNode();
+        n.put("id", id);
+        n.put("pid", pid);
+        n.put("running", exit == null);
+        if (exit != null) {
+            n.put("exitCode", exit.code());
+        }
+        return n;
     }
 
     /**

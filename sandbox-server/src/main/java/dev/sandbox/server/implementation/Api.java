@@ -11,6 +11,8 @@ import dev.sandbox.FileInfo;
 import dev.sandbox.FileOperationException;
 import dev.sandbox.InvalidArgumentException;
 import dev.sandbox.ProcessInfo;
+import dev.sandbox.PtyOptions;
+import dev.sandbox.PtySession;
 import dev.sandbox.SandboxFiles;
 import dev.sandbox.SandboxSession;
 import dev.sandbox.SessionOptions;
@@ -25,6 +27,7 @@ import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiFunction;
 import java.util.function.Function;
@@ -41,8 +44,8 @@ import reactor.netty.http.server.HttpServerRoutes;
  * The {@code /v1/} routes. Every route goes through {@link #guard}: the bearer token is checked first, errors become
  * JSON answers through {@link ErrorMapping}, and nothing a request does can stop the server from serving the next.
  *
- * <p>Adding a route is one line in {@link #register}; the PTY WebSocket route ({@code /v1/sessions/{id}/pty}) goes
- * there with {@code routes.ws(...)} wrapped the same way.
+ * <p>Adding a route is one line in {@link #register}. The PTY WebSocket routes are plain GETs through the same guard
+ * that upgrade once the token, the session and the PTY have been checked (see {@link PtySockets}).
  */
 public final class Api {
     private static final Logger LOG = LoggerFactory.getLogger(Api.class);
@@ -70,6 +73,7 @@ public final class Api {
     private final ExecRegistry execs;
     private final ExecLimit limit;
     private final StdinRelays stdins;
+    private final PtySockets ptys = new PtySockets();
     private final long startedNanos = System.nanoTime();
     private final AtomicLong lastActivityMillis = new AtomicLong(System.currentTimeMillis());
     private volatile boolean draining;
@@ -155,10 +159,14 @@ public final class Api {
         routes.post("/v1/sessions/{id}/files/move", guard(true, this::fileMove));
         routes.get("/v1/sessions/{id}/files/watch", guard(true, this::fileWatch));
 
-        // PTY (next): the token is checked before the upgrade by registering a plain GET through guard, e.g.
-        //   routes.get("/v1/sessions/{id}/pty", guard(false, (req, res) -> withSession(req, s -> ...)
-        //           .flatMap(pty -> res.sendWebsocket((in, out) -> ...))));
-        // ping's ptysRunning / ptysAttached then come from the PTY registry.
+        routes.post("/v1/sessions/{id}/ptys", guard(false, this::openPty));
+        routes.get("/v1/sessions/{id}/ptys", guard(false, this::openPtySocket));
+        routes.get("/v1/sessions/{id}/ptys/{pty}", guard(false, this::getOrAttachPty));
+        routes.get("/v1/sessions/{id}/ptys/{pty}/exit", guard(false, this::ptyExit));
+        routes.post("/v1/sessions/{id}/ptys/{pty}/input", guard(false, this::ptyInput));
+        routes.post("/v1/sessions/{id}/ptys/{pty}/resize", guard(false, this::ptyResize));
+        routes.post("/v1/sessions/{id}/ptys/{pty}/signal", guard(false, this::ptySignal));
+        routes.post("/v1/sessions/{id}/ptys/{pty}/kill", guard(false, this::ptyKill));
 
         routes.route(req -> true, guard(false, this::notFound));
     }
@@ -262,8 +270,8 @@ public final class Api {
         n.put("uptimeMs", (System.nanoTime() - startedNanos) / 1_000_000);
         n.put("lastActivity", Instant.ofEpochMilli(lastActivityMillis.get()).toString());
         n.put("execsRunning", limit.running());
-        n.put("ptysRunning", 0);
-        n.put("ptysAttached", 0);
+        n.put("ptysRunning", ptys.running());
+        n.put("ptysAttached", ptys.attached());
         n.put("sessions", sessions.ownedCount());
         n.put("provider", sessions.provider().name());
         return Http.json(res, 200, n);
@@ -671,5 +679,127 @@ public final class Api {
                             return events;
                         }))
                 .flatMap(events -> Http.stream(res, format, events, config.heartbeat()));
+    }
+
+    // ------------------------------------------------------------------ PTYs
+
+    /** Starts a PTY in the request's session, holding one of the server's command slots until it exits. */
+    private Mono<PtySession> startPty(HttpServerRequest req, PtyOptions options) {
+        return withSession(
+                req,
+                s -> Mono.defer(() -> {
+                    Runnable slot = limit.acquire();
+                    return s.pty(options)
+                            .doOnNext(pty -> ptys.started(pty, slot))
+                            .doOnError(e -> slot.run())
+                            .doOnCancel(slot);
+                }));
+    }
+
+    private Mono<PtySession> pty(HttpServerRequest req) {
+        String ptyId = param(req, "pty");
+        return withSession(req, s -> s.attachPty(ptyId));
+    }
+
+    private Mono<Void> openPty(HttpServerRequest req, HttpServerResponse res) {
+        return body(req)
+                .map(Wire::ptyOptions)
+                .flatMap(options -> startPty(req, options))
+                .flatMap(pty ->
+                        Http.json(res, 201, Wire.ptyInfo(pty.id(), pty.pid().orElse(-1), null)));
+    }
+
+    /** A WebSocket that starts a new PTY from the query ({@code argv} repeated, {@code cwd}, {@code cols}, {@code rows}). */
+    private Mono<Void> openPtySocket(HttpServerRequest req, HttpServerResponse res) {
+        requireWebsocket(req);
+        Map<String, List<String>> q = Http.params(req);
+        List<String> argv = q.getOrDefault("argv", List.of("/bin/sh"));
+        PtyOptions options = PtyOptions.of(argv.toArray(String[]::new))
+                .withSize(intQuery(req, "cols", 80), intQuery(req, "rows", 24));
+        String cwd = Http.query(req, "cwd");
+        if (cwd != null) {
+            options = options.withCwd(cwd);
+        }
+        options.toExecOptions(); // validates before anything starts
+        PtyOptions checked = options;
+        return startPty(req, checked).flatMap(pty -> ptys.attach(res, pty, -1));
+    }
+
+    private Mono<Void> getOrAttachPty(HttpServerRequest req, HttpServerResponse res) {
+        if (!upgrade(req)) {
+            return pty(req).flatMap(pty -> Mono.firstWithSignal(
+                            pty.exit().map(Optional::of),
+                            Mono.just(Optional.<ExecEvent.Exit>empty()).delayElement(Duration.ofMillis(5)))
+                    .flatMap(exit ->
+                            Http.json(res, 200, Wire.ptyInfo(pty.id(), pty.pid().orElse(-1), exit.orElse(null)))));
+        }
+        long offset = Http.longQuery(req, "offset", -1);
+        if (offset < -1) {
+            throw new InvalidArgumentException("offset", "offset must not be negative, got " + offset);
+        }
+        return pty(req).flatMap(pty -> ptys.attach(res, pty, offset));
+    }
+
+    /** Whether the request asks for a WebSocket (reactor-netty's {@code isWebsocket()} says so only after the upgrade). */
+    private static boolean upgrade(HttpServerRequest req) {
+        String upgrade = req.requestHeaders().get(HttpHeaderNames.UPGRADE);
+        return upgrade != null && upgrade.equalsIgnoreCase("websocket");
+    }
+
+    private static void requireWebsocket(HttpServerRequest req) {
+        if (!upgrade(req)) {
+            throw new HttpError(
+                    400,
+                    "WebSocketRequired",
+                    "this route opens a PTY over a WebSocket; send an Upgrade: websocket request");
+        }
+    }
+
+    private static int intQuery(HttpServerRequest req, String name, int dflt) {
+        long v = Http.longQuery(req, name, dflt);
+        if (v < Integer.MIN_VALUE || v > Integer.MAX_VALUE) {
+            throw new InvalidArgumentException(name, name + " is out of range: " + v);
+        }
+        return (int) v;
+    }
+
+    private Mono<Void> ptyExit(HttpServerRequest req, HttpServerResponse res) {
+        long wait = Math.max(1, Math.min(MAX_EXIT_WAIT_MS, Http.longQuery(req, "waitMs", 0)));
+        return pty(req).flatMap(pty -> pty.exit().timeout(Duration.ofMillis(wait), Mono.empty()))
+                .flatMap(x -> Http.json(res, 200, Wire.exit(x)))
+                .switchIfEmpty(Mono.defer(() -> Http.noContent(res)));
+    }
+
+    private Mono<Void> ptyInput(HttpServerRequest req, HttpServerResponse res) {
+        return pty(req).flatMap(
+                        pty -> Http.rawBody(req).concatMap(pty::write, 1).then())
+                .then(Http.noContent(res));
+    }
+
+    private Mono<Void> ptyResize(HttpServerRequest req, HttpServerResponse res) {
+        return body(req)
+                .flatMap(n -> {
+                    int cols = Wire.intValue(n, "cols", 0);
+                    int rows = Wire.intValue(n, "rows", 0);
+                    return pty(req).flatMap(pty -> pty.resize(cols, rows));
+                })
+                .then(Http.noContent(res));
+    }
+
+    private Mono<Void> ptySignal(HttpServerRequest req, HttpServerResponse res) {
+        return body(req)
+                .flatMap(n -> {
+                    JsonNode sig = n.get("signal");
+                    if (sig == null || !sig.isIntegralNumber()) {
+                        throw new InvalidArgumentException(
+                                "signal", "signal must be a number from 1 to 64, got " + sig);
+                    }
+                    return pty(req).flatMap(pty -> pty.signal(sig.asInt()));
+                })
+                .then(Http.noContent(res));
+    }
+
+    private Mono<Void> ptyKill(HttpServerRequest req, HttpServerResponse res) {
+        return pty(req).flatMap(PtySession::kill).then(Http.noContent(res));
     }
 }
