@@ -25,10 +25,65 @@ sealed interface CommandLine {
      * @param url the server's base URL (remote only), or {@code null}
      * @param tokenFile the file holding the bearer token (remote only), or {@code null}
      */
-    record Provider(String name, String url, Path tokenFile) {
+    record Provider(String name, String url, Path tokenFile, Docker docker) {
         /** The local provider. */
-        static final Provider LOCAL = new Provider("local", null, null);
+        static final Provider LOCAL = new Provider("local", null, null, null);
     }
+
+    /**
+     * The Docker provider's settings: {@code --image}, {@code --pull}, {@code --runtime}, {@code --network}, {@code
+     * --cpus}, {@code --memory}, {@code --pids-limit}. Every field but the image may be {@code null} for Docker's or
+     * the SDK's default.
+     *
+     * @param image the image, such as {@code python:3.12-slim}
+     * @param pull always, if-not-present or never
+     * @param runtime runc or runsc
+     * @param network none or bridge
+     * @param cpus the CPU limit, in CPUs
+     * @param memory the memory limit, in bytes
+     * @param pidsLimit the most processes at once
+     */
+    record Docker(String image, String pull, String runtime, String network, Double cpus, Long memory, Long pidsLimit) {
+        /** The image sessions use when {@code --image} is not given. */
+        static final String DEFAULT_IMAGE = "sandbox-test:busybox";
+    }
+
+    /**
+     * {@code sandbox create}: a session that outlives the command; prints its id.
+     *
+     * @param provider where to make it
+     * @param labels its labels
+     * @param lifetime its lifetime, or {@code null} for the SDK's default
+     * @param idleTimeout its idle timeout, or {@code null} for none
+     * @param fromSnapshot a snapshot to start from, or {@code null}
+     */
+    record Create(
+            Provider provider, Map<String, String> labels, Duration lifetime, Duration idleTimeout, String fromSnapshot)
+            implements CommandLine {}
+
+    /**
+     * {@code sandbox ls}: the sessions whose labels include the given ones.
+     *
+     * @param provider where to look
+     * @param labels the labels every listed session has
+     */
+    record ListSessions(Provider provider, Map<String, String> labels) implements CommandLine {}
+
+    /**
+     * {@code sandbox destroy}: removes sessions.
+     *
+     * @param provider where they are
+     * @param sessions their ids
+     */
+    record Destroy(Provider provider, List<String> sessions) implements CommandLine {}
+
+    /**
+     * {@code sandbox snapshot}: saves a session as a snapshot; prints its reference.
+     *
+     * @param provider where the session is
+     * @param session its id
+     */
+    record Snapshot(Provider provider, String session) implements CommandLine {}
 
     /**
      * {@code sandbox serve}: serves the local provider's sessions over HTTP until SIGINT or SIGTERM.
@@ -36,8 +91,9 @@ sealed interface CommandLine {
      * @param host the address to bind
      * @param port the port, 0 for any free one
      * @param tokenFile the file holding the bearer token clients must send
+     * @param provider whose sessions to serve: local or docker
      */
-    record Serve(String host, int port, Path tokenFile) implements CommandLine {}
+    record Serve(String host, int port, Path tokenFile, Provider provider) implements CommandLine {}
 
     /**
      * {@code sandbox shell}: an interactive terminal in a session.
@@ -60,6 +116,7 @@ sealed interface CommandLine {
      * @param lifetime the session's lifetime, or {@code null} for the default
      * @param maxOutput the per-stream cap of {@code run}, or {@code null} for the SDK's default
      * @param background start the command in a session that outlives the CLI and print its ids ({@code exec} only)
+     * @param session an existing session to run in (left running), or {@code null} for a new one
      * @param command the program and its arguments
      */
     record Exec(
@@ -72,6 +129,7 @@ sealed interface CommandLine {
             Duration lifetime,
             Long maxOutput,
             boolean background,
+            String session,
             List<String> command)
             implements CommandLine {}
 
@@ -136,19 +194,39 @@ sealed interface CommandLine {
     }
 
     /** The providers the CLI knows. */
-    List<String> PROVIDERS = List.of("local", "remote");
+    List<String> PROVIDERS = List.of("local", "docker", "remote");
+
+    /** The Docker provider's options. */
+    Set<String> DOCKER_OPTIONS =
+            Set.of("--image", "--pull", "--runtime", "--network", "--cpus", "--memory", "--pids-limit");
 
     /** The options that choose the provider, accepted by every subcommand that uses sessions. */
-    Set<String> PROVIDER_OPTIONS = Set.of("--provider", "--url", "--token-file");
+    Set<String> PROVIDER_OPTIONS = Set.of(
+            "--provider",
+            "--url",
+            "--token-file",
+            "--image",
+            "--pull",
+            "--runtime",
+            "--network",
+            "--cpus",
+            "--memory",
+            "--pids-limit");
 
     String USAGE = """
-            usage: sandbox exec [OPTIONS] [--background] -- CMD [ARG...]
-                   sandbox run [OPTIONS] [--max-output BYTES] -- CMD [ARG...]
+            usage: sandbox exec [OPTIONS] [--background | --session SESSION] -- CMD [ARG...]
+                   sandbox run [OPTIONS] [--max-output BYTES] [--session SESSION] -- CMD [ARG...]
+                   sandbox create [PROVIDER] [--label K=V]... [--lifetime D] [--idle-timeout D]
+                                  [--from-snapshot REF]
+                   sandbox ls [PROVIDER] [--label K=V]...
+                   sandbox destroy [PROVIDER] SESSION...
+                   sandbox snapshot [PROVIDER] SESSION
                    sandbox logs [PROVIDER] [--from OFFSET] [--follow] SESSION PROCESS
                    sandbox cp [PROVIDER] SRC DST
                    sandbox ls-files [PROVIDER] SESSION:PATH
                    sandbox shell [PROVIDER] [--session SESSION] [-- CMD [ARG...]]
-                   sandbox serve [--host HOST] [--port PORT] --token-file FILE
+                   sandbox serve [--provider local|docker [DOCKER]] [--host HOST] [--port PORT]
+                                 --token-file FILE
                    sandbox --help
 
             Commands in a new sandbox session, destroyed when they end:
@@ -158,9 +236,17 @@ sealed interface CommandLine {
                         stderr, stdoutTruncated, stderrTruncated, durationMs (and stdoutBytes,
                         stderrBytes, termination); exits with CMD's exit code
 
-            Commands for sessions that outlive the sandbox command (remote provider; local
-            sessions end with the command that made them, so with the local provider these
-            fail with exit code 2):
+            Commands for sessions that outlive the sandbox command (docker and remote providers;
+            local sessions end with the command that made them, so with the local provider
+            these fail with exit code 2):
+              create    makes a session and prints its id; with --from-snapshot, from a
+                        snapshot (docker) [lifetime 5m]
+              exec --session SESSION, run --session SESSION
+                        run CMD in an existing session, which stays
+              ls        prints "SESSION PROVIDER CREATED LABELS" for each session that has all
+                        the given labels
+              destroy   removes the sessions; exits 1 if one of them could not be removed
+              snapshot  saves session SESSION as an image and prints its reference (docker)
               exec --background
                         starts CMD in a new session that stays, prints "SESSION PROCESS" (the
                         ids sandbox logs takes) and exits 0
@@ -181,16 +267,25 @@ sealed interface CommandLine {
                         passed on as it changes; exits with CMD's exit code
 
             Server:
-              serve     serves local sessions over HTTP (the remote provider's protocol) on
+              serve     serves local (or docker) sessions over HTTP (the remote provider's protocol) on
                         HOST [127.0.0.1] and PORT [7070; 0 for any free port], to clients
                         that send the token in FILE; prints "serving on URL" and runs until
                         SIGINT or SIGTERM, then stops gracefully (its sessions are destroyed)
 
             PROVIDER and OPTIONS:
-              --provider NAME     where to run: local (host processes, no isolation) or
-                                  remote (a sandbox serve) [local]
+              --provider NAME     where to run: local (host processes, no isolation), docker
+                                  (containers on the Docker daemon of DOCKER_HOST) or remote
+                                  (a sandbox serve) [local]
               --url URL           remote only: the server, such as http://127.0.0.1:7070
               --token-file FILE   remote only: the file holding the server's token
+            DOCKER (docker only):
+              --image IMAGE       the sessions' image [sandbox-test:busybox]
+              --pull POLICY       always, if-not-present or never [if-not-present]
+              --runtime NAME      runc, or runsc for gVisor [runc]
+              --network NAME      none or bridge [none]
+              --cpus N            CPU limit, such as 0.5
+              --memory BYTES      memory limit: a number with an optional k, m or g suffix
+              --pids-limit N      the most processes at once
             OPTIONS also:
               --workdir DIR       run in DIR (must exist; kept) instead of a fresh temporary
                                   directory (deleted afterwards)
@@ -201,6 +296,9 @@ sealed interface CommandLine {
                                   [as long as CMD runs; 5m with --background]
               --max-output BYTES  run only: keep at most BYTES of each stream [1048576]
               --background        exec only: see above
+              --session SESSION   exec and run: use this existing session
+              --label K=V         create: add a label; ls: list only sessions with it
+              --from-snapshot REF create only: start from this snapshot
               --from OFFSET       logs only: where to start, OFFSET or OUT,ERR bytes [0]
               --follow            logs only: wait for more output until the process ends
               -h, --help          print this help
@@ -230,7 +328,8 @@ sealed interface CommandLine {
             return new Help();
         }
         if (list.isEmpty()) {
-            throw new UsageException("missing subcommand: exec, run, logs, cp, ls-files, shell or serve");
+            throw new UsageException(
+                    "missing subcommand: exec, run, create, ls, destroy, snapshot, logs, cp, ls-files, shell or serve");
         }
         String subcommand = list.get(0);
         List<String> rest = list.subList(1, list.size());
@@ -241,14 +340,18 @@ sealed interface CommandLine {
             case "cp" -> parseCopy(rest);
             case "ls-files" -> parseListFiles(rest);
             case "serve" -> parseServe(rest);
+            case "create" -> parseCreate(rest);
+            case "ls" -> parseListSessions(rest);
+            case "destroy" -> parseDestroy(rest);
+            case "snapshot" -> parseSnapshot(rest);
             case "shell" -> parseShell(rest);
             default ->
                 throw new UsageException(
                         subcommand.startsWith("-")
                                 ? "unknown option '" + subcommand + "'; expected a subcommand first"
-                                        + " (exec, run, logs, cp, ls-files, shell or serve)"
+                                        + " (exec, run, create, ls, destroy, snapshot, logs, cp, ls-files, shell or serve)"
                                 : "unknown subcommand '" + subcommand
-                                        + "'; expected exec, run, logs, cp, ls-files, shell or serve");
+                                        + "'; expected exec, run, create, ls, destroy, snapshot, logs, cp, ls-files, shell or serve");
         };
     }
 
@@ -257,7 +360,14 @@ sealed interface CommandLine {
         Options o = Options.parse(
                 args,
                 dashes < 0 ? args.size() : dashes,
-                with(Set.of("--workdir", "--env", "--timeout", "--idle-timeout", "--lifetime", "--max-output")),
+                with(Set.of(
+                        "--workdir",
+                        "--env",
+                        "--timeout",
+                        "--idle-timeout",
+                        "--lifetime",
+                        "--max-output",
+                        "--session")),
                 Set.of("--background"),
                 false);
         Provider provider = provider(o);
@@ -268,6 +378,7 @@ sealed interface CommandLine {
         Duration lifetime = null;
         Long maxOutput = null;
         boolean background = false;
+        String session = null;
         for (Option option : o.given()) {
             String value = option.value();
             switch (option.name()) {
@@ -294,6 +405,7 @@ sealed interface CommandLine {
                     }
                     background = true;
                 }
+                case "--session" -> session = id("--session", option.value());
                 default -> {
                     // --provider, read above
                 }
@@ -309,6 +421,13 @@ sealed interface CommandLine {
         if (command.isEmpty()) {
             throw new UsageException("missing command after --");
         }
+        if (session != null && background) {
+            throw new UsageException("--session and --background do not go together: --background makes a session");
+        }
+        if (session != null && (workdir != null || !env.isEmpty() || lifetime != null)) {
+            throw new UsageException(
+                    "--workdir, --env and --lifetime set up a new session; with --session the session exists");
+        }
         return new Exec(
                 mode,
                 provider,
@@ -319,7 +438,83 @@ sealed interface CommandLine {
                 lifetime,
                 maxOutput,
                 background,
+                session,
                 List.copyOf(command));
+    }
+
+    private static Create parseCreate(List<String> args) throws UsageException {
+        Options o = Options.parse(
+                args,
+                args.size(),
+                with(Set.of("--label", "--lifetime", "--idle-timeout", "--from-snapshot")),
+                Set.of(),
+                true);
+        if (!o.positional().isEmpty()) {
+            throw new UsageException(
+                    "unexpected argument '" + o.positional().get(0) + "'; sandbox create takes options");
+        }
+        Duration lifetime = null;
+        Duration idleTimeout = null;
+        String snapshot = null;
+        for (Option option : o.given()) {
+            switch (option.name()) {
+                case "--lifetime" -> lifetime = Durations.parse(option.name(), option.value());
+                case "--idle-timeout" -> idleTimeout = Durations.parse(option.name(), option.value());
+                case "--from-snapshot" -> snapshot = id("--from-snapshot", option.value());
+                default -> {
+                    // --label, --provider
+                }
+            }
+        }
+        return new Create(provider(o), labels(o), lifetime, idleTimeout, snapshot);
+    }
+
+    private static ListSessions parseListSessions(List<String> args) throws UsageException {
+        Options o = Options.parse(args, args.size(), with(Set.of("--label")), Set.of(), true);
+        if (!o.positional().isEmpty()) {
+            throw new UsageException("unexpected argument '" + o.positional().get(0) + "'; sandbox ls takes options");
+        }
+        return new ListSessions(provider(o), labels(o));
+    }
+
+    private static Destroy parseDestroy(List<String> args) throws UsageException {
+        Options o = Options.parse(args, args.size(), PROVIDER_OPTIONS, Set.of(), true);
+        if (o.positional().isEmpty()) {
+            throw new UsageException("sandbox destroy needs at least one SESSION id");
+        }
+        List<String> ids = new ArrayList<>();
+        for (String id : o.positional()) {
+            ids.add(id("SESSION", id));
+        }
+        return new Destroy(provider(o), List.copyOf(ids));
+    }
+
+    private static Snapshot parseSnapshot(List<String> args) throws UsageException {
+        Options o = Options.parse(args, args.size(), PROVIDER_OPTIONS, Set.of(), true);
+        if (o.positional().size() != 1) {
+            throw new UsageException(
+                    o.positional().isEmpty()
+                            ? "sandbox snapshot needs a SESSION id"
+                            : "unexpected argument '" + o.positional().get(1)
+                                    + "'; sandbox snapshot takes one SESSION");
+        }
+        return new Snapshot(provider(o), id("SESSION", o.positional().get(0)));
+    }
+
+    /** The {@code --label K=V} options, in the order given. */
+    private static Map<String, String> labels(Options o) throws UsageException {
+        Map<String, String> labels = new LinkedHashMap<>();
+        for (Option option : o.given()) {
+            if (option.name().equals("--label")) {
+                String value = option.value();
+                int sep = value.indexOf('=');
+                if (sep <= 0) {
+                    throw new UsageException("invalid --label '" + value + "': expected KEY=VALUE");
+                }
+                labels.put(value.substring(0, sep), value.substring(sep + 1));
+            }
+        }
+        return Collections.unmodifiableMap(labels);
     }
 
     private static Logs parseLogs(List<String> args) throws UsageException {
@@ -434,8 +629,26 @@ sealed interface CommandLine {
         String provider = "local";
         String url = null;
         Path tokenFile = null;
+        String image = null;
+        String pull = null;
+        String runtime = null;
+        String network = null;
+        Double cpus = null;
+        Long memory = null;
+        Long pids = null;
+        String dockerOption = null;
         for (Option option : o.given()) {
+            if (DOCKER_OPTIONS.contains(option.name())) {
+                dockerOption = option.name();
+            }
             switch (option.name()) {
+                case "--image" -> image = id("--image", option.value());
+                case "--pull" -> pull = oneOf("--pull", option.value(), "always", "if-not-present", "never");
+                case "--runtime" -> runtime = oneOf("--runtime", option.value(), "runc", "runsc");
+                case "--network" -> network = oneOf("--network", option.value(), "none", "bridge");
+                case "--cpus" -> cpus = cpus(option.value());
+                case "--memory" -> memory = size("--memory", option.value());
+                case "--pids-limit" -> pids = bytes("--pids-limit", option.value());
                 case "--provider" -> {
                     if (!PROVIDERS.contains(option.value())) {
                         throw new UsageException("unknown provider '" + option.value() + "' (available: "
@@ -450,16 +663,71 @@ sealed interface CommandLine {
                 }
             }
         }
+        if (dockerOption != null && !provider.equals("docker")) {
+            throw new UsageException(dockerOption + " applies to --provider docker only");
+        }
+        if (provider.equals("docker")) {
+            if (url != null || tokenFile != null) {
+                throw new UsageException(
+                        (url != null ? "--url" : "--token-file") + " applies to --provider remote only");
+            }
+            return new Provider(
+                    provider,
+                    null,
+                    null,
+                    new Docker(
+                            image == null ? Docker.DEFAULT_IMAGE : image, pull, runtime, network, cpus, memory, pids));
+        }
         if (provider.equals("remote")) {
             if (url == null || tokenFile == null) {
                 throw new UsageException("--provider remote needs --url URL and --token-file FILE");
             }
-            return new Provider(provider, url, tokenFile);
+            return new Provider(provider, url, tokenFile, null);
         }
         if (url != null || tokenFile != null) {
             throw new UsageException((url != null ? "--url" : "--token-file") + " applies to --provider remote only");
         }
         return Provider.LOCAL;
+    }
+
+    private static String oneOf(String option, String value, String... allowed) throws UsageException {
+        if (!List.of(allowed).contains(value)) {
+            throw new UsageException(
+                    "invalid " + option + " '" + value + "': expected one of " + String.join(", ", allowed));
+        }
+        return value;
+    }
+
+    private static double cpus(String text) throws UsageException {
+        try {
+            double cpus = Double.parseDouble(text);
+            if (cpus > 0 && cpus <= 1024) {
+                return cpus;
+            }
+        } catch (NumberFormatException e) {
+            // below
+        }
+        throw new UsageException("invalid --cpus '" + text + "': expected a positive number such as 0.5");
+    }
+
+    /** A byte count with an optional k, m or g suffix (powers of 1024). */
+    private static long size(String option, String text) throws UsageException {
+        String lower = text.toLowerCase(java.util.Locale.ROOT);
+        int shift = 0;
+        if (!lower.isEmpty()) {
+            switch (lower.charAt(lower.length() - 1)) {
+                case 'k' -> shift = 10;
+                case 'm' -> shift = 20;
+                case 'g' -> shift = 30;
+                default -> shift = 0;
+            }
+        }
+        String digits = shift == 0 ? lower : lower.substring(0, lower.length() - 1);
+        long n = bytes(option, digits);
+        if (n > (Long.MAX_VALUE >> shift)) {
+            throw new UsageException(option + " is too large: '" + text + "'");
+        }
+        return n << shift;
     }
 
     private static String url(String text) throws UsageException {
@@ -486,8 +754,9 @@ sealed interface CommandLine {
     }
 
     private static Serve parseServe(List<String> args) throws UsageException {
-        Options o = Options.parse(
-                args, args.size(), Set.of("--provider", "--host", "--port", "--token-file"), Set.of(), true);
+        Set<String> serveOptions = new java.util.HashSet<>(DOCKER_OPTIONS);
+        serveOptions.addAll(Set.of("--provider", "--host", "--port", "--token-file"));
+        Options o = Options.parse(args, args.size(), serveOptions, Set.of(), true);
         if (!o.positional().isEmpty()) {
             throw new UsageException(
                     "unexpected argument '" + o.positional().get(0) + "'; sandbox serve takes options");
@@ -498,9 +767,9 @@ sealed interface CommandLine {
         for (Option option : o.given()) {
             switch (option.name()) {
                 case "--provider" -> {
-                    if (!option.value().equals("local")) {
-                        throw new UsageException("sandbox serve serves the local provider only, got --provider '"
-                                + option.value() + "'");
+                    if (!option.value().equals("local") && !option.value().equals("docker")) {
+                        throw new UsageException("sandbox serve serves the local or the docker provider, got"
+                                + " --provider '" + option.value() + "'");
                     }
                 }
                 case "--host" -> host = option.value();
@@ -511,13 +780,22 @@ sealed interface CommandLine {
                     }
                     port = (int) p;
                 }
-                default -> tokenFile = file("--token-file", option.value());
+                case "--token-file" -> tokenFile = file("--token-file", option.value());
+                default -> {
+                    // docker settings, read below
+                }
             }
         }
         if (tokenFile == null) {
             throw new UsageException("sandbox serve needs --token-file FILE (the bearer token clients must send)");
         }
-        return new Serve(host, port, tokenFile);
+        List<Option> providerOnly = new ArrayList<>();
+        for (Option option : o.given()) {
+            if (option.name().equals("--provider") || DOCKER_OPTIONS.contains(option.name())) {
+                providerOnly.add(option);
+            }
+        }
+        return new Serve(host, port, tokenFile, provider(new Options(providerOnly, List.of())));
     }
 
     private static Shell parseShell(List<String> args) throws UsageException {

@@ -1,10 +1,13 @@
 package dev.sandbox.samples.cli;
 
 import dev.sandbox.SandboxSession;
+import dev.sandbox.SessionInfo;
 import dev.sandbox.SessionOptions;
 import dev.sandbox.blocking.SandboxClient;
 import dev.sandbox.local.LocalSandboxProvider;
 import java.time.Duration;
+import java.util.List;
+import java.util.Map;
 
 /**
  * Sessions of the local provider: host processes in a temporary directory, owned by this JVM. They end with the CLI
@@ -13,7 +16,7 @@ import java.time.Duration;
 final class LocalSessionSource implements SessionSource {
     static final String NOT_PERSISTENT =
             "local sessions live only as long as the sandbox command that made them; use a provider whose sessions"
-                    + " outlive the command: --provider remote (with a sandbox serve)";
+                    + " outlive the command: --provider docker, or --provider remote (with a sandbox serve)";
 
     @Override
     public SandboxClient create(SessionOptions options, Duration wait) {
@@ -56,5 +59,20 @@ final class LocalSessionSource implements SessionSource {
             provider.close();
             throw e;
         }
+    }
+
+    @Override
+    public String createSession(SessionOptions options, String fromSnapshot, Duration wait) throws UsageException {
+        throw new UsageException("create: " + NOT_PERSISTENT, false);
+    }
+
+    @Override
+    public List<SessionInfo> list(Map<String, String> labels, Duration wait) throws UsageException {
+        throw new UsageException("ls: " + NOT_PERSISTENT + "; there is nothing to list", false);
+    }
+
+    @Override
+    public void destroy(String sessionId, Duration wait) throws UsageException {
+        attach(sessionId, wait);
     }
 }

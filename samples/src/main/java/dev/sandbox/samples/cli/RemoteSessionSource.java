@@ -1,10 +1,13 @@
 package dev.sandbox.samples.cli;
 
 import dev.sandbox.SandboxSession;
+import dev.sandbox.SessionInfo;
 import dev.sandbox.SessionOptions;
 import dev.sandbox.blocking.SandboxClient;
 import dev.sandbox.remote.RemoteSandboxProvider;
 import java.time.Duration;
+import java.util.List;
+import java.util.Map;
 
 /**
  * Sessions on a sandbox server ({@code sandbox serve}), through the remote provider: they outlive the CLI, so every
@@ -50,6 +53,25 @@ final class RemoteSessionSource implements SessionSource {
         SandboxSession session = provider.create(SessionOptions.defaults().withUnlimitedLifetime())
                 .block(wait);
         return new Lease(session, () -> session.destroy().block(wait));
+    }
+
+    @Override
+    public String createSession(SessionOptions options, String fromSnapshot, Duration wait) {
+        SandboxSession session = fromSnapshot == null
+                ? provider.create(options).block(wait)
+                : provider.restore(fromSnapshot, options).block(wait);
+        session.close().block(wait);
+        return session.id();
+    }
+
+    @Override
+    public List<SessionInfo> list(Map<String, String> labels, Duration wait) {
+        return provider.list(labels).collectList().block(wait);
+    }
+
+    @Override
+    public void destroy(String sessionId, Duration wait) {
+        provider.attach(sessionId).flatMap(SandboxSession::destroy).block(wait);
     }
 
     @Override

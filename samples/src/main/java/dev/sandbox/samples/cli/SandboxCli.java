@@ -6,6 +6,7 @@ import dev.sandbox.SandboxException;
 import dev.sandbox.SandboxTimeoutException;
 import dev.sandbox.SessionClosedException;
 import dev.sandbox.SessionEndReason;
+import dev.sandbox.SessionInfo;
 import dev.sandbox.SessionOptions;
 import dev.sandbox.blocking.SandboxClient;
 import java.io.PrintStream;
@@ -16,10 +17,11 @@ import java.time.Duration;
  * SandboxClient}, streaming its output ({@code exec}) or printing it as JSON ({@code run}), and exits with the
  * command's exit code. {@code sandbox --help} prints the usage.
  *
- * <p>{@code exec --background}, {@code logs}, {@code cp} and {@code ls-files} work with sessions that outlive one
- * CLI run; they get their sessions from a {@link SessionSource}: the remote provider's ({@code --provider remote --url
- * URL --token-file FILE}, a server started with {@code sandbox serve}), while the local provider's source explains
- * that its sessions end with the CLI (exit 2). {@code shell} runs an interactive terminal in a session.
+ * <p>{@code create}, {@code ls}, {@code destroy}, {@code snapshot}, {@code exec --session}, {@code exec --background},
+ * {@code logs}, {@code cp} and {@code ls-files} work with sessions that outlive one CLI run; they get their sessions
+ * from a {@link SessionSource}: Docker's ({@code --provider docker --image IMAGE ...}) or the remote provider's ({@code
+ * --provider remote --url URL --token-file FILE}, a server started with {@code sandbox serve}), while the local
+ * provider's source explains that its sessions end with the CLI (exit 2). {@code shell} runs an interactive terminal in a session.
  *
  * <p>Exit codes: the command's own; 124 when it timed out; 2 for a usage error or a command the provider cannot do;
  * 127 when the command could not be started; 1 for any other sandbox error.
@@ -27,6 +29,8 @@ import java.time.Duration;
  * <pre>{@code
  * java -jar sandbox.jar exec --timeout 10s --env GREETING=hi -- sh -c 'echo $GREETING'
  * java -jar sandbox.jar run --max-output 4096 -- python3 -V
+ * java -jar sandbox.jar create --provider docker --image python:3.12-slim --memory 512m --label team=search
+ * java -jar sandbox.jar exec --provider docker --session docker-1f2e3d4c5b6a7988 -- python3 -V
  * java -jar sandbox.jar serve --port 7070 --token-file token &
  * java -jar sandbox.jar exec --provider remote --url http://127.0.0.1:7070 --token-file token --background -- sleep 60
  * java -jar sandbox.jar shell --provider remote --url http://127.0.0.1:7070 --token-file token
@@ -50,6 +54,9 @@ public final class SandboxCli {
 
     /** How long past the command's own timeout the CLI waits before giving up on the sandbox itself. */
     private static final Duration GRACE = Duration.ofSeconds(30);
+
+    /** How long create, ls, destroy may take: a container start on a busy daemon included. */
+    private static final Duration CONTROL_WAIT = Duration.ofMinutes(2);
 
     /** The wait limit when the command has no timeout: practically none. */
     private static final Duration UNBOUNDED = Duration.ofDays(36_500);
@@ -146,6 +153,59 @@ public final class SandboxCli {
                 }
             }
             case CommandLine.Serve serve -> ServeCommand.run(serve, out, err);
+            case CommandLine.Create create -> {
+                SessionOptions options = SessionOptions.defaults();
+                for (var label : create.labels().entrySet()) {
+                    options = options.withLabel(label.getKey(), label.getValue());
+                }
+                if (create.lifetime() != null) {
+                    options = options.withLifetime(create.lifetime());
+                }
+                if (create.idleTimeout() != null) {
+                    options = options.withIdleTimeout(create.idleTimeout());
+                }
+                try (SessionSource source = SessionSource.forProvider(create.provider())) {
+                    out.println(source.createSession(options, create.fromSnapshot(), CONTROL_WAIT));
+                    out.flush();
+                    yield 0;
+                }
+            }
+            case CommandLine.ListSessions ls -> {
+                try (SessionSource source = SessionSource.forProvider(ls.provider())) {
+                    for (SessionInfo info : source.list(ls.labels(), CONTROL_WAIT)) {
+                        StringBuilder labels = new StringBuilder();
+                        info.labels()
+                                .forEach((k, v) -> labels.append(labels.isEmpty() ? "" : ",")
+                                        .append(k)
+                                        .append('=')
+                                        .append(v));
+                        out.println(info.id() + " " + info.provider() + " " + info.createdAt() + " "
+                                + (labels.isEmpty() ? "-" : labels));
+                    }
+                    out.flush();
+                    yield 0;
+                }
+            }
+            case CommandLine.Destroy destroy -> {
+                int code = 0;
+                try (SessionSource source = SessionSource.forProvider(destroy.provider())) {
+                    for (String id : destroy.sessions()) {
+                        try {
+                            source.destroy(id, CONTROL_WAIT);
+                        } catch (SandboxException e) {
+                            code = fail(err, e, EXIT_ERROR);
+                        }
+                    }
+                }
+                yield code;
+            }
+            case CommandLine.Snapshot snapshot -> {
+                try (SessionSource source = SessionSource.forProvider(snapshot.provider())) {
+                    out.println(source.snapshot(snapshot.session(), Duration.ofMinutes(10)));
+                    out.flush();
+                    yield 0;
+                }
+            }
             case CommandLine.Help help -> throw new IllegalStateException("help is handled before any session");
         };
     }
@@ -179,14 +239,15 @@ public final class SandboxCli {
     }
 
     private static int foreground(CommandLine.Exec cl, PrintStream out, PrintStream err) throws UsageException {
-        // the session ends with the command, so it needs no lifetime of its own unless one is asked for
+        // a new session ends with the command, so it needs no lifetime of its own unless one is asked for
         SessionOptions session = sessionOptions(cl);
         session = cl.lifetime() == null ? session.withUnlimitedLifetime() : session.withLifetime(cl.lifetime());
         ExecOptions options = execOptions(cl);
         // the command's own --timeout ends it with 124; the client's limit only guards against a stuck sandbox
         Duration wait = cl.timeout() == null ? UNBOUNDED : cl.timeout().plus(GRACE);
         try (SessionSource source = SessionSource.forProvider(cl.provider());
-                SandboxClient client = source.create(session, wait)) {
+                SandboxClient client =
+                        cl.session() == null ? source.create(session, wait) : source.attach(cl.session(), wait)) {
             Thread hook = new Thread(client::close, "sandbox-cli-shutdown");
             Runtime.getRuntime().addShutdownHook(hook);
             try {

@@ -1,5 +1,6 @@
 package dev.sandbox.samples.cli;
 
+import dev.sandbox.SandboxProvider;
 import dev.sandbox.local.LocalSandboxProvider;
 import dev.sandbox.server.SandboxServer;
 import java.io.PrintStream;
@@ -7,7 +8,7 @@ import java.time.Duration;
 import java.util.Arrays;
 
 /**
- * {@code sandbox serve}: the local provider's sessions behind a {@link SandboxServer}. Prints the URL, then runs until
+ * {@code sandbox serve}: the local (or Docker) provider's sessions behind a {@link SandboxServer}. Prints the URL, then runs until
  * the JVM is asked to stop (SIGINT, SIGTERM): a shutdown hook stops the server gracefully (running requests get a few
  * seconds, its sessions are destroyed) and closes the provider.
  */
@@ -19,7 +20,9 @@ final class ServeCommand {
 
     static int run(CommandLine.Serve cl, PrintStream out, PrintStream err) throws UsageException {
         char[] token = TokenFile.read(cl.tokenFile());
-        LocalSandboxProvider provider = LocalSandboxProvider.create();
+        SandboxProvider provider = cl.provider().name().equals("docker")
+                ? DockerSessionSource.serving(cl.provider())
+                : LocalSandboxProvider.create();
         SandboxServer server;
         try {
             server = SandboxServer.builder(provider)
@@ -45,7 +48,7 @@ final class ServeCommand {
                 },
                 "sandbox-serve-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
-        out.println("sandbox: serving local sessions on " + server.baseUrl());
+        out.println("sandbox: serving " + provider.name() + " sessions on " + server.baseUrl());
         out.flush();
         server.awaitStop();
         return 0;

@@ -1,9 +1,12 @@
 package dev.sandbox.samples.cli;
 
 import dev.sandbox.SandboxSession;
+import dev.sandbox.SessionInfo;
 import dev.sandbox.SessionOptions;
 import dev.sandbox.blocking.SandboxClient;
 import java.time.Duration;
+import java.util.List;
+import java.util.Map;
 
 /**
  * Where the CLI's commands get their sessions: the only part of the CLI that knows the providers. The commands take a
@@ -66,6 +69,48 @@ interface SessionSource extends AutoCloseable {
         }
     }
 
+    /**
+     * Makes a session that outlives this command ({@code create}) and releases its handle.
+     *
+     * @param options the session's options
+     * @param fromSnapshot a snapshot to start from, or {@code null}
+     * @param wait how long it may take
+     * @return the session's id
+     * @throws UsageException when the provider's sessions cannot outlive the command
+     */
+    String createSession(SessionOptions options, String fromSnapshot, Duration wait) throws UsageException;
+
+    /**
+     * The sessions that have every given label ({@code ls}).
+     *
+     * @param labels the labels to match
+     * @param wait how long it may take
+     * @return the sessions
+     * @throws UsageException when the provider's sessions cannot be reached from another command
+     */
+    List<SessionInfo> list(Map<String, String> labels, Duration wait) throws UsageException;
+
+    /**
+     * Removes a session ({@code destroy}).
+     *
+     * @param sessionId the session
+     * @param wait how long it may take
+     * @throws UsageException when the provider's sessions cannot be reached from another command
+     */
+    void destroy(String sessionId, Duration wait) throws UsageException;
+
+    /**
+     * Saves a session as a snapshot ({@code snapshot}).
+     *
+     * @param sessionId the session
+     * @param wait how long it may take
+     * @return the snapshot's reference
+     * @throws UsageException when the provider has no snapshots
+     */
+    default String snapshot(String sessionId, Duration wait) throws UsageException {
+        throw new UsageException("snapshots need --provider docker", false);
+    }
+
     /** Releases the provider. */
     @Override
     default void close() {}
@@ -81,6 +126,7 @@ interface SessionSource extends AutoCloseable {
         return switch (provider.name()) {
             case "local" -> new LocalSessionSource();
             case "remote" -> RemoteSessionSource.open(provider);
+            case "docker" -> DockerSessionSource.open(provider);
             default ->
                 throw new IllegalArgumentException("unknown provider " + provider.name()); // the parser rejects it
         };

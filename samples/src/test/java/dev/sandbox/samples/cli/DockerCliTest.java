@@ -1,0 +1,199 @@
+package dev.sandbox.samples.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.github.dockerjava.api.DockerClient;
+import com.github.dockerjava.core.DefaultDockerClientConfig;
+import com.github.dockerjava.core.DockerClientImpl;
+import com.github.dockerjava.zerodep.ZerodepDockerHttpClient;
+import dev.sandbox.docker.RequiresDocker;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The CLI's Docker commands, in-process through {@link SandboxCli#run}, against the real daemon and test image. */
+@RequiresDocker
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@Timeout(value = 180, unit = TimeUnit.SECONDS)
+class DockerCliTest {
+    private static final String SESSION_LABEL = "dev.sandbox.session";
+    private final String run = UUID.randomUUID().toString();
+    private final List<String> snapshots = new ArrayList<>();
+    private DockerClient docker;
+
+    @TempDir
+    Path tmp;
+
+    record Outcome(int code, String out, String err) {}
+
+    private static Outcome cli(String... args) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int code;
+        try (PrintStream o = new PrintStream(out, false, StandardCharsets.UTF_8);
+                PrintStream e = new PrintStream(err, false, StandardCharsets.UTF_8)) {
+            code = SandboxCli.run(args, o, e);
+        }
+        return new Outcome(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    }
+
+    /** A docker command line: the subcommand, the provider options, then the rest. */
+    private static Outcome docker(String subcommand, String... rest) {
+        List<String> args = new ArrayList<>(List.of(subcommand, "--provider", "docker", "--pull", "never"));
+        if (subcommand.equals("destroy") || subcommand.equals("snapshot") || subcommand.equals("ls")) {
+            args = new ArrayList<>(List.of(subcommand, "--provider", "docker"));
+        }
+        args.addAll(List.of(rest));
+        return cli(args.toArray(String[]::new));
+    }
+
+    @BeforeAll
+    void connect() {
+        DefaultDockerClientConfig config =
+                DefaultDockerClientConfig.createDefaultConfigBuilder().build();
+        docker = DockerClientImpl.getInstance(
+                config,
+                new ZerodepDockerHttpClient.Builder()
+                        .dockerHost(config.getDockerHost())
+                        .build());
+    }
+
+    @AfterAll
+    void cleanUp() throws IOException {
+        try {
+            // whatever a failed test left: sessions by this run's label, snapshots it made
+            for (var c : docker.listContainersCmd()
+                    .withShowAll(true)
+                    .withLabelFilter(Map.of("cli-test", run))
+                    .exec()) {
+                docker.removeContainerCmd(c.getId()).withForce(true).exec();
+            }
+            for (String ref : snapshots) {
+                try {
+                    docker.removeImageCmd(ref).withForce(true).exec();
+                } catch (RuntimeException ignored) {
+                    // removed by the test
+                }
+            }
+            assertThat(docker.listContainersCmd()
+                            .withShowAll(true)
+                            .withLabelFilter(Map.of("cli-test", run))
+                            .exec())
+                    .as("containers left by the CLI tests")
+                    .isEmpty();
+        } finally {
+            docker.close();
+        }
+    }
+
+    private int sessionContainers() {
+        return docker.listContainersCmd()
+                .withShowAll(true)
+                .withLabelFilter(List.of(SESSION_LABEL))
+                .exec()
+                .size();
+    }
+
+    @Test
+    void sessionsOutliveEachCommandFromCreateToDestroy() throws IOException {
+        Outcome created = docker("create", "--label", "cli-test=" + run, "--memory", "64m", "--lifetime", "3m");
+        assertThat(created.code()).as(created.err()).isZero();
+        String id = created.out().strip();
+        assertThat(id).startsWith("docker-");
+
+        Outcome exec = docker("exec", "--session", id, "--", "sh", "-c", "echo hi; echo oops >&2; echo kept > /tmp/f");
+        assertThat(exec.code()).as(exec.err()).isZero();
+        assertThat(exec.out()).isEqualTo("hi\n");
+        assertThat(exec.err()).isEqualTo("oops\n");
+        // the container really has the limit asked for
+        var inspect = docker.inspectContainerCmd(docker.listContainersCmd()
+                        .withLabelFilter(Map.of(SESSION_LABEL, id))
+                        .exec()
+                        .get(0)
+                        .getId())
+                .exec();
+        assertThat(inspect.getHostConfig().getMemory()).isEqualTo(64L << 20);
+
+        Outcome exit = docker("run", "--session", id, "--", "sh", "-c", "exit 3");
+        assertThat(exit.code()).isEqualTo(3);
+        assertThat(exit.out()).contains("\"exitCode\":3");
+
+        Outcome listed = docker("ls", "--label", "cli-test=" + run);
+        assertThat(listed.code()).as(listed.err()).isZero();
+        assertThat(listed.out()).startsWith(id + " docker ").contains("cli-test=" + run);
+
+        Path local = tmp.resolve("in.txt");
+        Files.writeString(local, "from the host\n");
+        Outcome up = docker("cp", local.toString(), id + ":/tmp/in.txt");
+        assertThat(up.code()).as(up.err()).isZero();
+        Outcome down = docker("cp", id + ":/tmp/in.txt", tmp.resolve("back.txt").toString());
+        assertThat(down.code()).as(down.err()).isZero();
+        assertThat(Files.readString(tmp.resolve("back.txt"))).isEqualTo("from the host\n");
+
+        Outcome snapshot = docker("snapshot", id);
+        assertThat(snapshot.code()).as(snapshot.err()).isZero();
+        String ref = snapshot.out().strip();
+        snapshots.add(ref);
+        assertThat(ref).startsWith("sandbox-snapshot:" + id + "-");
+        Outcome restored = docker("create", "--label", "cli-test=" + run, "--from-snapshot", ref);
+        assertThat(restored.code()).as(restored.err()).isZero();
+        String copy = restored.out().strip();
+        assertThat(docker("exec", "--session", copy, "--", "cat", "/tmp/f").out())
+                .isEqualTo("kept\n");
+
+        Outcome destroyed = docker("destroy", id, copy);
+        assertThat(destroyed.code()).as(destroyed.err()).isZero();
+        assertThat(docker("ls", "--label", "cli-test=" + run).out()).isEmpty();
+        Outcome gone = docker("exec", "--session", id, "--", "true");
+        assertThat(gone.code()).isEqualTo(SandboxCli.EXIT_ERROR);
+        assertThat(gone.err()).contains(id);
+        docker.removeImageCmd(ref).exec();
+    }
+
+    @Test
+    void aOneShotExecMakesAndRemovesItsOwnContainer() {
+        int before = sessionContainers();
+        Outcome o = docker("exec", "--", "sh", "-c", "echo one-shot; exit 4");
+        assertThat(o.code()).as(o.err()).isEqualTo(4);
+        assertThat(o.out()).isEqualTo("one-shot\n");
+        assertThat(sessionContainers()).isEqualTo(before);
+    }
+
+    @Test
+    void badSettingsAndUnknownSessionsAreClearErrors() {
+        Outcome image =
+                cli("exec", "--provider", "docker", "--image", "no-such-image:1", "--pull", "never", "--", "true");
+        assertThat(image.code()).isEqualTo(SandboxCli.EXIT_ERROR);
+        assertThat(image.err()).contains("no-such-image:1");
+
+        Outcome memory = docker("create", "--memory", "12q");
+        assertThat(memory.code()).isEqualTo(SandboxCli.EXIT_USAGE);
+        assertThat(memory.err()).contains("--memory").contains("12q");
+
+        Outcome unknown = docker("destroy", "docker-0000000000000000");
+        assertThat(unknown.code()).isEqualTo(SandboxCli.EXIT_ERROR);
+        assertThat(unknown.err()).contains("docker-0000000000000000");
+
+        Outcome local = cli("create", "--label", "a=b");
+        assertThat(local.code()).isEqualTo(SandboxCli.EXIT_USAGE);
+        assertThat(local.err()).contains("local sessions live only as long as");
+
+        Outcome remoteSnapshot = cli("snapshot", "some-session");
+        assertThat(remoteSnapshot.code()).isEqualTo(SandboxCli.EXIT_USAGE);
+        assertThat(remoteSnapshot.err()).contains("--provider docker");
+    }
+}
