@@ -45,6 +45,9 @@ final class LocalSessionState {
     private volatile Instant lastActivity = createdAt;
     private volatile long lastActivityNanos = createdNanos;
     private volatile SessionEndReason endReason;
+    /** Set while {@link #destroy} kills the processes, so that a caller who sees them die also sees why. */
+    private volatile SessionEndReason ending;
+
     private Instant expiresAt; // guarded by this
     private Duration idleTimeout; // guarded by this
     private Disposable timer; // guarded by this
@@ -75,7 +78,8 @@ final class LocalSessionState {
     }
 
     SessionEndReason endReason() {
-        return endReason;
+        SessionEndReason ended = endReason;
+        return ended != null ? ended : ending;
     }
 
     void touch() {
@@ -236,9 +240,15 @@ final class LocalSessionState {
             if (endReason != null) {
                 return;
             }
-            runner.killAll();
-            if (ownsWorkdir) {
-                deleteTree(workdir);
+            ending = reason;
+            try {
+                runner.killAll();
+                if (ownsWorkdir) {
+                    deleteTree(workdir);
+                }
+            } catch (RuntimeException | Error e) {
+                ending = null; // the handle stays open so the destroy can be retried
+                throw e;
             }
             endReason = reason;
         }
