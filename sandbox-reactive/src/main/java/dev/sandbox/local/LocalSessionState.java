@@ -39,6 +39,8 @@ final class LocalSessionState {
     private final Consumer<LocalSessionState> onEnd;
     private final long createdNanos = System.nanoTime();
     private volatile SessionEndReason endReason;
+    /** Set while {@link #destroy} kills the processes, so that a caller who sees them die also sees why. */
+    private volatile SessionEndReason ending;
     final SessionTimers timers;
     private final Object destroyLock = new Object();
 
@@ -68,7 +70,8 @@ final class LocalSessionState {
     }
 
     SessionEndReason endReason() {
-        return endReason;
+        SessionEndReason ended = endReason;
+        return ended != null ? ended : ending;
     }
 
     void touch() {
@@ -156,9 +159,15 @@ final class LocalSessionState {
             if (endReason != null) {
                 return;
             }
-            runner.killAll();
-            if (ownsWorkdir) {
-                deleteTree(workdir);
+            ending = reason;
+            try {
+                runner.killAll();
+                if (ownsWorkdir) {
+                    deleteTree(workdir);
+                }
+            } catch (RuntimeException | Error e) {
+                ending = null; // the handle stays open so the destroy can be retried
+                throw e;
             }
             endReason = reason;
         }

@@ -104,8 +104,9 @@ class CommandLineTest {
 
     @Test
     void usageErrors() {
-        assertUsageError("missing subcommand: exec, run, logs, cp or ls-files");
-        assertUsageError("unknown subcommand 'shell'; expected exec, run, logs, cp or ls-files", "shell", "--", "ls");
+        assertUsageError("missing subcommand: exec, run, logs, cp, ls-files, shell or serve");
+        assertUsageError(
+                "unknown subcommand 'sh'; expected exec, run, logs, cp, ls-files, shell or serve", "sh", "--", "ls");
         assertUsageError("unknown option '--verbose'", "--verbose");
         assertUsageError("unknown option '--bogus'", "exec", "--bogus", "--", "ls");
         assertUsageError("unknown option '--bogus'", "exec", "--bogus=1", "--", "ls");
@@ -118,7 +119,8 @@ class CommandLineTest {
         assertUsageError("invalid duration for --idle-timeout", "exec", "--idle-timeout=5", "--", "ls");
         assertUsageError("invalid --env 'NOVALUE'", "exec", "--env", "NOVALUE", "--", "ls");
         assertUsageError("invalid --env '=x'", "exec", "--env", "=x", "--", "ls");
-        assertUsageError("unknown provider 'docker' (available: local)", "exec", "--provider", "docker", "--", "ls");
+        assertUsageError(
+                "unknown provider 'docker' (available: local, remote)", "exec", "--provider", "docker", "--", "ls");
         assertUsageError("--max-output applies to 'sandbox run' only", "exec", "--max-output", "5", "--", "ls");
         assertUsageError("invalid --max-output '5k'", "run", "--max-output", "5k", "--", "ls");
         assertUsageError("invalid --max-output '-1'", "run", "--max-output=-1", "--", "ls");
@@ -228,13 +230,85 @@ class CommandLineTest {
                 "--background",
                 "--from",
                 "--follow",
+                "--url",
+                "--token-file",
+                "--session",
+                "--port",
+                "--host",
                 "--help")) {
             assertThat(CommandLine.USAGE).contains(option);
         }
-        for (String subcommand :
-                List.of("sandbox exec", "sandbox run", "sandbox logs", "sandbox cp", "sandbox ls-files")) {
+        for (String subcommand : List.of(
+                "sandbox exec",
+                "sandbox run",
+                "sandbox logs",
+                "sandbox cp",
+                "sandbox ls-files",
+                "sandbox shell",
+                "sandbox serve")) {
             assertThat(CommandLine.USAGE).contains(subcommand);
         }
         assertThat(CommandLine.USAGE).contains("124", "127", "500ms");
+    }
+
+    @Test
+    void remoteProviderOptionsOnEverySessionCommand() throws UsageException {
+        CommandLine.Provider remote =
+                new CommandLine.Provider("remote", "http://127.0.0.1:7070", java.nio.file.Path.of("tok"));
+        String[] r = {"--provider", "remote", "--url", "http://127.0.0.1:7070", "--token-file", "tok"};
+        assertThat(exec(concat(new String[] {"exec"}, r, new String[] {"--", "ls"}))
+                        .provider())
+                .isEqualTo(remote);
+        assertThat(parse(concat(new String[] {"logs"}, r, new String[] {"s", "p"})))
+                .isEqualTo(new CommandLine.Logs(remote, "s", "p", 0, 0, false));
+        assertThat(parse(concat(new String[] {"ls-files"}, r, new String[] {"s:"})))
+                .isEqualTo(new CommandLine.ListFiles(remote, new CommandLine.Location("s", ".")));
+        assertThat(parse(concat(new String[] {"shell"}, r, new String[] {"--session", "s"})))
+                .isEqualTo(new CommandLine.Shell(remote, "s", List.of("/bin/sh")));
+
+        assertUsageError(
+                "--provider remote needs --url URL and --token-file FILE", "exec", "--provider", "remote", "--", "ls");
+        assertUsageError(
+                "--provider remote needs --url URL and --token-file FILE",
+                "cp",
+                "--provider",
+                "remote",
+                "--url",
+                "http://h:1",
+                "a",
+                "s:b");
+        assertUsageError("--url applies to --provider remote only", "exec", "--url", "http://h:1", "--", "ls");
+        assertUsageError(
+                "invalid --url 'ftp://h'",
+                "ls-files",
+                "--provider",
+                "remote",
+                "--url",
+                "ftp://h",
+                "--token-file",
+                "t",
+                "s:");
+    }
+
+    @Test
+    void shellAndServe() throws UsageException {
+        assertThat(parse("shell"))
+                .isEqualTo(new CommandLine.Shell(CommandLine.Provider.LOCAL, null, List.of("/bin/sh")));
+        assertThat(parse("shell", "--", "bash", "-l"))
+                .isEqualTo(new CommandLine.Shell(CommandLine.Provider.LOCAL, null, List.of("bash", "-l")));
+        assertUsageError("missing command after --", "shell", "--");
+        assertUsageError("unexpected argument 'bash'", "shell", "bash");
+
+        assertThat(parse("serve", "--token-file", "t"))
+                .isEqualTo(new CommandLine.Serve("127.0.0.1", 7070, java.nio.file.Path.of("t")));
+        assertThat(parse("serve", "--port=0", "--host", "0.0.0.0", "--provider", "local", "--token-file=t"))
+                .isEqualTo(new CommandLine.Serve("0.0.0.0", 0, java.nio.file.Path.of("t")));
+        assertUsageError("sandbox serve needs --token-file FILE", "serve", "--port", "1");
+        assertUsageError("invalid --port '70000'", "serve", "--port", "70000", "--token-file", "t");
+        assertUsageError("serves the local provider only", "serve", "--provider", "remote", "--token-file", "t");
+    }
+
+    private static String[] concat(String[]... parts) {
+        return java.util.Arrays.stream(parts).flatMap(java.util.Arrays::stream).toArray(String[]::new);
     }
 }

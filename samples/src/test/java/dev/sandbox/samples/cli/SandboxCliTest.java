@@ -180,7 +180,7 @@ class SandboxCliTest {
                     .as(shown)
                     .startsWith("sandbox: ")
                     .contains("local sessions live only as long as the sandbox command that made them")
-                    .contains("docker, remote")
+                    .contains("--provider remote")
                     .doesNotContain("usage:"); // the command line was right
         }
         assertThat(cli("logs", "some-session", "p-1").err()).contains("'some-session'");
