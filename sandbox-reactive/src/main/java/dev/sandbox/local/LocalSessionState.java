@@ -41,6 +41,7 @@ final class LocalSessionState {
     private volatile SessionEndReason endReason;
     /** Set while {@link #destroy} kills the processes, so that a caller who sees them die also sees why. */
     private volatile SessionEndReason ending;
+
     final SessionTimers timers;
     private final Object destroyLock = new Object();
 

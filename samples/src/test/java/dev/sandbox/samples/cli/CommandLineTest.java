@@ -104,9 +104,14 @@ class CommandLineTest {
 
     @Test
     void usageErrors() {
-        assertUsageError("missing subcommand: exec, run, logs, cp, ls-files, shell or serve");
         assertUsageError(
-                "unknown subcommand 'sh'; expected exec, run, logs, cp, ls-files, shell or serve", "sh", "--", "ls");
+                "missing subcommand: exec, run, create, ls, destroy, snapshot, logs, cp, ls-files, shell or serve");
+        assertUsageError(
+                "unknown subcommand 'sh'; expected exec, run, create, ls, destroy, snapshot, logs, cp, ls-files,"
+                        + " shell or serve",
+                "sh",
+                "--",
+                "ls");
         assertUsageError("unknown option '--verbose'", "--verbose");
         assertUsageError("unknown option '--bogus'", "exec", "--bogus", "--", "ls");
         assertUsageError("unknown option '--bogus'", "exec", "--bogus=1", "--", "ls");
@@ -120,7 +125,7 @@ class CommandLineTest {
         assertUsageError("invalid --env 'NOVALUE'", "exec", "--env", "NOVALUE", "--", "ls");
         assertUsageError("invalid --env '=x'", "exec", "--env", "=x", "--", "ls");
         assertUsageError(
-                "unknown provider 'docker' (available: local, remote)", "exec", "--provider", "docker", "--", "ls");
+                "unknown provider 'k8s' (available: local, docker, remote)", "exec", "--provider", "k8s", "--", "ls");
         assertUsageError("--max-output applies to 'sandbox run' only", "exec", "--max-output", "5", "--", "ls");
         assertUsageError("invalid --max-output '5k'", "run", "--max-output", "5k", "--", "ls");
         assertUsageError("invalid --max-output '-1'", "run", "--max-output=-1", "--", "ls");
@@ -166,7 +171,7 @@ class CommandLineTest {
         assertUsageError("option --from needs a value", "logs", "s", "p", "--from");
         assertUsageError("option --follow takes no value", "logs", "--follow=1", "s", "p");
         assertUsageError("unknown option '--timeout'", "logs", "--timeout", "1s", "s", "p");
-        assertUsageError("unknown provider 'docker'", "logs", "--provider", "docker", "s", "p");
+        assertUsageError("unknown provider 'kubernetes'", "logs", "--provider", "kubernetes", "s", "p");
         assertUsageError("PROCESS must not be empty", "logs", "s", " ");
     }
 
@@ -254,7 +259,7 @@ class CommandLineTest {
     @Test
     void remoteProviderOptionsOnEverySessionCommand() throws UsageException {
         CommandLine.Provider remote =
-                new CommandLine.Provider("remote", "http://127.0.0.1:7070", java.nio.file.Path.of("tok"));
+                new CommandLine.Provider("remote", "http://127.0.0.1:7070", java.nio.file.Path.of("tok"), null);
         String[] r = {"--provider", "remote", "--url", "http://127.0.0.1:7070", "--token-file", "tok"};
         assertThat(exec(concat(new String[] {"exec"}, r, new String[] {"--", "ls"}))
                         .provider())
@@ -300,12 +305,87 @@ class CommandLineTest {
         assertUsageError("unexpected argument 'bash'", "shell", "bash");
 
         assertThat(parse("serve", "--token-file", "t"))
-                .isEqualTo(new CommandLine.Serve("127.0.0.1", 7070, java.nio.file.Path.of("t")));
+                .isEqualTo(new CommandLine.Serve(
+                        "127.0.0.1", 7070, java.nio.file.Path.of("t"), CommandLine.Provider.LOCAL));
         assertThat(parse("serve", "--port=0", "--host", "0.0.0.0", "--provider", "local", "--token-file=t"))
-                .isEqualTo(new CommandLine.Serve("0.0.0.0", 0, java.nio.file.Path.of("t")));
+                .isEqualTo(new CommandLine.Serve("0.0.0.0", 0, java.nio.file.Path.of("t"), CommandLine.Provider.LOCAL));
+        assertThat(parse("serve", "--provider", "docker", "--image", "img:1", "--memory", "1g", "--token-file", "t")
+                        .toString())
+                .contains("img:1", "memory=1073741824");
         assertUsageError("sandbox serve needs --token-file FILE", "serve", "--port", "1");
         assertUsageError("invalid --port '70000'", "serve", "--port", "70000", "--token-file", "t");
-        assertUsageError("serves the local provider only", "serve", "--provider", "remote", "--token-file", "t");
+        assertUsageError(
+                "serves the local or the docker provider", "serve", "--provider", "remote", "--token-file", "t");
+    }
+
+    @Test
+    void dockerProviderOptionsAndSessionCommands() throws UsageException {
+        CommandLine.Exec exec = exec(
+                "exec",
+                "--provider",
+                "docker",
+                "--image",
+                "python:3.12-slim",
+                "--pull",
+                "never",
+                "--runtime",
+                "runsc",
+                "--network",
+                "bridge",
+                "--cpus",
+                "1.5",
+                "--memory",
+                "512m",
+                "--pids-limit",
+                "64",
+                "--",
+                "python3");
+        assertThat(exec.provider())
+                .isEqualTo(new CommandLine.Provider(
+                        "docker",
+                        null,
+                        null,
+                        new CommandLine.Docker("python:3.12-slim", "never", "runsc", "bridge", 1.5, 512L << 20, 64L)));
+        assertThat(exec("exec", "--provider", "docker", "--session", "docker-1", "--", "true")
+                        .session())
+                .isEqualTo("docker-1");
+        assertThat(parse("create", "--provider", "docker", "--label", "a=b", "--label", "c=d", "--lifetime", "2m"))
+                .isEqualTo(new CommandLine.Create(
+                        new CommandLine.Provider(
+                                "docker",
+                                null,
+                                null,
+                                new CommandLine.Docker(
+                                        CommandLine.Docker.DEFAULT_IMAGE, null, null, null, null, null, null)),
+                        java.util.Map.of("a", "b", "c", "d"),
+                        java.time.Duration.ofMinutes(2),
+                        null,
+                        null));
+        assertThat(parse("destroy", "--provider", "docker", "s1", "s2"))
+                .isEqualTo(new CommandLine.Destroy(
+                        ((CommandLine.Create) parse("create", "--provider", "docker")).provider(),
+                        List.of("s1", "s2")));
+        assertThat(parse("ls", "--label", "k=v")).isInstanceOf(CommandLine.ListSessions.class);
+        assertThat(parse("snapshot", "s1")).isInstanceOf(CommandLine.Snapshot.class);
+
+        assertUsageError("--image applies to --provider docker only", "exec", "--image", "x", "--", "ls");
+        assertUsageError("invalid --pull 'sometimes'", "create", "--provider", "docker", "--pull", "sometimes");
+        assertUsageError("invalid --runtime 'kata'", "create", "--provider", "docker", "--runtime", "kata");
+        assertUsageError("invalid --network 'host'", "create", "--provider", "docker", "--network", "host");
+        assertUsageError("invalid --cpus '0'", "create", "--provider", "docker", "--cpus", "0");
+        assertUsageError("invalid --memory '1x'", "create", "--provider", "docker", "--memory", "1x");
+        assertUsageError("invalid --label 'novalue'", "create", "--provider", "docker", "--label", "novalue");
+        assertUsageError("sandbox destroy needs at least one SESSION id", "destroy", "--provider", "docker");
+        assertUsageError("sandbox snapshot needs a SESSION id", "snapshot");
+        assertUsageError(
+                "--session and --background do not go together",
+                "exec",
+                "--session",
+                "s",
+                "--background",
+                "--",
+                "true");
+        assertUsageError("with --session the session exists", "exec", "--session", "s", "--env", "A=1", "--", "true");
     }
 
     private static String[] concat(String[]... parts) {

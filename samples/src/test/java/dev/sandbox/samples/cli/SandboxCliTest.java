@@ -147,7 +147,7 @@ class SandboxCliTest {
             {"exec", "--bogus", "--", "true"},
             {"exec", "--timeout", "soon", "--", "true"},
             {"exec", "--env", "NOEQUALS", "--", "true"},
-            {"exec", "--provider", "docker", "--", "true"},
+            {"exec", "--provider", "kubernetes", "--", "true"},
             {"frobnicate", "--", "true"},
         };
         for (String[] args : cases) {
