@@ -356,7 +356,8 @@ class DockerProviderTest {
                 .getId();
         support.docker.startContainerCmd(stopped).exec();
         support.docker.waitContainerCmd(stopped).start().awaitStatusCode(30, java.util.concurrent.TimeUnit.SECONDS);
-        SandboxSession live = provider.create(options().withLifetime(Duration.ofHours(1))).block(WAIT);
+        SandboxSession live =
+                provider.create(options().withLifetime(Duration.ofHours(1))).block(WAIT);
         try {
             List<String> swept = provider.sweep().block(WAIT);
             assertThat(swept)
