@@ -123,6 +123,51 @@ class DockerFilesTest {
     }
 
     @Test
+    void underGvisorTransfersStreamThroughExecsInBoundedHeap(@TempDir Path dir) throws Exception {
+        long size = 256 * MIB;
+        Path source = dir.resolve("source.bin");
+        byte[] block = new byte[(int) MIB];
+        new Random(11).nextBytes(block);
+        try (OutputStream out = Files.newOutputStream(source)) {
+            for (int i = 0; i < size / MIB; i++) {
+                block[i] ^= (byte) i;
+                out.write(block);
+            }
+        }
+        Path back = dir.resolve("back.bin");
+        try (DockerSandboxProvider gvisor =
+                DockerSandboxProvider.create(DockerTestSupport.settings().withRuntime(DockerSettings.Runtime.RUNSC))) {
+            SandboxSession s = gvisor.create(
+                            SessionOptions.defaults().withLabel(DockerTestSupport.RUN_LABEL, support.runId))
+                    .block(WAIT);
+            try {
+                long baseline = liveHeapAfterGc();
+                HeapWatch watch = new HeapWatch();
+                watch.start();
+                long nanos;
+                try {
+                    long t0 = System.nanoTime();
+                    s.files().upload(source, "big.bin").block(TRANSFER);
+                    assertThat(s.files().download("big.bin", back).block(TRANSFER))
+                            .isEqualTo(size);
+                    nanos = System.nanoTime() - t0;
+                } finally {
+                    watch.stop();
+                }
+                long growth = watch.peak() - baseline;
+                System.out.printf(
+                        "gvisor 256 MiB round trip through exec stdin/stdout: %.2f s (%.0f MiB/s);"
+                                + " live heap growth %.1f MiB%n",
+                        nanos / 1e9, 2 * size / (double) MIB / (nanos / 1e9), growth / (double) MIB);
+                assertThat(growth).as("live heap growth during the round trip").isLessThan(256 * MIB);
+                assertThat(sha256(back)).isEqualTo(sha256(source));
+            } finally {
+                s.destroy().block(WAIT);
+            }
+        }
+    }
+
+    @Test
     void aStreamedWriteOfUnknownLengthKeepsEveryByte() {
         SandboxSession s = session();
         try {
