@@ -577,6 +577,10 @@ public final class DockerSandboxProvider implements SandboxProvider {
     private Mono<Void> destroy(DockerSessionState state, SessionEndReason reason) {
         // marked at once, so an attach right after a destroy was started (not finished) finds nothing
         state.destroying(true);
+        if (reason != SessionEndReason.DESTROYED) {
+            // a timer ended it: say why at once, or a call during the removal sees only a stopped container
+            state.markEnded(reason);
+        }
         return blocking(() -> {
                     control.removeContainer(state.containerId, "session " + state.id);
                     state.markEnded(reason);

@@ -120,10 +120,54 @@ public final class ContainerExecutor {
         this.containerId = containerId;
         this.memoryLimited = memoryLimited;
         this.oomKills = new AtomicLong(oomKillsSoFar);
+        this.archive = new ContainerArchive(data, sessionId, containerId);
+        this.facts =
+                blocking(this::inspectFacts).cache(f -> Duration.ofDays(3650), e -> Duration.ZERO, () -> Duration.ZERO);
     }
+
+    private final ContainerArchive archive;
+    private final Mono<Facts> facts;
 
     DockerDataPlane data() {
         return data;
+    }
+
+    /**
+     * The container's files through the daemon's archive API.
+     *
+     * @return the archive access of this container
+     */
+    public ContainerArchive archive() {
+        return archive;
+    }
+
+    /**
+     * What file operations need to know about the container, fixed at its creation.
+     *
+     * @param workdir the working directory commands start in, {@code /} when the image sets none
+     * @param archiveSeesFiles whether the daemon's archive API sees the files the container's processes see: not
+     *     under gVisor ({@code runsc}), whose sandbox keeps its own view of the root file system
+     */
+    public record Facts(String workdir, boolean archiveSeesFiles) {}
+
+    /**
+     * The container's facts, inspected once and then remembered.
+     *
+     * @return the facts
+     */
+    public Mono<Facts> facts() {
+        return facts;
+    }
+
+    private Facts inspectFacts() {
+        var c = control.inspectContainer(containerId);
+        if (c == null) {
+            throw new SessionTerminatedException(sessionId, "its container no longer exists");
+        }
+        String workdir = c.getConfig() == null ? null : c.getConfig().getWorkingDir();
+        String runtime = c.getHostConfig() == null ? null : c.getHostConfig().getRuntime();
+        return new Facts(
+                workdir == null || workdir.isEmpty() ? "/" : workdir, runtime == null || !runtime.contains("runsc"));
     }
 
     /**

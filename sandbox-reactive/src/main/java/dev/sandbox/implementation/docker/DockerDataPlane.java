@@ -21,6 +21,7 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 import reactor.netty.Connection;
+import reactor.netty.http.client.HttpClient;
 import reactor.netty.resources.ConnectionProvider;
 import reactor.netty.resources.LoopResources;
 import reactor.netty.tcp.TcpClient;
@@ -44,6 +45,7 @@ public final class DockerDataPlane implements AutoCloseable {
     private final URI dockerHost;
     private final LoopResources loops;
     private final TcpClient client;
+    private final HttpClient http;
 
     /**
      * Prepares connections to a daemon; nothing is connected yet.
@@ -62,17 +64,26 @@ public final class DockerDataPlane implements AutoCloseable {
         TcpClient c = TcpClient.create(ConnectionProvider.newConnection())
                 .runOn(loops)
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, 10_000);
+        HttpClient h = HttpClient.create(ConnectionProvider.newConnection())
+                .runOn(loops)
+                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, 10_000)
+                .headers(headers -> headers.set("User-Agent", "dev.sandbox"));
         String scheme = String.valueOf(dockerHost.getScheme());
         switch (scheme) {
             case "unix" -> {
                 String path = dockerHost.getPath();
                 c = c.remoteAddress(() -> new DomainSocketAddress(path));
+                h = h.remoteAddress(() -> new DomainSocketAddress(path));
             }
-            case "tcp", "http" ->
-                c = c.host(dockerHost.getHost()).port(dockerHost.getPort() > 0 ? dockerHost.getPort() : 2375);
+            case "tcp", "http" -> {
+                int port = dockerHost.getPort() > 0 ? dockerHost.getPort() : 2375;
+                c = c.host(dockerHost.getHost()).port(port);
+                h = h.host(dockerHost.getHost()).port(port);
+            }
             default -> throw new UnsupportedFeatureException("docker", "daemon addresses of scheme '" + scheme + "'");
         }
         this.client = c;
+        this.http = h;
     }
 
     /**
@@ -140,6 +151,23 @@ public final class DockerDataPlane implements AutoCloseable {
                     });
                 },
                 conn -> Mono.fromRunnable(conn::dispose));
+    }
+
+    /**
+     * An HTTP client on the same transport and event loops, for requests whose bodies stream both ways (the archive
+     * API). One connection per request, not pooled.
+     */
+    HttpClient http() {
+        return http;
+    }
+
+    /**
+     * Where the daemon is, for errors.
+     *
+     * @return its address
+     */
+    URI dockerHost() {
+        return dockerHost;
     }
 
     private Mono<Connection> connect() {
