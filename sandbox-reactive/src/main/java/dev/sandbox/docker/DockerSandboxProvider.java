@@ -509,7 +509,6 @@ public final class DockerSandboxProvider implements SandboxProvider {
         DockerSessionState[] self = new DockerSessionState[1];
         self[0] = new DockerSessionState(id, containerId, labels, createdAt, secrets, executor, reason -> {
             LOG.debug("docker session {} ends: {}", id, reason);
-            self[0].markEnded(reason); // at once: from now on every handle says why, even while the container goes
             destroy(self[0], reason).block(Duration.ofMinutes(1));
         });
         return self[0];

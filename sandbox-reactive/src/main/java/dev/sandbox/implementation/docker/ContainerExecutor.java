@@ -259,29 +259,37 @@ public final class ContainerExecutor {
      * @return completes when the kill helper finished
      */
     Mono<Void> kill(String execId, String marker, boolean knownStarted) {
-        Mono<Boolean> started = knownStarted
-                ? Mono.just(true)
-                : blocking(() -> {
-                            DockerControl.ExecState s = control.inspectExec(execId);
-                            return s == null || s.running() || s.exitCode() != null;
-                        })
-                        .filter(Boolean::booleanValue)
-                        .repeatWhenEmpty(
-                                20, attempts -> attempts.concatMap(i -> Mono.delay(Duration.ofMillis(10 + 10 * i))))
-                        .onErrorResume(e -> Mono.just(false));
-        return started.then(runInternal(List.of("/bin/sh", "-c", KILL, "kill", marker)))
+        return started(execId, knownStarted)
+                .then(runInternal(List.of("/bin/sh", "-c", KILL, "kill", marker)))
                 .then();
     }
 
+    /** Completes once the daemon reports the exec started (or ended), or after a short wait for it. */
+    private Mono<Boolean> started(String execId, boolean knownStarted) {
+        if (knownStarted) {
+            return Mono.just(true);
+        }
+        return blocking(() -> {
+                    DockerControl.ExecState s = control.inspectExec(execId);
+                    return s == null || s.running() || s.exitCode() != null;
+                })
+                .filter(Boolean::booleanValue)
+                .repeatWhenEmpty(20, attempts -> attempts.concatMap(i -> Mono.delay(Duration.ofMillis(10 + 10 * i))))
+                .onErrorResume(e -> Mono.just(false));
+    }
+
     /**
-     * Sends a signal to the processes of one command and their process groups.
+     * Sends a signal to the processes of one command and their process groups, once the command runs.
      *
+     * @param execId the command's exec
      * @param marker the command's {@code NAME=value} marker
      * @param signal the signal number
+     * @param knownStarted whether the command is known to run (it wrote output)
      * @return completes when the helper ran
      */
-    Mono<Void> signal(String marker, int signal) {
-        return runInternal(List.of("/bin/sh", "-c", SIGNAL, "signal", marker, Integer.toString(signal)))
+    Mono<Void> signal(String execId, String marker, int signal, boolean knownStarted) {
+        return started(execId, knownStarted)
+                .then(runInternal(List.of("/bin/sh", "-c", SIGNAL, "signal", marker, Integer.toString(signal))))
                 .then();
     }
 

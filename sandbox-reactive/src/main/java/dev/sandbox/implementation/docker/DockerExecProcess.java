@@ -188,7 +188,7 @@ final class DockerExecProcess implements SpawnedProcess {
                 return;
             }
         }
-        executor.signal(marker, signal)
+        executor.signal(execId, marker, signal, outputSeen)
                 .subscribe(x -> {}, e -> LOG.debug("could not signal exec {}: {}", execId, e.toString()));
     }
 
