@@ -1,37 +1,28 @@
 package dev.sandbox.docker;
 
-import dev.sandbox.BackgroundOptions;
-import dev.sandbox.BackgroundProcess;
-import dev.sandbox.ExecEvent;
 import dev.sandbox.ExecOptions;
-import dev.sandbox.ExecResult;
-import dev.sandbox.InvalidArgumentException;
-import dev.sandbox.ProcessInfo;
-import dev.sandbox.ProcessNotFoundException;
-import dev.sandbox.PtyOptions;
-import dev.sandbox.PtySession;
 import dev.sandbox.SandboxFiles;
-import dev.sandbox.SandboxSession;
 import dev.sandbox.SessionClosedException;
 import dev.sandbox.SessionEndReason;
 import dev.sandbox.SessionStatus;
 import dev.sandbox.implementation.Version;
 import dev.sandbox.implementation.process.SpawnedProcess;
+import dev.sandbox.implementation.session.RunnerSession;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
-import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /** A handle to a Docker session. */
-final class DockerSession implements SandboxSession {
+final class DockerSession extends RunnerSession {
     private final DockerSandboxProvider provider;
     private final DockerSessionState state;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final SandboxFiles files;
 
     DockerSession(DockerSandboxProvider provider, DockerSessionState state) {
+        super(state.id, state.runner);
         this.provider = provider;
         this.state = state;
         this.files = provider.files(state, this::check);
@@ -48,7 +39,8 @@ final class DockerSession implements SandboxSession {
     }
 
     /** Fails when this handle or its session has ended; otherwise records activity. */
-    private void check() {
+    @Override
+    protected void check() {
         checkOpen();
         state.touch();
     }
@@ -66,73 +58,14 @@ final class DockerSession implements SandboxSession {
         }
     }
 
-    private SpawnedProcess spawn(ExecOptions options) {
+    @Override
+    protected SpawnedProcess spawn(ExecOptions options) {
         return state.executor.spawn(options, state.secrets);
     }
 
     @Override
-    public Flux<ExecEvent> exec(ExecOptions options) {
-        return Flux.defer(() -> {
-            check();
-            return state.runner.exec(options, this::spawn);
-        });
-    }
-
-    @Override
-    public Mono<ExecResult> run(ExecOptions options) {
-        return Mono.defer(() -> {
-            check();
-            return state.runner.run(options, this::spawn);
-        });
-    }
-
-    @Override
-    public Mono<BackgroundProcess> start(ExecOptions options, BackgroundOptions background) {
-        return Mono.defer(() -> {
-            check();
-            return state.runner.start(options, background, this::spawn, this::check);
-        });
-    }
-
-    @Override
-    public Flux<ProcessInfo> processes() {
-        return Flux.defer(() -> {
-            check();
-            return Flux.fromIterable(state.runner.processes());
-        });
-    }
-
-    @Override
-    public Mono<BackgroundProcess> process(String processId) {
-        return Mono.fromCallable(() -> {
-            check();
-            BackgroundProcess p = state.runner.process(processId, this::check);
-            if (p == null) {
-                throw new ProcessNotFoundException(state.id, processId);
-            }
-            return p;
-        });
-    }
-
-    @Override
-    public Mono<PtySession> pty(PtyOptions options) {
-        return Mono.defer(() -> {
-            check();
-            return state.runner.startPty(
-                    options, (o, cols, rows) -> state.executor.spawnPty(o, state.secrets, cols, rows), this::check);
-        });
-    }
-
-    @Override
-    public Mono<PtySession> attachPty(String ptyId) {
-        return Mono.fromCallable(() -> {
-            check();
-            PtySession pty = state.runner.pty(ptyId);
-            if (pty == null) {
-                throw new ProcessNotFoundException(state.id, ptyId);
-            }
-            return pty;
-        });
+    protected SpawnedProcess spawnPty(ExecOptions options, int cols, int rows) {
+        return state.executor.spawnPty(options, state.secrets, cols, rows);
     }
 
     @Override
@@ -156,12 +89,6 @@ final class DockerSession implements SandboxSession {
             positive("idleTimeout", idleTimeout);
             return provider.setTimers(state, null, idleTimeout);
         });
-    }
-
-    private static void positive(String field, Duration d) {
-        if (d == null || d.isZero() || d.isNegative()) {
-            throw new InvalidArgumentException(field, field + " must be positive, got " + d);
-        }
     }
 
     @Override

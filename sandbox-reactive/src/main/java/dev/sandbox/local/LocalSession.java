@@ -1,34 +1,26 @@
 package dev.sandbox.local;
 
-import dev.sandbox.BackgroundOptions;
-import dev.sandbox.BackgroundProcess;
-import dev.sandbox.ExecEvent;
 import dev.sandbox.ExecOptions;
-import dev.sandbox.ExecResult;
-import dev.sandbox.InvalidArgumentException;
-import dev.sandbox.ProcessInfo;
-import dev.sandbox.ProcessNotFoundException;
-import dev.sandbox.PtyOptions;
-import dev.sandbox.PtySession;
 import dev.sandbox.SandboxFiles;
-import dev.sandbox.SandboxSession;
 import dev.sandbox.SessionClosedException;
 import dev.sandbox.SessionEndReason;
 import dev.sandbox.SessionStatus;
+import dev.sandbox.implementation.process.SpawnedProcess;
+import dev.sandbox.implementation.session.RunnerSession;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
-import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 
 /** A handle to a local session. */
-final class LocalSession implements SandboxSession {
+final class LocalSession extends RunnerSession {
     private final LocalSessionState state;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final LocalFiles files;
 
     LocalSession(LocalSessionState state) {
+        super(state.id, state.runner);
         this.state = state;
         this.files = state.files(this::check);
     }
@@ -44,7 +36,8 @@ final class LocalSession implements SandboxSession {
     }
 
     /** Fails when this handle or its session has ended; otherwise records activity. */
-    private void check() {
+    @Override
+    protected void check() {
         checkOpen();
         state.touch();
     }
@@ -60,67 +53,13 @@ final class LocalSession implements SandboxSession {
     }
 
     @Override
-    public Flux<ExecEvent> exec(ExecOptions options) {
-        return Flux.defer(() -> {
-            check();
-            return state.runner.exec(options, state::spawn);
-        });
+    protected SpawnedProcess spawn(ExecOptions options) {
+        return state.spawn(options);
     }
 
     @Override
-    public Mono<ExecResult> run(ExecOptions options) {
-        return Mono.defer(() -> {
-            check();
-            return state.runner.run(options, state::spawn);
-        });
-    }
-
-    @Override
-    public Mono<BackgroundProcess> start(ExecOptions options, BackgroundOptions background) {
-        return Mono.defer(() -> {
-            check();
-            return state.runner.start(options, background, state::spawn, this::check);
-        });
-    }
-
-    @Override
-    public Flux<ProcessInfo> processes() {
-        return Flux.defer(() -> {
-            check();
-            return Flux.fromIterable(state.runner.processes());
-        });
-    }
-
-    @Override
-    public Mono<BackgroundProcess> process(String processId) {
-        return Mono.fromCallable(() -> {
-            check();
-            BackgroundProcess p = state.runner.process(processId, this::check);
-            if (p == null) {
-                throw new ProcessNotFoundException(state.id, processId);
-            }
-            return p;
-        });
-    }
-
-    @Override
-    public Mono<PtySession> pty(PtyOptions options) {
-        return Mono.defer(() -> {
-            check();
-            return state.runner.startPty(options, state::spawnPty, this::check);
-        });
-    }
-
-    @Override
-    public Mono<PtySession> attachPty(String ptyId) {
-        return Mono.fromCallable(() -> {
-            check();
-            PtySession pty = state.runner.pty(ptyId);
-            if (pty == null) {
-                throw new ProcessNotFoundException(state.id, ptyId);
-            }
-            return pty;
-        });
+    protected SpawnedProcess spawnPty(ExecOptions options, int cols, int rows) {
+        return state.spawnPty(options, cols, rows);
     }
 
     @Override
@@ -144,12 +83,6 @@ final class LocalSession implements SandboxSession {
             positive("idleTimeout", idleTimeout);
             state.timers.setIdleTimeout(idleTimeout);
         });
-    }
-
-    private static void positive(String field, Duration d) {
-        if (d == null || d.isZero() || d.isNegative()) {
-            throw new InvalidArgumentException(field, field + " must be positive, got " + d);
-        }
     }
 
     @Override

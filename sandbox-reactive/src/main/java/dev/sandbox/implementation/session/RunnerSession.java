@@ -1,0 +1,137 @@
+package dev.sandbox.implementation.session;
+
+import dev.sandbox.BackgroundOptions;
+import dev.sandbox.BackgroundProcess;
+import dev.sandbox.ExecEvent;
+import dev.sandbox.ExecOptions;
+import dev.sandbox.ExecResult;
+import dev.sandbox.InvalidArgumentException;
+import dev.sandbox.ProcessInfo;
+import dev.sandbox.ProcessNotFoundException;
+import dev.sandbox.PtyOptions;
+import dev.sandbox.PtySession;
+import dev.sandbox.SandboxSession;
+import dev.sandbox.implementation.exec.ExecRunner;
+import dev.sandbox.implementation.process.SpawnedProcess;
+import java.time.Duration;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * The process half of a session whose commands run through an {@link ExecRunner}: exec, run, background processes
+ * and PTYs, each after the session's check. A provider supplies the check and how to spawn a process; the rest of
+ * {@link SandboxSession} (files, lifetime, status, close) stays its own.
+ */
+public abstract class RunnerSession implements SandboxSession {
+    private final String sessionId;
+    private final ExecRunner runner;
+
+    /**
+     * Creates the handle's process half.
+     *
+     * @param sessionId the session
+     * @param runner the session's runner, shared by every handle of the session
+     */
+    protected RunnerSession(String sessionId, ExecRunner runner) {
+        this.sessionId = sessionId;
+        this.runner = runner;
+    }
+
+    /** Fails when this handle or its session has ended; otherwise records activity. */
+    protected abstract void check();
+
+    /**
+     * Starts a process for validated options; runs on a thread that may block briefly.
+     *
+     * @param options what to run
+     * @return the process
+     */
+    protected abstract SpawnedProcess spawn(ExecOptions options);
+
+    /**
+     * Starts a process on a terminal for validated options; runs on a thread that may block briefly.
+     *
+     * @param options what to run, with the terminal's input as stdin
+     * @param cols terminal columns
+     * @param rows terminal rows
+     * @return the process
+     */
+    protected abstract SpawnedProcess spawnPty(ExecOptions options, int cols, int rows);
+
+    @Override
+    public final Flux<ExecEvent> exec(ExecOptions options) {
+        return Flux.defer(() -> {
+            check();
+            return runner.exec(options, this::spawn);
+        });
+    }
+
+    @Override
+    public final Mono<ExecResult> run(ExecOptions options) {
+        return Mono.defer(() -> {
+            check();
+            return runner.run(options, this::spawn);
+        });
+    }
+
+    @Override
+    public final Mono<BackgroundProcess> start(ExecOptions options, BackgroundOptions background) {
+        return Mono.defer(() -> {
+            check();
+            return runner.start(options, background, this::spawn, this::check);
+        });
+    }
+
+    @Override
+    public final Flux<ProcessInfo> processes() {
+        return Flux.defer(() -> {
+            check();
+            return Flux.fromIterable(runner.processes());
+        });
+    }
+
+    @Override
+    public final Mono<BackgroundProcess> process(String processId) {
+        return Mono.fromCallable(() -> {
+            check();
+            BackgroundProcess p = runner.process(processId, this::check);
+            if (p == null) {
+                throw new ProcessNotFoundException(sessionId, processId);
+            }
+            return p;
+        });
+    }
+
+    @Override
+    public final Mono<PtySession> pty(PtyOptions options) {
+        return Mono.defer(() -> {
+            check();
+            return runner.startPty(options, this::spawnPty, this::check);
+        });
+    }
+
+    @Override
+    public final Mono<PtySession> attachPty(String ptyId) {
+        return Mono.fromCallable(() -> {
+            check();
+            PtySession pty = runner.pty(ptyId);
+            if (pty == null) {
+                throw new ProcessNotFoundException(sessionId, ptyId);
+            }
+            return pty;
+        });
+    }
+
+    /**
+     * Checks a lifetime or idle timeout argument.
+     *
+     * @param field the argument's name
+     * @param d its value
+     * @throws InvalidArgumentException unless it is positive
+     */
+    protected static void positive(String field, Duration d) {
+        if (d == null || d.isZero() || d.isNegative()) {
+            throw new InvalidArgumentException(field, field + " must be positive, got " + d);
+        }
+    }
+}
