@@ -104,7 +104,8 @@ public interface BackgroundProcessConformance extends ConformanceBase {
                     .withRingBytes(BackgroundOptions.MIN_RING_BYTES)
                     .withOverflow(BackgroundOptions.Overflow.THROTTLE);
             BackgroundProcess p =
-                    s.start(ExecOptions.of("seq", "1", "1000000"), throttle).block(WAIT);
+                    // far more output than every buffer between the process and this reader can hold
+                    s.start(ExecOptions.of("seq", "1", "10000000"), throttle).block(WAIT);
             try {
                 // nobody reads: the ring fills and the process waits instead of dropping output
                 sleep(500);
