@@ -19,7 +19,9 @@ import java.time.Duration;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
@@ -57,15 +59,32 @@ final class DockerBench implements AutoCloseable {
     /** The baseline's keep-alive: the container's main process, doing nothing until the container is removed. */
     private static final List<String> KEEP_ALIVE = List.of("/bin/sh", "-c", "while :; do sleep 3600; done");
 
+    /** The run ids of this JVM, so a test can check that no container carrying one is left. */
+    private static final Set<String> RUN_IDS = ConcurrentHashMap.newKeySet();
+
     private final String name;
     private final RunConfig config;
     private final String runId = UUID.randomUUID().toString();
     private final DockerClient docker;
+    /** Removes the labelled containers when the JVM is stopped (Ctrl-C) before {@link #close()} ran. */
+    private final Thread cleanupOnExit;
 
     private DockerBench(String name, RunConfig config, DockerClient docker) {
         this.name = name;
         this.config = config;
         this.docker = docker;
+        RUN_IDS.add(runId);
+        this.cleanupOnExit = new Thread(this::removeLabelled, "sandbox-bench-docker-cleanup");
+        Runtime.getRuntime().addShutdownHook(cleanupOnExit);
+    }
+
+    /**
+     * The label values ({@value #LABEL}) of every Docker row run in this JVM so far.
+     *
+     * @return the run ids
+     */
+    static Set<String> runIds() {
+        return Set.copyOf(RUN_IDS);
     }
 
     /**
@@ -241,6 +260,23 @@ final class DockerBench implements AutoCloseable {
     @Override
     public void close() {
         try {
+            Runtime.getRuntime().removeShutdownHook(cleanupOnExit);
+        } catch (IllegalStateException e) {
+            // the JVM is shutting down: the hook runs
+        }
+        try {
+            removeLabelled();
+        } finally {
+            try {
+                docker.close();
+            } catch (IOException e) {
+                config.log("%s: closing the docker client: %s", name, e);
+            }
+        }
+    }
+
+    private void removeLabelled() {
+        try {
             long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
             List<Container> left = labelled();
             int removed = left.size();
@@ -260,16 +296,12 @@ final class DockerBench implements AutoCloseable {
                 left = labelled();
             }
             if (removed > 0) {
-                config.log("%s: removed %d leftover container(s)", name, removed);
+                config.log("%s: removed %d container(s) the run left behind", name, removed);
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-        } finally {
-            try {
-                docker.close();
-            } catch (IOException e) {
-                config.log("%s: closing the docker client: %s", name, e);
-            }
+        } catch (RuntimeException e) {
+            config.log("%s: cannot list the containers this run left: %s", name, e);
         }
     }
 

@@ -2,6 +2,11 @@ package dev.sandbox.benchmarks;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.github.dockerjava.api.DockerClient;
+import com.github.dockerjava.api.model.Container;
+import com.github.dockerjava.core.DefaultDockerClientConfig;
+import com.github.dockerjava.core.DockerClientImpl;
+import com.github.dockerjava.zerodep.ZerodepDockerHttpClient;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -126,6 +131,33 @@ class ShortRunTest {
             assertThat(Double.parseDouble(s.group(2))).isPositive();
             assertThat(Double.parseDouble(s.group(3))).isPositive();
             assertThat(Integer.parseInt(s.group(4))).as("reps").isPositive();
+        }
+        assertNoDockerLeftovers();
+    }
+
+    /** Every container a Docker row made carries its run's label; none may be left once the rows are done. */
+    private static void assertNoDockerLeftovers() {
+        if (DockerBench.runIds().isEmpty()) {
+            return; // no Docker row got as far as making anything
+        }
+        DefaultDockerClientConfig config =
+                DefaultDockerClientConfig.createDefaultConfigBuilder().build();
+        try (DockerClient docker = DockerClientImpl.getInstance(
+                config,
+                new ZerodepDockerHttpClient.Builder()
+                        .dockerHost(config.getDockerHost())
+                        .build())) {
+            for (String runId : DockerBench.runIds()) {
+                List<Container> left = docker.listContainersCmd()
+                        .withShowAll(true)
+                        .withLabelFilter(Map.of(DockerBench.LABEL, runId))
+                        .exec();
+                assertThat(left)
+                        .as("containers labelled %s=%s after the run", DockerBench.LABEL, runId)
+                        .isEmpty();
+            }
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
         }
     }
 
