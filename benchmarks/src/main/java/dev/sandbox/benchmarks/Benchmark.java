@@ -52,6 +52,8 @@ public interface Benchmark {
      *
      * @param config short or full mode, and where progress goes
      * @return both sides' samples
+     * @throws Skipped when it finds at run time that it cannot measure here (no Docker daemon, a provider feature
+     *     this build lacks)
      * @throws Exception when the work fails or a side produced a wrong result (a wrong line count, a non-zero
      *     exit), which makes the figure meaningless
      */

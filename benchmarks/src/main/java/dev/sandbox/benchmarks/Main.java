@@ -12,8 +12,8 @@ import java.util.Locale;
  * sandbox.bench.short=true} or the environment variable {@code SANDBOX_BENCH_SHORT=1}) runs few repetitions, to
  * show that every benchmark still works; its figures are not meant to be compared.
  *
- * <p>Exit status: 0 when every requested benchmark ran or was skipped for a missing provider, 1 when one failed,
- * 2 for a bad command line.
+ * <p>Exit status: 0 when every requested benchmark ran or was skipped (a missing provider, no Docker daemon), 1 when
+ * one failed, 2 for a bad command line.
  *
  * <pre>{@code
  * java -jar benchmarks/target/benchmarks.jar local-exec-latency
@@ -80,25 +80,46 @@ public final class Main {
         config.log("running %s in %s mode", String.join(", ", names), shortMode ? "short" : "full");
         int status = 0;
         for (String name : names) {
-            Benchmark b = Benchmarks.byName(name).orElseThrow();
-            if (b.unavailable().isPresent()) {
-                out.println("RESULT " + name + " skipped (" + b.unavailable().get() + ")");
-                out.flush();
-                continue;
+            if (!runOne(Benchmarks.byName(name).orElseThrow(), config, out, err)) {
+                status = 1;
             }
+        }
+        return status;
+    }
+
+    /**
+     * Runs one benchmark and prints its lines: {@code RESULT} and {@code STATS}, or {@code RESULT <name> skipped
+     * (<reason>)} when it is {@link Benchmark#unavailable() unavailable} or throws {@link Skipped}, or {@code RESULT
+     * <name> failed (<error>)}.
+     *
+     * @param b the benchmark
+     * @param config the mode
+     * @param out where the report lines go
+     * @param err where progress and errors go
+     * @return {@code false} when it failed
+     */
+    static boolean runOne(Benchmark b, RunConfig config, PrintStream out, PrintStream err) {
+        String name = b.name();
+        boolean ok = true;
+        if (b.unavailable().isPresent()) {
+            out.println("RESULT " + name + " skipped (" + b.unavailable().get() + ")");
+        } else {
             try {
                 Result r = b.run(config);
                 out.println(r.resultLine());
                 out.println(r.statsLine());
+            } catch (Skipped s) {
+                config.log("%s skipped: %s", name, s.reason());
+                out.println("RESULT " + name + " skipped (" + s.reason() + ")");
             } catch (Exception | AssertionError e) {
                 err.printf(Locale.ROOT, "%s failed:%n", name);
                 e.printStackTrace(err);
                 out.println("RESULT " + name + " failed (" + e + ")");
-                status = 1;
+                ok = false;
             }
-            out.flush();
         }
-        return status;
+        out.flush();
+        return ok;
     }
 
     private static boolean envFlag(String value) {

@@ -40,8 +40,9 @@ public final class RemoteStreamThroughput implements Benchmark {
                     target(),
                     reps,
                     config,
-                    () -> LocalStreamThroughput.streamOnce("SDK", loopback.remote(), SEQ),
-                    () -> LocalStreamThroughput.streamOnce("baseline", loopback.local(), SEQ),
+                    () -> LocalStreamThroughput.streamOnce("SDK", loopback.remote(), SEQ, LocalStreamThroughput.LINES),
+                    () -> LocalStreamThroughput.streamOnce(
+                            "baseline", loopback.local(), SEQ, LocalStreamThroughput.LINES),
                     Harness.NOTHING);
         }
     }
