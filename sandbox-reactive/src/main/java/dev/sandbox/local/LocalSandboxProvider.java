@@ -167,7 +167,7 @@ public final class LocalSandboxProvider implements SandboxProvider {
     public Mono<SandboxSession> attach(String sessionId) {
         return Mono.fromCallable(() -> {
             LocalSessionState state = sessions.get(sessionId);
-            if (state == null || state.destroyed()) {
+            if (state == null || state.endReason() != null) { // ended, or ending right now
                 throw new SessionNotFoundException(sessionId);
             }
             return new LocalSession(state);
@@ -177,7 +177,7 @@ public final class LocalSandboxProvider implements SandboxProvider {
     @Override
     public Flux<SessionInfo> list(Map<String, String> labels) {
         return Flux.defer(() -> Flux.fromIterable(sessions.values())
-                .filter(s -> !s.destroyed() && s.labels.entrySet().containsAll(labels.entrySet()))
+                .filter(s -> s.endReason() == null && s.labels.entrySet().containsAll(labels.entrySet()))
                 .map(LocalSessionState::info));
     }
 
