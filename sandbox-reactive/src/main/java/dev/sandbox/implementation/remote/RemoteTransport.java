@@ -39,7 +39,7 @@ import reactor.util.retry.RetryBackoffSpec;
 public final class RemoteTransport implements AutoCloseable {
     private static final byte[] EMPTY = new byte[0];
     /** Chunks read ahead of demand per stream; each is at most one socket read. */
-    private static final int STREAM_PREFETCH = 2;
+    private static final int STREAM_PREFETCH = 4;
 
     private final String baseUrl;
     private final Supplier<char[]> token;
@@ -204,10 +204,34 @@ public final class RemoteTransport implements AutoCloseable {
      */
     public Flux<LineSplitter.Sized> stream(
             HttpMethod method, String path, JsonNode body, Consumer<HttpClientResponse> onResponse) {
+        return stream(method, path, body, onResponse, false);
+    }
+
+    /**
+     * Opens an NDJSON stream, optionally asking the server for {@code lines} frames (see {@link LineBatch}). The
+     * body's chunks are handed to a {@link Schedulers#parallel()} worker (a few ahead of demand) and decoded there,
+     * so the connection's event loop only reads; items are delivered on that worker.
+     *
+     * @param method the method
+     * @param path the path and query
+     * @param body the JSON body or {@code null}
+     * @param onResponse called with the response before its body is read
+     * @param lineBatches whether to ask for {@code lines} frames ({@code Sandbox-Batch: lines})
+     * @return the decoded lines, read as they are requested
+     */
+    public Flux<LineSplitter.Sized> stream(
+            HttpMethod method,
+            String path,
+            JsonNode body,
+            Consumer<HttpClientResponse> onResponse,
+            boolean lineBatches) {
         return streaming
                 .headers(h -> {
                     jsonHeaders(body).accept(h);
                     h.set(HttpHeaderNames.ACCEPT, Wire.NDJSON);
+                    if (lineBatches) {
+                        h.set(Wire.BATCH_HEADER, Wire.BATCH_LINES);
+                    }
                 })
                 .request(method)
                 .uri(path)
@@ -223,7 +247,8 @@ public final class RemoteTransport implements AutoCloseable {
                     onResponse.accept(res);
                     LineSplitter splitter = new LineSplitter();
                     return content.asByteArray()
-                            .concatMapIterable(splitter::split, STREAM_PREFETCH)
+                            .publishOn(Schedulers.parallel(), STREAM_PREFETCH)
+                            .concatMapIterable(splitter::split, 1)
                             .concatWith(Flux.defer(() -> splitter.pending()
                                     ? Flux.error(new StreamDropped("the stream ended in the middle of a line"))
                                     : Flux.empty()));

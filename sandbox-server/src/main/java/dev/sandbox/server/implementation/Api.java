@@ -370,7 +370,7 @@ public final class Api {
                                             stdins.abandon(stdinId);
                                         }
                                     }))))
-                    .flatMap(channel -> sendExec(res, channel, -1, -1, format));
+                    .flatMap(channel -> sendExec(req, res, channel, -1, -1, format));
         });
     }
 
@@ -380,8 +380,16 @@ public final class Api {
     }
 
     private Mono<Void> sendExec(
-            HttpServerResponse res, ExecChannel channel, long afterStdout, long afterStderr, Http.Format format) {
-        Publisher<Http.Frame> body = channel.attach(afterStdout, afterStderr, format);
+            HttpServerRequest req,
+            HttpServerResponse res,
+            ExecChannel channel,
+            long afterStdout,
+            long afterStderr,
+            Http.Format format) {
+        boolean lineFrames = Wire.BATCH_LINES.equals(req.requestHeaders().get(Wire.BATCH_HEADER));
+        io.netty.channel.EventLoop[] loop = new io.netty.channel.EventLoop[1];
+        res.withConnection(c -> loop[0] = c.channel().eventLoop());
+        Publisher<Http.Frame> body = channel.attach(afterStdout, afterStderr, format, lineFrames, loop[0]);
         Http.streamHeaders(res, format)
                 .header(Wire.ACK_WINDOW_HEADER, Integer.toString(channel.windowLimit()))
                 .header("Sandbox-Exec-Id", channel.id());
@@ -405,7 +413,7 @@ public final class Api {
             }
         }
         ExecChannel channel = execs.get(param(req, "exec"), param(req, "id"));
-        return sendExec(res, channel, afterStdout, afterStderr, Http.format(req));
+        return sendExec(req, res, channel, afterStdout, afterStderr, Http.format(req));
     }
 
     private Mono<Void> execAck(HttpServerRequest req, HttpServerResponse res) {
