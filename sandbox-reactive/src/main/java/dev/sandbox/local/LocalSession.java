@@ -15,6 +15,7 @@ import dev.sandbox.SandboxSession;
 import dev.sandbox.SessionClosedException;
 import dev.sandbox.SessionEndReason;
 import dev.sandbox.SessionStatus;
+import dev.sandbox.implementation.exec.BatchedExec;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -23,7 +24,7 @@ import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 
 /** A handle to a local session. */
-final class LocalSession implements SandboxSession {
+final class LocalSession implements SandboxSession, BatchedExec {
     private final LocalSessionState state;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final LocalFiles files;
@@ -64,6 +65,14 @@ final class LocalSession implements SandboxSession {
         return Flux.defer(() -> {
             check();
             return state.runner.exec(options, state::spawn);
+        });
+    }
+
+    @Override
+    public Flux<Object> execBatches(ExecOptions options) {
+        return Flux.defer(() -> {
+            check();
+            return state.runner.execBatches(options, state::spawn);
         });
     }
 

@@ -138,6 +138,66 @@ public final class LineBatch {
         return true;
     }
 
+    /**
+     * Starts an empty batch for lines read straight from a stream's bytes ({@link #appendAscii}).
+     *
+     * @param stdout whether the lines are stdout's
+     * @param offset where the first line will start
+     * @return the batch
+     */
+    public static LineBatch open(boolean stdout, long offset) {
+        return new LineBatch(stdout, offset, 4096);
+    }
+
+    /**
+     * Adds a whole line from its raw bytes: ASCII only (no byte of {@code 0x80} or more), without its newline and
+     * not ending in {@code \r}, so its text is its bytes and it takes them plus one newline.
+     *
+     * @param b the bytes
+     * @param off where the line starts
+     * @param len its length
+     * @return whether it was added ({@code false} when the batch is full or sealed)
+     */
+    public boolean appendAscii(byte[] b, int off, int len) {
+        if (sealed || (lines > 0 && length + len > MAX_TEXT_BYTES)) {
+            return false;
+        }
+        if (length + 6L * len + 2 > text.length) {
+            long want = Math.max(length + 6L * len + 2, Math.min(2L * text.length, 2L * MAX_TEXT_BYTES));
+            if (want > Integer.MAX_VALUE - 16) {
+                return false;
+            }
+            text = Arrays.copyOf(text, (int) want);
+        }
+        byte[] out = text;
+        int pos = length;
+        int end = off + len;
+        int run = off;
+        for (int i = off; i < end; i++) {
+            byte c = b[i];
+            if (c < 0x20 || c == '"' || c == '\\') {
+                System.arraycopy(b, run, out, pos, i - run);
+                pos += i - run;
+                if (c < 0x20) {
+                    pos = control((char) c, out, pos);
+                } else {
+                    out[pos++] = '\\';
+                    out[pos++] = c;
+                }
+                run = i + 1;
+            }
+        }
+        System.arraycopy(b, run, out, pos, end - run);
+        pos += end - run;
+        out[pos++] = '\\';
+        out[pos++] = 'n';
+        length = pos;
+        lastOffset = next;
+        next += len + 1;
+        lines++;
+        return true;
+    }
+
     private static int control(char c, byte[] out, int pos) {
         out[pos++] = '\\';
         switch (c) {

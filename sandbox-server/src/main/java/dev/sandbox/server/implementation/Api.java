@@ -15,6 +15,7 @@ import dev.sandbox.SandboxFiles;
 import dev.sandbox.SandboxSession;
 import dev.sandbox.SessionOptions;
 import dev.sandbox.implementation.Version;
+import dev.sandbox.implementation.exec.BatchedExec;
 import dev.sandbox.implementation.remote.Wire;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -365,11 +366,15 @@ public final class Api {
                                     s.id(),
                                     options.maxLineLength(),
                                     limit::acquire,
-                                    () -> s.exec(options).doFinally(sig -> {
-                                        if (stdinId != null) {
-                                            stdins.abandon(stdinId);
-                                        }
-                                    }))))
+                                    // a session that batches lines itself saves a string and an event per line
+                                    () -> (s instanceof BatchedExec batched
+                                                    ? batched.execBatches(options)
+                                                    : s.exec(options))
+                                            .doFinally(sig -> {
+                                                if (stdinId != null) {
+                                                    stdins.abandon(stdinId);
+                                                }
+                                            }))))
                     .flatMap(channel -> sendExec(req, res, channel, -1, -1, format));
         });
     }

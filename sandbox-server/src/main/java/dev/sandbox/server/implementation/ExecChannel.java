@@ -124,7 +124,9 @@ public final class ExecChannel {
         this.id = id;
         this.sessionId = sessionId;
         this.windowLimit = windowLimit;
-        this.perEventBound = maxLineLength + 64L;
+        // an item is a line event, or a batch of lines (whose text stops growing past LineBatch.MAX_TEXT_BYTES
+        // with one more line)
+        this.perEventBound = maxLineLength + 64L + LineBatch.MAX_TEXT_BYTES;
         this.resumeTimeout = resumeTimeout;
         this.onTerminal = onTerminal;
         this.onRelease = onRelease;
@@ -143,7 +145,7 @@ public final class ExecChannel {
      *
      * @param events the session's exec stream
      */
-    void start(Flux<ExecEvent> events) {
+    void start(Flux<?> events) {
         events.subscribe(upstream);
     }
 
@@ -264,14 +266,14 @@ public final class ExecChannel {
 
     // ------------------------------------------------------------------ the command
 
-    private final class Upstream extends BaseSubscriber<ExecEvent> {
+    private final class Upstream extends BaseSubscriber<Object> {
         @Override
         protected void hookOnSubscribe(Subscription subscription) {
             requestMore();
         }
 
         @Override
-        protected void hookOnNext(ExecEvent event) {
+        protected void hookOnNext(Object event) {
             boolean exit = event instanceof ExecEvent.Exit;
             Sender s;
             long n;
@@ -281,12 +283,15 @@ public final class ExecChannel {
                     return;
                 }
                 // whole lines join the open batch (no encoding of their own); anything else is encoded once
-                if (!(event instanceof ExecEvent.Line line) || !appendLine(line)) {
+                if (event instanceof LineBatch b) {
+                    append(new Entry(b)); // a batch the command's reader made
+                } else if (!(event instanceof ExecEvent.Line line) || !appendLine(line)) {
                     append(
                             switch (event) {
                                 case ExecEvent.Stdout l -> new Entry(Wire.event(l), STDOUT, l.offset(), "stdout");
                                 case ExecEvent.Stderr l -> new Entry(Wire.event(l), STDERR, l.offset(), "stderr");
                                 case ExecEvent.Exit x -> new Entry(Wire.event(x), OTHER, -1, "exit");
+                                default -> throw new IllegalStateException("not an exec item: " + event);
                             });
                 }
                 terminal |= exit;
