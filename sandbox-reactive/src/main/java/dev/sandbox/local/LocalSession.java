@@ -21,6 +21,7 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 
 /** A handle to a local session. */
@@ -73,6 +74,14 @@ final class LocalSession implements SandboxSession, BatchedExec {
         return Flux.defer(() -> {
             check();
             return state.runner.execBatches(options, state::spawn);
+        });
+    }
+
+    @Override
+    public Mono<ExecResult> run(ExecOptions options, Scheduler deliver) {
+        return Mono.defer(() -> {
+            check();
+            return state.runner.run(options, state::spawn, deliver);
         });
     }
 

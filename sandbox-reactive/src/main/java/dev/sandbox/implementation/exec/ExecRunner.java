@@ -334,6 +334,20 @@ public final class ExecRunner {
      * @return the result
      */
     public Mono<ExecResult> run(ExecOptions options, Function<ExecOptions, SpawnedProcess> spawner) {
+        return run(options, spawner, deliverScheduler);
+    }
+
+    /**
+     * {@link #run(ExecOptions, Function)} with the result delivered on the given scheduler (a server answering on
+     * its connection's event loop saves a thread hop).
+     *
+     * @param options validated by this call; a problem is an error signal
+     * @param spawner starts the process for the options (runs on the spawn scheduler)
+     * @param deliverScheduler where the result is delivered
+     * @return the result
+     */
+    public Mono<ExecResult> run(
+            ExecOptions options, Function<ExecOptions, SpawnedProcess> spawner, Scheduler deliverScheduler) {
         return Mono.defer(() -> {
             options.validate();
             Execution execution = track(new Execution(options, Schedulers.parallel()));

@@ -125,17 +125,17 @@ public final class RemoteTransport implements AutoCloseable {
         return String.format("%016x%016x", r.nextLong(), r.nextLong());
     }
 
-    private static Mono<ByteBuf> jsonBody(JsonNode body) {
-        return body == null ? Mono.empty() : Mono.fromSupplier(() -> Unpooled.wrappedBuffer(Wire.bytes(body)));
+    private static Mono<ByteBuf> jsonBody(byte[] body) {
+        return body == null ? Mono.empty() : Mono.fromSupplier(() -> Unpooled.wrappedBuffer(body));
     }
 
-    private static Consumer<io.netty.handler.codec.http.HttpHeaders> jsonHeaders(JsonNode body) {
+    /** The headers of a JSON request; a body goes with its length (one write, not chunked). */
+    private static Consumer<io.netty.handler.codec.http.HttpHeaders> jsonHeaders(byte[] body) {
         return h -> {
             if (body != null) {
                 h.set(HttpHeaderNames.CONTENT_TYPE, Wire.APPLICATION_JSON);
-            } else {
-                h.set(HttpHeaderNames.CONTENT_LENGTH, 0);
             }
+            h.set(HttpHeaderNames.CONTENT_LENGTH, body == null ? 0 : body.length);
             h.set(HttpHeaderNames.ACCEPT, Wire.APPLICATION_JSON);
         };
     }
@@ -161,20 +161,41 @@ public final class RemoteTransport implements AutoCloseable {
      * @return the answer, or empty for an answer without a body
      */
     public Mono<JsonNode> longCall(HttpMethod method, String path, JsonNode body) {
-        return exchange(streaming, method, path, body);
+        return exchange(streaming, method, path, body, true);
+    }
+
+    /**
+     * A command's {@code run}: like {@link #longCall}, but the answer is delivered on the event loop that read it
+     * (a non-blocking thread, as the local provider's {@code run} answers on one), saving a thread hop per run.
+     *
+     * @param method the method
+     * @param path the path and query
+     * @param body the body or {@code null}
+     * @return the answer, or empty for an answer without a body
+     */
+    public Mono<JsonNode> runCall(HttpMethod method, String path, JsonNode body) {
+        return exchange(streaming, method, path, body, false);
     }
 
     private Mono<JsonNode> exchange(HttpClient client, HttpMethod method, String path, JsonNode body) {
-        return client.headers(jsonHeaders(body))
-                .request(method)
-                .uri(path)
-                .send(jsonBody(body))
-                .responseSingle((res, content) ->
-                        content.asByteArray().defaultIfEmpty(EMPTY).flatMap(bytes -> answer(res, bytes)))
-                .onErrorMap(this::transportError)
-                // answers arrive on an event loop: hand them to a thread where the caller may block, as the local
-                // provider's blocking operations do
-                .publishOn(Schedulers.boundedElastic());
+        return exchange(client, method, path, body, true);
+    }
+
+    private Mono<JsonNode> exchange(
+            HttpClient client, HttpMethod method, String path, JsonNode body, boolean toBlockingThread) {
+        return Mono.defer(() -> {
+            byte[] bytes = body == null ? null : Wire.bytes(body);
+            Mono<JsonNode> answer = client.headers(jsonHeaders(bytes))
+                    .request(method)
+                    .uri(path)
+                    .send(jsonBody(bytes))
+                    .responseSingle((res, content) ->
+                            content.asByteArray().defaultIfEmpty(EMPTY).flatMap(b -> answer(res, b)))
+                    .onErrorMap(this::transportError);
+            // answers arrive on an event loop: hand them to a thread where the caller may block, as the local
+            // provider's blocking operations do
+            return toBlockingThread ? answer.publishOn(Schedulers.boundedElastic()) : answer;
+        });
     }
 
     private static Mono<JsonNode> answer(HttpClientResponse res, byte[] bytes) {
@@ -225,9 +246,10 @@ public final class RemoteTransport implements AutoCloseable {
             JsonNode body,
             Consumer<HttpClientResponse> onResponse,
             boolean lineBatches) {
+        byte[] bytes = body == null ? null : Wire.bytes(body);
         return streaming
                 .headers(h -> {
-                    jsonHeaders(body).accept(h);
+                    jsonHeaders(bytes).accept(h);
                     h.set(HttpHeaderNames.ACCEPT, Wire.NDJSON);
                     if (lineBatches) {
                         h.set(Wire.BATCH_HEADER, Wire.BATCH_LINES);
@@ -235,7 +257,7 @@ public final class RemoteTransport implements AutoCloseable {
                 })
                 .request(method)
                 .uri(path)
-                .send(jsonBody(body))
+                .send(jsonBody(bytes))
                 .response((res, content) -> {
                     int code = res.status().code();
                     if (code >= 400) {

@@ -7,6 +7,7 @@ import dev.sandbox.BackgroundOptions;
 import dev.sandbox.BackgroundProcess;
 import dev.sandbox.ExecEvent;
 import dev.sandbox.ExecOptions;
+import dev.sandbox.ExecResult;
 import dev.sandbox.FileInfo;
 import dev.sandbox.FileOperationException;
 import dev.sandbox.InvalidArgumentException;
@@ -26,6 +27,7 @@ import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiFunction;
 import java.util.function.Function;
@@ -34,6 +36,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
 import reactor.netty.http.server.HttpServerRequest;
 import reactor.netty.http.server.HttpServerResponse;
 import reactor.netty.http.server.HttpServerRoutes;
@@ -342,7 +346,11 @@ public final class Api {
                             req,
                             s -> Mono.defer(() -> {
                                 Runnable slot = limit.acquire();
-                                return s.run(options).doFinally(sig -> slot.run());
+                                // a session that can answers on the connection's event loop, where it is written
+                                Mono<ExecResult> result = s instanceof BatchedExec direct
+                                        ? direct.run(options, loopScheduler(res))
+                                        : s.run(options);
+                                return result.doFinally(sig -> slot.run());
                             }))
                     .doFinally(sig -> {
                         if (stdinId != null) {
@@ -377,6 +385,12 @@ public final class Api {
                                             }))))
                     .flatMap(channel -> sendExec(req, res, channel, -1, -1, format));
         });
+    }
+
+    private static Scheduler loopScheduler(HttpServerResponse res) {
+        Executor[] loop = new Executor[1];
+        res.withConnection(c -> loop[0] = c.channel().eventLoop());
+        return loop[0] == null ? Schedulers.parallel() : Schedulers.fromExecutor(loop[0]);
     }
 
     private static String newExecId() {
