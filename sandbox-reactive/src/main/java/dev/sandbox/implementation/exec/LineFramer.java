@@ -189,27 +189,34 @@ final class LineFramer {
                     while (pos < bytes.length) {
                         int room = maxLine - carryLen;
                         int limit = Math.min(bytes.length, pos + room);
+                        // one pass: find the newline and see whether the line is ASCII (so its bytes are its
+                        // text), and whether it is plain (so its bytes are also their JSON form)
                         int nl = -1;
+                        boolean ascii = true;
                         boolean plain = true;
                         for (int i = pos; i < limit; i++) {
                             byte b = bytes[i];
+                            if (b >= 0x20 && b != '"' && b != '\\') {
+                                continue;
+                            }
                             if (b == '\n') {
                                 nl = i;
                                 break;
                             }
+                            plain = false;
                             if (b < 0) {
-                                plain = false;
+                                ascii = false;
                             }
                         }
                         if (nl >= 0) {
                             int len = nl - pos;
-                            if (carryLen == 0 && utf8 && plain && (len == 0 || bytes[nl - 1] != '\r')) {
+                            if (carryLen == 0 && utf8 && ascii && (len == 0 || bytes[nl - 1] != '\r')) {
                                 if (open == null) {
-                                    open = LineBatch.open(out, lineStart);
+                                    open = LineBatch.open(out, lineStart, bytes.length - pos + 64);
                                 }
-                                if (!open.appendAscii(bytes, pos, len)) {
+                                if (!(plain ? open.appendPlain(bytes, pos, len) : open.appendAscii(bytes, pos, len))) {
                                     Object full = open;
-                                    open = LineBatch.open(out, lineStart);
+                                    open = LineBatch.open(out, lineStart, bytes.length - pos + 64);
                                     open.appendAscii(bytes, pos, len);
                                     lineStart += len + 1;
                                     pos = nl + 1;

@@ -146,7 +146,45 @@ public final class LineBatch {
      * @return the batch
      */
     public static LineBatch open(boolean stdout, long offset) {
-        return new LineBatch(stdout, offset, 4096);
+        return open(stdout, offset, 4096);
+    }
+
+    /**
+     * Starts an empty batch with room for about {@code capacity} bytes of text.
+     *
+     * @param stdout whether the lines are stdout's
+     * @param offset where the first line will start
+     * @param capacity the text expected (it grows past it when needed)
+     * @return the batch
+     */
+    public static LineBatch open(boolean stdout, long offset, int capacity) {
+        return new LineBatch(stdout, offset, Math.max(64, Math.min(capacity, MAX_TEXT_BYTES + 4096)));
+    }
+
+    /**
+     * Adds a whole line whose bytes are their own JSON string form: printable ASCII without {@code "} or
+     * {@code \\} (see {@link #appendAscii}).
+     *
+     * @param b the bytes
+     * @param off where the line starts
+     * @param len its length
+     * @return whether it was added ({@code false} when the batch is full or sealed)
+     */
+    public boolean appendPlain(byte[] b, int off, int len) {
+        if (sealed || (lines > 0 && length + len > MAX_TEXT_BYTES)) {
+            return false;
+        }
+        if (length + len + 2 > text.length) {
+            text = Arrays.copyOf(text, Math.max(length + len + 2, Math.min(2 * text.length, 2 * MAX_TEXT_BYTES)));
+        }
+        System.arraycopy(b, off, text, length, len);
+        text[length + len] = '\\';
+        text[length + len + 1] = 'n';
+        length += len + 2;
+        lastOffset = next;
+        next += len + 1;
+        lines++;
+        return true;
     }
 
     /**
@@ -430,6 +468,7 @@ public final class LineBatch {
         List<ExecEvent.Line> lines = new ArrayList<>(Math.max(4, (textEnd - pos) / 8));
         int from = pos;
         boolean escaped = false;
+        boolean ascii = true;
         int i = pos;
         while (i < textEnd) {
             byte c = b[i];
@@ -437,6 +476,7 @@ public final class LineBatch {
                 throw malformed();
             }
             if (c != '\\') {
+                ascii &= c >= 0;
                 i++;
                 continue;
             }
@@ -452,7 +492,8 @@ public final class LineBatch {
             String s;
             long raw;
             if (!escaped) {
-                s = new String(b, from, i - from, StandardCharsets.UTF_8);
+                // ASCII text is its own Latin-1 decoding, which is a plain copy
+                s = new String(b, from, i - from, ascii ? StandardCharsets.ISO_8859_1 : StandardCharsets.UTF_8);
                 raw = i - from;
             } else {
                 s = unescape(b, from, i);
@@ -465,6 +506,7 @@ public final class LineBatch {
                             : new ExecEvent.Stderr(s, offset, false, lineNext));
             offset = lineNext;
             escaped = false;
+            ascii = true;
             i += 2;
             from = i;
         }

@@ -268,6 +268,8 @@ public final class RemoteTransport implements AutoCloseable {
                     }
                     onResponse.accept(res);
                     LineSplitter splitter = new LineSplitter();
+                    // the event loop only reads: chunks are handed to a worker (a few ahead of demand) and decoded
+                    // there, a lines frame into its line events
                     return content.asByteArray()
                             .publishOn(Schedulers.parallel(), STREAM_PREFETCH)
                             .concatMapIterable(splitter::split, 1)
