@@ -10,8 +10,11 @@ import java.time.Duration;
 import java.util.Iterator;
 import java.util.List;
 import java.util.NoSuchElementException;
+import java.util.Spliterator;
+import java.util.Spliterators;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 import org.reactivestreams.Publisher;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -181,6 +184,21 @@ public final class RemoteStreams {
         @Override
         public Iterator<ExecEvent> iterator() {
             return this;
+        }
+
+        /** Reactor iterates through a spliterator: one that calls this iterator directly saves a layer per event. */
+        @Override
+        public Spliterator<ExecEvent> spliterator() {
+            return new Spliterators.AbstractSpliterator<>(Long.MAX_VALUE, Spliterator.ORDERED | Spliterator.NONNULL) {
+                @Override
+                public boolean tryAdvance(Consumer<? super ExecEvent> action) {
+                    if (!hasNext()) {
+                        return false;
+                    }
+                    action.accept(next());
+                    return true;
+                }
+            };
         }
 
         @Override
