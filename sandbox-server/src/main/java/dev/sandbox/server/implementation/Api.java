@@ -408,11 +408,13 @@ public final class Api {
         boolean lineFrames = Wire.BATCH_LINES.equals(req.requestHeaders().get(Wire.BATCH_HEADER));
         io.netty.channel.EventLoop[] loop = new io.netty.channel.EventLoop[1];
         res.withConnection(c -> loop[0] = c.channel().eventLoop());
-        Publisher<Http.Frame> body = channel.attach(afterStdout, afterStderr, format, lineFrames, loop[0]);
+        Executor sender = loop[0] != null ? loop[0] : r -> Schedulers.parallel().schedule(r);
+        Publisher<Http.Frame> body = channel.attach(afterStdout, afterStderr, format, lineFrames, sender);
         Http.streamHeaders(res, format)
                 .header(Wire.ACK_WINDOW_HEADER, Integer.toString(channel.windowLimit()))
                 .header("Sandbox-Exec-Id", channel.id());
-        // the frames are the window's own arrays: a deep prefetch costs no memory beyond the window
+        // the frames are the window's own arrays, or one copy of a batch per frame: a deep prefetch costs at most
+        // another window
         return res.send(Http.packed(res, format, Flux.from(body), config.heartbeat(), 1024))
                 .then();
     }

@@ -24,6 +24,9 @@ import reactor.core.scheduler.Schedulers;
  *
  * <p>The command's events (from the session's own {@code exec}, with its demand) are encoded once and kept in a
  * window, in order, until the client acknowledges them by the offsets of the last line it delivered on each stream.
+ * Runs of whole lines of one stream are kept as one {@link LineBatch} (made by the session itself when it is a
+ * {@link dev.sandbox.implementation.exec.BatchedExec}, else joined here line by line), sent as one frame, and
+ * acknowledged or resumed from any of their lines.
  * A sender (one HTTP response at a time) reads the window from any position. When a connection drops, a new request
  * with the client's last offsets drops what they cover and sends the rest again, so nothing is lost or repeated.
  *
