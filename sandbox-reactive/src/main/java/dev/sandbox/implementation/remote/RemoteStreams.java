@@ -271,7 +271,8 @@ public final class RemoteStreams {
         ObjectNode body = Wire.JSON.createObjectNode();
         body.put("stdout", offsets[0]);
         body.put("stderr", offsets[1]);
-        t.call(HttpMethod.POST, execPath + "/ack", body)
+        // answered on the event loop (no hop): the next acknowledgement goes out as soon as this one is done
+        t.quickCall(HttpMethod.POST, execPath + "/ack", body)
                 .onErrorResume(e -> {
                     // offer the offsets again (unless newer ones came) and try later: while the stream lives, an
                     // acknowledgement must get through or a full window would stall it

@@ -177,6 +177,19 @@ public final class RemoteTransport implements AutoCloseable {
         return exchange(streaming, method, path, body, false);
     }
 
+    /**
+     * A control call whose answer is delivered on the event loop that read it, for internal calls whose answer does
+     * no more than start the next one (an exec acknowledgement).
+     *
+     * @param method the method
+     * @param path the path and query
+     * @param body the body or {@code null}
+     * @return the answer, or empty for an answer without a body
+     */
+    public Mono<JsonNode> quickCall(HttpMethod method, String path, JsonNode body) {
+        return exchange(control, method, path, body, false);
+    }
+
     private Mono<JsonNode> exchange(HttpClient client, HttpMethod method, String path, JsonNode body) {
         return exchange(client, method, path, body, true);
     }
