@@ -73,6 +73,12 @@ class WireProtocolTest {
 
     private InputStream open(String method, String path, String body, String accept, String lastEventId)
             throws Exception {
+        return open(method, path, body, accept, lastEventId, false);
+    }
+
+    private InputStream open(
+            String method, String path, String body, String accept, String lastEventId, boolean lineFrames)
+            throws Exception {
         HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(server.baseUrl() + path))
                 .header("Authorization", "Bearer " + TOKEN)
                 .header("Accept", accept)
@@ -81,6 +87,9 @@ class WireProtocolTest {
                         body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
         if (lastEventId != null) {
             b.header("Last-Event-ID", lastEventId);
+        }
+        if (lineFrames) {
+            b.header("Sandbox-Batch", "lines");
         }
         HttpResponse<InputStream> r = http.send(b.build(), HttpResponse.BodyHandlers.ofInputStream());
         assertThat(r.statusCode()).isEqualTo(200);
@@ -147,6 +156,128 @@ class WireProtocolTest {
         assertThat(send("DELETE", "/v1/sessions/" + session + "/execs/sse-resume-1", null, null)
                         .statusCode())
                 .isEqualTo(204);
+    }
+
+    /** The lines of {@code lines} frames (and single line events) read until the exit, with their offsets. */
+    private static List<long[]> readLines(BufferedReader in, int max, List<String> texts, String[] last)
+            throws IOException {
+        List<long[]> out = new ArrayList<>();
+        String line;
+        while (out.size() < max && (line = in.readLine()) != null) {
+            JsonNode n = JSON.readTree(line);
+            String type = n.path("type").asText();
+            last[0] = type;
+            if (type.equals("lines")) {
+                assertThat(n.path("stream").asText()).isEqualTo("stdout");
+                long at = n.path("offset").asLong();
+                String text = n.path("text").asText();
+                assertThat(text).endsWith("\n");
+                for (String t : text.substring(0, text.length() - 1).split("\n", -1)) {
+                    long next = at + t.getBytes(StandardCharsets.UTF_8).length + 1;
+                    out.add(new long[] {at, next});
+                    texts.add(t);
+                    at = next;
+                }
+                assertThat(at).isEqualTo(n.path("next").asLong());
+            } else if (type.equals("stdout")) {
+                out.add(new long[] {n.path("offset").asLong(), n.path("next").asLong()});
+                texts.add(n.path("text").asText());
+            } else if (type.equals("exit")) {
+                break;
+            }
+        }
+        return out;
+    }
+
+    @Test
+    void linesFramesCarryRunsOfLinesAndResumeFromAnyLineInThem() throws Exception {
+        String exec = "/v1/sessions/" + session + "/exec";
+        String body = "{\"id\":\"lines-resume-1\",\"argv\":[\"seq\",\"1\",\"20000\"]}";
+        List<String> firstTexts = new ArrayList<>();
+        String[] last = {null};
+        long resumeAfter;
+        int framesRead;
+        try (BufferedReader in = new BufferedReader(new InputStreamReader(
+                open("POST", exec, body, "application/x-ndjson", null, true), StandardCharsets.UTF_8))) {
+            // the first frame holds many lines (seq writes them at once)
+            String line = in.readLine();
+            JsonNode frame = JSON.readTree(line);
+            assertThat(frame.path("type").asText()).isEqualTo("lines");
+            assertThat(frame.path("offset").asLong()).isZero();
+            String text = frame.path("text").asText();
+            String[] lines = text.substring(0, text.length() - 1).split("\n", -1);
+            assertThat(lines.length).isGreaterThan(10);
+            framesRead = lines.length;
+            // the client delivered half of them when the connection dropped
+            int delivered = lines.length / 2;
+            long at = 0;
+            for (int i = 0; i < delivered - 1; i++) {
+                at += lines[i].length() + 1;
+            }
+            resumeAfter = at; // the offset of the last line delivered, in the middle of the frame
+            for (int i = 0; i < delivered; i++) {
+                firstTexts.add(lines[i]);
+            }
+        }
+        assertThat(framesRead).isGreaterThan(firstTexts.size());
+        List<String> rest = new ArrayList<>();
+        List<long[]> offsets;
+        try (BufferedReader in = new BufferedReader(new InputStreamReader(
+                open(
+                        "GET",
+                        "/v1/sessions/" + session + "/execs/lines-resume-1/events?afterStdout=" + resumeAfter
+                                + "&afterStderr=-1",
+                        null,
+                        "application/x-ndjson",
+                        null,
+                        true),
+                StandardCharsets.UTF_8))) {
+            offsets = readLines(in, 100_000, rest, last);
+        }
+        assertThat(last[0]).isEqualTo("exit");
+        assertThat(offsets.getFirst()[0]).isGreaterThan(resumeAfter);
+        for (int i = 1; i < offsets.size(); i++) {
+            assertThat(offsets.get(i)[0]).isEqualTo(offsets.get(i - 1)[1]);
+        }
+        List<String> all = new ArrayList<>(firstTexts);
+        all.addAll(rest);
+        assertThat(all).hasSize(20_000);
+        for (int i = 0; i < all.size(); i++) {
+            assertThat(all.get(i)).isEqualTo(Integer.toString(i + 1));
+        }
+        assertThat(send("DELETE", "/v1/sessions/" + session + "/execs/lines-resume-1", null, null)
+                        .statusCode())
+                .isEqualTo(204);
+    }
+
+    @Test
+    void withoutTheHeaderEveryLineIsItsOwnEvent() throws Exception {
+        String body = "{\"argv\":[\"seq\",\"1\",\"3000\"]}";
+        List<String> texts = new ArrayList<>();
+        String[] last = {null};
+        List<String> types = new ArrayList<>();
+        try (BufferedReader in = new BufferedReader(new InputStreamReader(
+                open("POST", "/v1/sessions/" + session + "/exec", body, "application/x-ndjson", null),
+                StandardCharsets.UTF_8))) {
+            String line;
+            while ((line = in.readLine()) != null) {
+                JsonNode n = JSON.readTree(line);
+                types.add(n.path("type").asText());
+                if (n.path("type").asText().equals("stdout")) {
+                    texts.add(n.path("text").asText());
+                    assertThat(n.path("next").asLong())
+                            .isEqualTo(n.path("offset").asLong()
+                                    + n.path("text").asText().length()
+                                    + 1);
+                }
+                if (n.path("type").asText().equals("exit")) {
+                    break;
+                }
+            }
+        }
+        assertThat(types).doesNotContain("lines");
+        assertThat(texts).hasSize(3000);
+        assertThat(texts.getLast()).isEqualTo("3000");
     }
 
     @Test

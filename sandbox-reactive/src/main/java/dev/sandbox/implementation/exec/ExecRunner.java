@@ -297,6 +297,35 @@ public final class ExecRunner {
     }
 
     /**
+     * Streams a command's output as {@link dev.sandbox.implementation.remote.LineBatch}es and line events (the
+     * events {@link #exec} yields, with runs of whole lines batched), then its exit: for a server that sends lines
+     * in batches. Same backpressure (one item per request), timeouts and cancel as {@link #exec}.
+     *
+     * @param options validated by this call; a problem is an error signal
+     * @param spawner starts the process for the options (runs on the spawn scheduler)
+     * @return the items
+     */
+    public Flux<Object> execBatches(ExecOptions options, Function<ExecOptions, SpawnedProcess> spawner) {
+        return Flux.defer(() -> {
+            options.validate();
+            Execution execution = track(new Execution(options, Schedulers.parallel()));
+            LineFramer framer = new LineFramer(options.maxLineLength(), options.charset(), execution::exit);
+            Flux<RawEvent> raw = spawn(options, spawner, execution).flatMapMany(SpawnedProcess::events);
+            if (options.idleTimeout().isEmpty()) {
+                return raw.publishOn(deliverScheduler, CHUNK_PREFETCH)
+                        .concatMapIterable(framer::frameBatches, 1)
+                        .doFinally(signal -> end(execution, signal));
+            }
+            return raw.doOnNext(e -> execution.sawOutput())
+                    .publishOn(deliverScheduler, CHUNK_PREFETCH)
+                    .concatMapIterable(framer::frameBatches, 1)
+                    .doOnRequest(execution::requested)
+                    .doOnNext(e -> execution.emitted())
+                    .doFinally(signal -> end(execution, signal));
+        });
+    }
+
+    /**
      * Runs a command to its end and collects its output, keeping at most {@link ExecOptions#maxOutputBytes()} of
      * each stream.
      *
@@ -305,6 +334,20 @@ public final class ExecRunner {
      * @return the result
      */
     public Mono<ExecResult> run(ExecOptions options, Function<ExecOptions, SpawnedProcess> spawner) {
+        return run(options, spawner, deliverScheduler);
+    }
+
+    /**
+     * {@link #run(ExecOptions, Function)} with the result delivered on the given scheduler (a server answering on
+     * its connection's event loop saves a thread hop).
+     *
+     * @param options validated by this call; a problem is an error signal
+     * @param spawner starts the process for the options (runs on the spawn scheduler)
+     * @param deliverScheduler where the result is delivered
+     * @return the result
+     */
+    public Mono<ExecResult> run(
+            ExecOptions options, Function<ExecOptions, SpawnedProcess> spawner, Scheduler deliverScheduler) {
         return Mono.defer(() -> {
             options.validate();
             Execution execution = track(new Execution(options, Schedulers.parallel()));

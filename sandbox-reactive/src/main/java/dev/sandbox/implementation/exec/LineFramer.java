@@ -2,6 +2,7 @@ package dev.sandbox.implementation.exec;
 
 import dev.sandbox.ExecEvent;
 import dev.sandbox.implementation.process.RawEvent;
+import dev.sandbox.implementation.remote.LineBatch;
 import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
 import java.util.Iterator;
@@ -48,6 +49,30 @@ final class LineFramer {
         return switch (event) {
             case RawEvent.Chunk chunk -> () -> streams[chunk.stream()].lines(chunk.bytes());
             case RawEvent.Exited exited -> () -> new ExitIterator(exited);
+        };
+    }
+
+    /**
+     * The items a raw event yields for a reader that takes batches (see {@link #batches}): {@link LineBatch}es and
+     * the events that cannot go into one, produced lazily.
+     */
+    Iterable<Object> frameBatches(RawEvent event) {
+        return switch (event) {
+            case RawEvent.Chunk chunk -> () -> streams[chunk.stream()].batches(chunk.bytes());
+            case RawEvent.Exited exited -> {
+                ExitIterator exit = new ExitIterator(exited);
+                yield () -> new Iterator<Object>() {
+                    @Override
+                    public boolean hasNext() {
+                        return exit.hasNext();
+                    }
+
+                    @Override
+                    public Object next() {
+                        return exit.next();
+                    }
+                };
+            }
         };
     }
 
@@ -106,6 +131,140 @@ final class LineFramer {
                         if (carryLen == maxLine) {
                             return splitFull();
                         }
+                    }
+                    return null;
+                }
+            };
+        }
+
+        /**
+         * The lines of a chunk as batches: exactly the events {@link #lines} yields, except that runs of whole lines
+         * that fit a {@link LineBatch} come as one batch each. A line within the chunk that is plain ASCII is copied
+         * into the batch from its bytes, without becoming a string; any other line is framed as in {@link #lines}
+         * and goes into the batch when it fits its shape, or comes on its own.
+         */
+        Iterator<Object> batches(byte[] bytes) {
+            boolean out = stream == RawEvent.STDOUT;
+            return new Iterator<Object>() {
+                int pos;
+                LineBatch open;
+                Object after; // an item that follows the batch being returned
+                Object next;
+
+                @Override
+                public boolean hasNext() {
+                    if (next == null) {
+                        next = advance();
+                    }
+                    return next != null;
+                }
+
+                @Override
+                public Object next() {
+                    if (!hasNext()) {
+                        throw new NoSuchElementException();
+                    }
+                    Object o = next;
+                    next = null;
+                    return o;
+                }
+
+                /** Closes the open batch (if any) before an item; returns what comes first. */
+                private Object emit(Object item) {
+                    if (open == null) {
+                        return item;
+                    }
+                    Object batch = open;
+                    open = null;
+                    after = item;
+                    return batch;
+                }
+
+                private Object advance() {
+                    if (after != null) {
+                        Object o = after;
+                        after = null;
+                        return o;
+                    }
+                    while (pos < bytes.length) {
+                        int room = maxLine - carryLen;
+                        int limit = Math.min(bytes.length, pos + room);
+                        // one pass: find the newline and see whether the line is ASCII (so its bytes are its
+                        // text), and whether it is plain (so its bytes are also their JSON form)
+                        int nl = -1;
+                        boolean ascii = true;
+                        boolean plain = true;
+                        for (int i = pos; i < limit; i++) {
+                            byte b = bytes[i];
+                            if (b >= 0x20 && b != '"' && b != '\\') {
+                                continue;
+                            }
+                            if (b == '\n') {
+                                nl = i;
+                                break;
+                            }
+                            plain = false;
+                            if (b < 0) {
+                                ascii = false;
+                            }
+                        }
+                        if (nl >= 0) {
+                            int len = nl - pos;
+                            if (carryLen == 0 && utf8 && ascii && (len == 0 || bytes[nl - 1] != '\r')) {
+                                if (open == null) {
+                                    open = LineBatch.open(out, lineStart, bytes.length - pos + 64);
+                                }
+                                if (!(plain ? open.appendPlain(bytes, pos, len) : open.appendAscii(bytes, pos, len))) {
+                                    Object full = open;
+                                    open = LineBatch.open(out, lineStart, bytes.length - pos + 64);
+                                    open.appendAscii(bytes, pos, len);
+                                    lineStart += len + 1;
+                                    pos = nl + 1;
+                                    return full;
+                                }
+                                lineStart += len + 1;
+                                pos = nl + 1;
+                                continue;
+                            }
+                            ExecEvent.Line line;
+                            if (carryLen == 0) {
+                                line = line(stream, bytes, pos, len, lineStart, false, lineStart + len + 1);
+                            } else {
+                                int joinedLen = carryLen + len;
+                                byte[] joined = new byte[joinedLen];
+                                System.arraycopy(carry, 0, joined, 0, carryLen);
+                                System.arraycopy(bytes, pos, joined, carryLen, len);
+                                line = line(stream, joined, 0, joinedLen, lineStart, false, lineStart + joinedLen + 1);
+                            }
+                            lineStart += carryLen + len + 1;
+                            carryLen = 0;
+                            pos = nl + 1;
+                            if (open != null && open.append(line)) {
+                                continue;
+                            }
+                            LineBatch fresh = LineBatch.of(line);
+                            if (fresh == null) {
+                                return emit(line);
+                            }
+                            if (open == null) {
+                                open = fresh;
+                                continue;
+                            }
+                            Object full = open;
+                            open = fresh;
+                            return full;
+                        }
+                        System.arraycopy(bytes, pos, carry, carryLen, limit - pos);
+                        carryLen += limit - pos;
+                        pos = limit;
+                        if (carryLen == maxLine) {
+                            return emit(splitFull());
+                        }
+                    }
+                    if (open != null) {
+                        Object batch = open;
+                        open = null;
+                        return batch;
                     }
                     return null;
                 }

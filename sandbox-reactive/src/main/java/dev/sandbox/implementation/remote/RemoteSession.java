@@ -86,7 +86,7 @@ public final class RemoteSession implements SandboxSession {
             String stdinId = options.stdin().isPresent() ? RemoteTransport.newId() : null;
             ObjectNode body = Wire.execOptions(options, stdinId);
             Disposable[] upload = new Disposable[1];
-            return t.longCall(HttpMethod.POST, path + "/run", body)
+            return t.runCall(HttpMethod.POST, path + "/run", body)
                     .map(Wire::execResult)
                     .switchIfEmpty(Mono.error(() -> new BackendException("the server sent no result for run", null)))
                     .doOnSubscribe(s -> {

@@ -7,15 +7,20 @@ import dev.sandbox.FileEvent;
 import io.netty.handler.codec.http.HttpMethod;
 import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.Iterator;
+import java.util.List;
+import java.util.NoSuchElementException;
+import java.util.Spliterator;
+import java.util.Spliterators;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 import org.reactivestreams.Publisher;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-import reactor.core.publisher.SynchronousSink;
 import reactor.core.scheduler.Schedulers;
 
 /**
@@ -48,6 +53,9 @@ public final class RemoteStreams {
         long lastStdout = -1;
         long lastStderr = -1;
         volatile boolean ended;
+        /** The stream's last item (the exit or an error) has been read; it may not be delivered yet. */
+        volatile boolean received;
+
         long window = 1024 * 1024;
         long sinceAck;
         /** Offsets waiting to be acknowledged; the newest replace older ones. */
@@ -75,26 +83,42 @@ public final class RemoteStreams {
             ObjectNode body = Wire.execOptions(options, stdinId);
             body.put("id", st.id);
             String execPath = sessionPath + "/execs/" + st.id;
-            Flux<ExecEvent> events = Flux.defer(() -> {
+            Flux<LineSplitter.Sized> events = Flux.defer(() -> {
                         Flux<LineSplitter.Sized> lines = st.started
                                 ? t.stream(
                                         HttpMethod.GET,
                                         execPath + "/events?afterStdout=" + st.lastStdout + "&afterStderr="
                                                 + st.lastStderr,
                                         null,
-                                        res -> window(st, res.responseHeaders().get(Wire.ACK_WINDOW_HEADER)))
-                                : t.stream(HttpMethod.POST, sessionPath + "/exec", body, res -> {
-                                    st.started = true;
-                                    window(st, res.responseHeaders().get(Wire.ACK_WINDOW_HEADER));
-                                });
-                        return lines.<ExecEvent>handle((sized, sink) -> deliver(t, execPath, st, sized, sink))
-                                .concatWith(Flux.defer(() -> st.ended
+                                        res -> window(st, res.responseHeaders().get(Wire.ACK_WINDOW_HEADER)),
+                                        true)
+                                : t.stream(
+                                        HttpMethod.POST,
+                                        sessionPath + "/exec",
+                                        body,
+                                        res -> {
+                                            st.started = true;
+                                            window(st, res.responseHeaders().get(Wire.ACK_WINDOW_HEADER));
+                                        },
+                                        true);
+                        // items arrive on a parallel worker (see RemoteTransport.stream)
+                        return lines.doOnNext(sized -> {
+                                    if (sized.item() instanceof Wire.ErrorItem
+                                            || (sized.item() instanceof Wire.EventItem(ExecEvent e)
+                                                    && e instanceof ExecEvent.Exit)) {
+                                        st.received = true;
+                                    }
+                                })
+                                .concatWith(Flux.defer(() -> st.received
                                         ? Flux.empty()
                                         : Flux.error(new RemoteTransport.StreamDropped(
                                                 "the exec stream ended before the exit"))));
                     })
                     .retryWhen(t.reconnects())
-                    .onErrorMap(t::transportError);
+                    .onErrorMap(t::transportError)
+                    // an error that never reached the body (a refused connection, an error answer) comes on an
+                    // event loop: signal it on a worker, like everything else
+                    .onErrorResume(e -> Mono.<LineSplitter.Sized>error(e).publishOn(Schedulers.parallel()));
             Disposable[] upload = new Disposable[1];
             return events.doOnSubscribe(s -> {
                         if (stdinId != null) {
@@ -110,7 +134,9 @@ public final class RemoteStreams {
                         // releases the server's window; kills the process if it still runs (a cancel)
                         t.fireAndForget(HttpMethod.DELETE, execPath);
                     })
-                    .publishOn(Schedulers.parallel(), DELIVERY_PREFETCH);
+                    // last, so that the operators above see one item per frame: a lines frame becomes its line
+                    // events one at a time, as they are asked for, and what is handed out here is what was delivered
+                    .concatMapIterable(sized -> new Delivery(t, execPath, st, sized), 1);
         });
     }
 
@@ -124,39 +150,99 @@ public final class RemoteStreams {
         }
     }
 
-    private static void deliver(
-            RemoteTransport t,
-            String execPath,
-            ExecState st,
-            LineSplitter.Sized sized,
-            SynchronousSink<ExecEvent> sink) {
-        switch (sized.item()) {
-            case Wire.EventItem(ExecEvent e) -> {
-                if (e instanceof ExecEvent.Stdout l) {
-                    if (l.offset() <= st.lastStdout) {
-                        return; // already delivered (a server that replays more than asked)
-                    }
-                    st.lastStdout = l.offset();
-                } else if (e instanceof ExecEvent.Stderr l) {
-                    if (l.offset() <= st.lastStderr) {
-                        return;
-                    }
-                    st.lastStderr = l.offset();
-                } else {
+    /**
+     * The events one stream item yields, produced as they are asked for: a line event, the lines of a {@code lines}
+     * frame, the exit, or nothing. Lines the client has delivered already (a server that replays more than asked)
+     * are skipped; what is handed out counts as delivered, for the acknowledgements and a resume.
+     */
+    private static final class Delivery implements Iterable<ExecEvent>, Iterator<ExecEvent> {
+        private final RemoteTransport t;
+        private final String execPath;
+        private final ExecState st;
+        private final int wireBytes;
+        private final List<? extends ExecEvent> events;
+        private int index;
+        private ExecEvent pending;
+        private boolean counted;
+
+        Delivery(RemoteTransport t, String execPath, ExecState st, LineSplitter.Sized sized) {
+            this.t = t;
+            this.execPath = execPath;
+            this.st = st;
+            this.wireBytes = sized.wireBytes();
+            switch (sized.item()) {
+                case Wire.EventItem(ExecEvent e) -> events = List.of(e);
+                case Wire.LinesItem(List<ExecEvent.Line> lines) -> events = lines;
+                case Wire.ErrorItem(RuntimeException error) -> {
                     st.ended = true;
+                    throw error;
                 }
-                sink.next(e);
-                st.sinceAck += sized.wireBytes();
-                if (!st.ended && st.sinceAck >= st.window / 4) {
-                    st.sinceAck = 0;
-                    ack(t, execPath, st);
+                default -> events = List.of(); // heartbeats and anything newer
+            }
+        }
+
+        @Override
+        public Iterator<ExecEvent> iterator() {
+            return this;
+        }
+
+        /** Reactor iterates through a spliterator: one that calls this iterator directly saves a layer per event. */
+        @Override
+        public Spliterator<ExecEvent> spliterator() {
+            return new Spliterators.AbstractSpliterator<>(Long.MAX_VALUE, Spliterator.ORDERED | Spliterator.NONNULL) {
+                @Override
+                public boolean tryAdvance(Consumer<? super ExecEvent> action) {
+                    if (!hasNext()) {
+                        return false;
+                    }
+                    action.accept(next());
+                    return true;
+                }
+            };
+        }
+
+        @Override
+        public boolean hasNext() {
+            while (pending == null && index < events.size()) {
+                ExecEvent e = events.get(index++);
+                if (e instanceof ExecEvent.Stdout l) {
+                    if (l.offset() > st.lastStdout) {
+                        pending = e;
+                    }
+                } else if (e instanceof ExecEvent.Stderr l) {
+                    if (l.offset() > st.lastStderr) {
+                        pending = e;
+                    }
+                } else {
+                    pending = e;
                 }
             }
-            case Wire.ErrorItem(RuntimeException error) -> {
+            return pending != null;
+        }
+
+        @Override
+        public ExecEvent next() {
+            if (!hasNext()) {
+                throw new NoSuchElementException();
+            }
+            ExecEvent e = pending;
+            pending = null;
+            if (e instanceof ExecEvent.Stdout l) {
+                st.lastStdout = l.offset();
+            } else if (e instanceof ExecEvent.Stderr l) {
+                st.lastStderr = l.offset();
+            } else {
                 st.ended = true;
-                sink.error(error);
             }
-            default -> {} // heartbeats and anything newer
+            if (!counted) {
+                counted = true;
+                st.sinceAck += wireBytes;
+            }
+            if (!st.ended && st.sinceAck >= st.window / 4) {
+                st.sinceAck = 0;
+                ack(t, execPath, st);
+            }
+            return e;
         }
     }
 
@@ -185,7 +271,8 @@ public final class RemoteStreams {
         ObjectNode body = Wire.JSON.createObjectNode();
         body.put("stdout", offsets[0]);
         body.put("stderr", offsets[1]);
-        t.call(HttpMethod.POST, execPath + "/ack", body)
+        // answered on the event loop (no hop): the next acknowledgement goes out as soon as this one is done
+        t.quickCall(HttpMethod.POST, execPath + "/ack", body)
                 .onErrorResume(e -> {
                     // offer the offsets again (unless newer ones came) and try later: while the stream lives, an
                     // acknowledgement must get through or a full window would stall it

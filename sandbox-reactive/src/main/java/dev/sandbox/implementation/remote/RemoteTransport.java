@@ -44,7 +44,7 @@ import reactor.util.retry.RetryBackoffSpec;
 public final class RemoteTransport implements AutoCloseable {
     private static final byte[] EMPTY = new byte[0];
     /** Chunks read ahead of demand per stream; each is at most one socket read. */
-    private static final int STREAM_PREFETCH = 2;
+    private static final int STREAM_PREFETCH = 4;
 
     private final String baseUrl;
     private final Supplier<char[]> token;
@@ -130,17 +130,17 @@ public final class RemoteTransport implements AutoCloseable {
         return String.format("%016x%016x", r.nextLong(), r.nextLong());
     }
 
-    private static Mono<ByteBuf> jsonBody(JsonNode body) {
-        return body == null ? Mono.empty() : Mono.fromSupplier(() -> Unpooled.wrappedBuffer(Wire.bytes(body)));
+    private static Mono<ByteBuf> jsonBody(byte[] body) {
+        return body == null ? Mono.empty() : Mono.fromSupplier(() -> Unpooled.wrappedBuffer(body));
     }
 
-    private static Consumer<io.netty.handler.codec.http.HttpHeaders> jsonHeaders(JsonNode body) {
+    /** The headers of a JSON request; a body goes with its length (one write, not chunked). */
+    private static Consumer<io.netty.handler.codec.http.HttpHeaders> jsonHeaders(byte[] body) {
         return h -> {
             if (body != null) {
                 h.set(HttpHeaderNames.CONTENT_TYPE, Wire.APPLICATION_JSON);
-            } else {
-                h.set(HttpHeaderNames.CONTENT_LENGTH, 0);
             }
+            h.set(HttpHeaderNames.CONTENT_LENGTH, body == null ? 0 : body.length);
             h.set(HttpHeaderNames.ACCEPT, Wire.APPLICATION_JSON);
         };
     }
@@ -166,20 +166,54 @@ public final class RemoteTransport implements AutoCloseable {
      * @return the answer, or empty for an answer without a body
      */
     public Mono<JsonNode> longCall(HttpMethod method, String path, JsonNode body) {
-        return exchange(streaming, method, path, body);
+        return exchange(streaming, method, path, body, true);
+    }
+
+    /**
+     * A command's {@code run}: like {@link #longCall}, but the answer is delivered on the event loop that read it
+     * (a non-blocking thread, as the local provider's {@code run} answers on one), saving a thread hop per run.
+     *
+     * @param method the method
+     * @param path the path and query
+     * @param body the body or {@code null}
+     * @return the answer, or empty for an answer without a body
+     */
+    public Mono<JsonNode> runCall(HttpMethod method, String path, JsonNode body) {
+        return exchange(streaming, method, path, body, false);
+    }
+
+    /**
+     * A control call whose answer is delivered on the event loop that read it, for internal calls whose answer does
+     * no more than start the next one (an exec acknowledgement).
+     *
+     * @param method the method
+     * @param path the path and query
+     * @param body the body or {@code null}
+     * @return the answer, or empty for an answer without a body
+     */
+    public Mono<JsonNode> quickCall(HttpMethod method, String path, JsonNode body) {
+        return exchange(control, method, path, body, false);
     }
 
     private Mono<JsonNode> exchange(HttpClient client, HttpMethod method, String path, JsonNode body) {
-        return client.headers(jsonHeaders(body))
-                .request(method)
-                .uri(path)
-                .send(jsonBody(body))
-                .responseSingle((res, content) ->
-                        content.asByteArray().defaultIfEmpty(EMPTY).flatMap(bytes -> answer(res, bytes)))
-                .onErrorMap(this::transportError)
-                // answers arrive on an event loop: hand them to a thread where the caller may block, as the local
-                // provider's blocking operations do
-                .publishOn(Schedulers.boundedElastic());
+        return exchange(client, method, path, body, true);
+    }
+
+    private Mono<JsonNode> exchange(
+            HttpClient client, HttpMethod method, String path, JsonNode body, boolean toBlockingThread) {
+        return Mono.defer(() -> {
+            byte[] bytes = body == null ? null : Wire.bytes(body);
+            Mono<JsonNode> answer = client.headers(jsonHeaders(bytes))
+                    .request(method)
+                    .uri(path)
+                    .send(jsonBody(bytes))
+                    .responseSingle((res, content) ->
+                            content.asByteArray().defaultIfEmpty(EMPTY).flatMap(b -> answer(res, b)))
+                    .onErrorMap(this::transportError);
+            // answers arrive on an event loop: hand them to a thread where the caller may block, as the local
+            // provider's blocking operations do
+            return toBlockingThread ? answer.publishOn(Schedulers.boundedElastic()) : answer;
+        });
     }
 
     private static Mono<JsonNode> answer(HttpClientResponse res, byte[] bytes) {
@@ -209,14 +243,39 @@ public final class RemoteTransport implements AutoCloseable {
      */
     public Flux<LineSplitter.Sized> stream(
             HttpMethod method, String path, JsonNode body, Consumer<HttpClientResponse> onResponse) {
+        return stream(method, path, body, onResponse, false);
+    }
+
+    /**
+     * Opens an NDJSON stream, optionally asking the server for {@code lines} frames (see {@link LineBatch}). The
+     * body's chunks are handed to a {@link Schedulers#parallel()} worker (a few ahead of demand) and decoded there,
+     * so the connection's event loop only reads; items are delivered on that worker.
+     *
+     * @param method the method
+     * @param path the path and query
+     * @param body the JSON body or {@code null}
+     * @param onResponse called with the response before its body is read
+     * @param lineBatches whether to ask for {@code lines} frames ({@code Sandbox-Batch: lines})
+     * @return the decoded lines, read as they are requested
+     */
+    public Flux<LineSplitter.Sized> stream(
+            HttpMethod method,
+            String path,
+            JsonNode body,
+            Consumer<HttpClientResponse> onResponse,
+            boolean lineBatches) {
+        byte[] bytes = body == null ? null : Wire.bytes(body);
         return streaming
                 .headers(h -> {
-                    jsonHeaders(body).accept(h);
+                    jsonHeaders(bytes).accept(h);
                     h.set(HttpHeaderNames.ACCEPT, Wire.NDJSON);
+                    if (lineBatches) {
+                        h.set(Wire.BATCH_HEADER, Wire.BATCH_LINES);
+                    }
                 })
                 .request(method)
                 .uri(path)
-                .send(jsonBody(body))
+                .send(jsonBody(bytes))
                 .response((res, content) -> {
                     int code = res.status().code();
                     if (code >= 400) {
@@ -227,8 +286,11 @@ public final class RemoteTransport implements AutoCloseable {
                     }
                     onResponse.accept(res);
                     LineSplitter splitter = new LineSplitter();
+                    // the event loop only reads: chunks are handed to a worker (a few ahead of demand) and decoded
+                    // there, a lines frame into its line events
                     return content.asByteArray()
-                            .concatMapIterable(splitter::split, STREAM_PREFETCH)
+                            .publishOn(Schedulers.parallel(), STREAM_PREFETCH)
+                            .concatMapIterable(splitter::split, 1)
                             .concatWith(Flux.defer(() -> splitter.pending()
                                     ? Flux.error(new StreamDropped("the stream ended in the middle of a line"))
                                     : Flux.empty()));

@@ -75,6 +75,15 @@ public final class Wire {
     /** Response header of a streaming exec: the unacknowledged bytes the server keeps for a resume. */
     public static final String ACK_WINDOW_HEADER = "Sandbox-Ack-Window";
 
+    /**
+     * Request header of exec streams: {@value #BATCH_LINES} asks the server to send runs of whole lines as {@code
+     * lines} frames (see {@link LineBatch}) instead of one event per line.
+     */
+    public static final String BATCH_HEADER = "Sandbox-Batch";
+
+    /** The value of {@link #BATCH_HEADER} that asks for {@code lines} frames. */
+    public static final String BATCH_LINES = "lines";
+
     /** The heartbeat line of NDJSON streams. */
     public static final byte[] HEARTBEAT = "{\"type\":\"heartbeat\"}".getBytes(StandardCharsets.US_ASCII);
 
@@ -857,6 +866,95 @@ public final class Wire {
         return bytes(exit((ExecEvent.Exit) e));
     }
 
+    /**
+     * Writes a line event exactly as {@link #event} does, from text that is already JSON-escaped (a line of a {@link
+     * LineBatch}).
+     *
+     * @param out where to write
+     * @param stdout whether the line is stdout's
+     * @param offset its offset
+     * @param next the offset past it
+     * @param text the escaped text
+     * @param from where the line's text starts
+     * @param to where it ends
+     */
+    public static void lineEvent(Bytes out, boolean stdout, long offset, long next, byte[] text, int from, int to) {
+        out.put(stdout ? STDOUT_PREFIX : STDERR_PREFIX, 0, STDOUT_PREFIX.length);
+        out.number(offset);
+        out.put(NEXT, 0, NEXT.length);
+        out.number(next);
+        out.put(TEXT, 0, TEXT.length);
+        out.put(text, from, to - from);
+        out.put(END, 0, END.length);
+    }
+
+    /** A growable byte buffer for writing frames. */
+    public static final class Bytes {
+        private byte[] buf;
+        private int len;
+
+        /**
+         * Creates a buffer.
+         *
+         * @param capacity the first capacity
+         */
+        public Bytes(int capacity) {
+            buf = new byte[Math.max(16, capacity)];
+        }
+
+        private void room(int n) {
+            if (len + n > buf.length) {
+                buf = java.util.Arrays.copyOf(buf, Math.max(len + n, buf.length * 2));
+            }
+        }
+
+        /**
+         * Appends bytes.
+         *
+         * @param b the bytes
+         * @param off where they start
+         * @param n how many
+         */
+        public void put(byte[] b, int off, int n) {
+            room(n);
+            System.arraycopy(b, off, buf, len, n);
+            len += n;
+        }
+
+        /**
+         * Appends ASCII text.
+         *
+         * @param s the text
+         */
+        public void ascii(String s) {
+            room(s.length());
+            for (int i = 0; i < s.length(); i++) {
+                buf[len++] = (byte) s.charAt(i);
+            }
+        }
+
+        /**
+         * Appends a number in decimal.
+         *
+         * @param v the number
+         */
+        public void number(long v) {
+            int d = digits(v);
+            room(d);
+            writeDigits(v, buf, len, d);
+            len += d;
+        }
+
+        /**
+         * The bytes written.
+         *
+         * @return a copy
+         */
+        public byte[] toByteArray() {
+            return java.util.Arrays.copyOf(buf, len);
+        }
+    }
+
     /** Whether a string is printable ASCII without quotes or backslashes: its JSON form is itself. */
     private static boolean plainAscii(String s) {
         for (int i = 0; i < s.length(); i++) {
@@ -868,7 +966,7 @@ public final class Wire {
         return true;
     }
 
-    private static int digits(long v) {
+    static int digits(long v) {
         if (v < 0) {
             return Long.toString(v).length();
         }
@@ -879,7 +977,7 @@ public final class Wire {
         return n;
     }
 
-    private static void writeDigits(long v, byte[] out, int pos, int digits) {
+    static void writeDigits(long v, byte[] out, int pos, int digits) {
         if (v < 0) {
             byte[] s = Long.toString(v).getBytes(StandardCharsets.US_ASCII);
             System.arraycopy(s, 0, out, pos, s.length);
@@ -930,6 +1028,13 @@ public final class Wire {
     public record EventItem(ExecEvent event) implements StreamItem {}
 
     /**
+     * The lines of a {@code lines} frame (see {@link LineBatch}), in order.
+     *
+     * @param lines the line events
+     */
+    public record LinesItem(List<ExecEvent.Line> lines) implements StreamItem {}
+
+    /**
      * A file change from a watch stream.
      *
      * @param event the change
@@ -961,7 +1066,11 @@ public final class Wire {
      */
     public static StreamItem streamItem(byte[] bytes, int off, int len) {
         StreamItem fast = fastLine(bytes, off, len);
-        return fast != null ? fast : parsed(bytes, off, len);
+        if (fast != null) {
+            return fast;
+        }
+        List<ExecEvent.Line> lines = LineBatch.read(bytes, off, len);
+        return lines != null ? new LinesItem(lines) : parsed(bytes, off, len);
     }
 
     /**
@@ -1049,6 +1158,7 @@ public final class Wire {
             String termination = null;
             long durationNanos = 0;
             String kind = null;
+            String stream = null;
             String path = null;
             JsonNode error = null;
             while (p.nextToken() == JsonToken.FIELD_NAME) {
@@ -1064,6 +1174,7 @@ public final class Wire {
                     case "termination" -> termination = p.getText();
                     case "durationNanos" -> durationNanos = p.getLongValue();
                     case "kind" -> kind = p.getText();
+                    case "stream" -> stream = p.getText();
                     case "path" -> path = p.getText();
                     case "error" -> error = JSON.readTree(p);
                     default -> p.skipChildren();
@@ -1078,6 +1189,7 @@ public final class Wire {
                 case "exit" ->
                     new EventItem(new ExecEvent.Exit(
                             code, ExecEvent.Termination.valueOf(termination), Duration.ofNanos(durationNanos)));
+                case "lines" -> new LinesItem(LineBatch.split("stdout".equals(stream), offset, next, text));
                 case "file" -> new FileItem(new FileEvent(FileEvent.Kind.valueOf(kind), path));
                 case "error" -> {
                     ObjectNode wrapped = NODES.objectNode();

@@ -11,18 +11,20 @@ import dev.sandbox.ProcessNotFoundException;
 import dev.sandbox.PtyOptions;
 import dev.sandbox.PtySession;
 import dev.sandbox.SandboxSession;
+import dev.sandbox.implementation.exec.BatchedExec;
 import dev.sandbox.implementation.exec.ExecRunner;
 import dev.sandbox.implementation.process.SpawnedProcess;
 import java.time.Duration;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Scheduler;
 
 /**
  * The process half of a session whose commands run through an {@link ExecRunner}: exec, run, background processes
- * and PTYs, each after the session's check. A provider supplies the check and how to spawn a process; the rest of
+ * and PTYs, each after the session's check, and the server's shortcuts of {@link BatchedExec}. A provider supplies the check and how to spawn a process; the rest of
  * {@link SandboxSession} (files, lifetime, status, close) stays its own.
  */
-public abstract class RunnerSession implements SandboxSession {
+public abstract class RunnerSession implements SandboxSession, BatchedExec {
     private final String sessionId;
     private final ExecRunner runner;
 
@@ -71,6 +73,22 @@ public abstract class RunnerSession implements SandboxSession {
         return Mono.defer(() -> {
             check();
             return runner.run(options, this::spawn);
+        });
+    }
+
+    @Override
+    public final Flux<Object> execBatches(ExecOptions options) {
+        return Flux.defer(() -> {
+            check();
+            return runner.execBatches(options, this::spawn);
+        });
+    }
+
+    @Override
+    public final Mono<ExecResult> run(ExecOptions options, Scheduler deliver) {
+        return Mono.defer(() -> {
+            check();
+            return runner.run(options, this::spawn, deliver);
         });
     }
 

@@ -7,6 +7,7 @@ import dev.sandbox.BackgroundOptions;
 import dev.sandbox.BackgroundProcess;
 import dev.sandbox.ExecEvent;
 import dev.sandbox.ExecOptions;
+import dev.sandbox.ExecResult;
 import dev.sandbox.FileInfo;
 import dev.sandbox.FileOperationException;
 import dev.sandbox.InvalidArgumentException;
@@ -17,6 +18,7 @@ import dev.sandbox.SandboxFiles;
 import dev.sandbox.SandboxSession;
 import dev.sandbox.SessionOptions;
 import dev.sandbox.implementation.Version;
+import dev.sandbox.implementation.exec.BatchedExec;
 import dev.sandbox.implementation.remote.Wire;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -28,6 +30,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiFunction;
 import java.util.function.Function;
@@ -36,6 +39,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
 import reactor.netty.http.server.HttpServerRequest;
 import reactor.netty.http.server.HttpServerResponse;
 import reactor.netty.http.server.HttpServerRoutes;
@@ -349,7 +354,11 @@ public final class Api {
                             req,
                             s -> Mono.defer(() -> {
                                 Runnable slot = limit.acquire();
-                                return s.run(options).doFinally(sig -> slot.run());
+                                // a session that can answers on the connection's event loop, where it is written
+                                Mono<ExecResult> result = s instanceof BatchedExec direct
+                                        ? direct.run(options, loopScheduler(res))
+                                        : s.run(options);
+                                return result.doFinally(sig -> slot.run());
                             }))
                     .doFinally(sig -> {
                         if (stdinId != null) {
@@ -373,13 +382,23 @@ public final class Api {
                                     s.id(),
                                     options.maxLineLength(),
                                     limit::acquire,
-                                    () -> s.exec(options).doFinally(sig -> {
-                                        if (stdinId != null) {
-                                            stdins.abandon(stdinId);
-                                        }
-                                    }))))
-                    .flatMap(channel -> sendExec(res, channel, -1, -1, format));
+                                    // a session that batches lines itself saves a string and an event per line
+                                    () -> (s instanceof BatchedExec batched
+                                                    ? batched.execBatches(options)
+                                                    : s.exec(options))
+                                            .doFinally(sig -> {
+                                                if (stdinId != null) {
+                                                    stdins.abandon(stdinId);
+                                                }
+                                            }))))
+                    .flatMap(channel -> sendExec(req, res, channel, -1, -1, format));
         });
+    }
+
+    private static Scheduler loopScheduler(HttpServerResponse res) {
+        Executor[] loop = new Executor[1];
+        res.withConnection(c -> loop[0] = c.channel().eventLoop());
+        return loop[0] == null ? Schedulers.parallel() : Schedulers.fromExecutor(loop[0]);
     }
 
     private static String newExecId() {
@@ -388,12 +407,22 @@ public final class Api {
     }
 
     private Mono<Void> sendExec(
-            HttpServerResponse res, ExecChannel channel, long afterStdout, long afterStderr, Http.Format format) {
-        Publisher<Http.Frame> body = channel.attach(afterStdout, afterStderr, format);
+            HttpServerRequest req,
+            HttpServerResponse res,
+            ExecChannel channel,
+            long afterStdout,
+            long afterStderr,
+            Http.Format format) {
+        boolean lineFrames = Wire.BATCH_LINES.equals(req.requestHeaders().get(Wire.BATCH_HEADER));
+        io.netty.channel.EventLoop[] loop = new io.netty.channel.EventLoop[1];
+        res.withConnection(c -> loop[0] = c.channel().eventLoop());
+        Executor sender = loop[0] != null ? loop[0] : r -> Schedulers.parallel().schedule(r);
+        Publisher<Http.Frame> body = channel.attach(afterStdout, afterStderr, format, lineFrames, sender);
         Http.streamHeaders(res, format)
                 .header(Wire.ACK_WINDOW_HEADER, Integer.toString(channel.windowLimit()))
                 .header("Sandbox-Exec-Id", channel.id());
-        // the frames are the window's own arrays: a deep prefetch costs no memory beyond the window
+        // the frames are the window's own arrays, or one copy of a batch per frame: a deep prefetch costs at most
+        // another window
         return res.send(Http.packed(res, format, Flux.from(body), config.heartbeat(), 1024))
                 .then();
     }
@@ -413,7 +442,7 @@ public final class Api {
             }
         }
         ExecChannel channel = execs.get(param(req, "exec"), param(req, "id"));
-        return sendExec(res, channel, afterStdout, afterStderr, Http.format(req));
+        return sendExec(req, res, channel, afterStdout, afterStderr, Http.format(req));
     }
 
     private Mono<Void> execAck(HttpServerRequest req, HttpServerResponse res) {

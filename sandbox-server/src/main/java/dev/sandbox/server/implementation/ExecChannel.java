@@ -2,8 +2,10 @@ package dev.sandbox.server.implementation;
 
 import dev.sandbox.BackendException;
 import dev.sandbox.ExecEvent;
+import dev.sandbox.implementation.remote.LineBatch;
 import dev.sandbox.implementation.remote.Wire;
 import java.time.Duration;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -22,6 +24,9 @@ import reactor.core.scheduler.Schedulers;
  *
  * <p>The command's events (from the session's own {@code exec}, with its demand) are encoded once and kept in a
  * window, in order, until the client acknowledges them by the offsets of the last line it delivered on each stream.
+ * Runs of whole lines of one stream are kept as one {@link LineBatch} (made by the session itself when it is a
+ * {@link dev.sandbox.implementation.exec.BatchedExec}, else joined here line by line), sent as one frame, and
+ * acknowledged or resumed from any of their lines.
  * A sender (one HTTP response at a time) reads the window from any position. When a connection drops, a new request
  * with the client's last offsets drops what they cover and sends the rest again, so nothing is lost or repeated.
  *
@@ -39,7 +44,42 @@ public final class ExecChannel {
     /** The most events asked of the command at once. */
     private static final int MAX_REQUEST = 256;
 
-    private record Entry(byte[] json, int stream, long offset, String type) {}
+    /**
+     * One entry of the window: an encoded event, or a batch of whole lines of one stream (see {@link LineBatch})
+     * that takes more lines until a sender reads it.
+     */
+    private static final class Entry {
+        final byte[] json; // null for a batch
+        final int stream;
+        final long offset; // a line's offset; a batch's first line's
+        final String type;
+        final LineBatch batch;
+
+        Entry(byte[] json, int stream, long offset, String type) {
+            this.json = json;
+            this.stream = stream;
+            this.offset = offset;
+            this.type = type;
+            this.batch = null;
+        }
+
+        Entry(LineBatch batch) {
+            this.json = null;
+            this.stream = batch.stdout() ? STDOUT : STDERR;
+            this.offset = batch.firstOffset();
+            this.type = "lines";
+            this.batch = batch;
+        }
+
+        /** The offset of the entry's last line. */
+        long last() {
+            return batch != null ? batch.lastOffset() : offset;
+        }
+
+        int bytes() {
+            return batch != null ? batch.textBytes() : json.length;
+        }
+    }
 
     private final String id;
     private final String sessionId;
@@ -87,7 +127,9 @@ public final class ExecChannel {
         this.id = id;
         this.sessionId = sessionId;
         this.windowLimit = windowLimit;
-        this.perEventBound = maxLineLength + 64L;
+        // an item is a line event, or a batch of lines (whose text stops growing past LineBatch.MAX_TEXT_BYTES
+        // with one more line)
+        this.perEventBound = maxLineLength + 64L + LineBatch.MAX_TEXT_BYTES;
         this.resumeTimeout = resumeTimeout;
         this.onTerminal = onTerminal;
         this.onRelease = onRelease;
@@ -106,7 +148,7 @@ public final class ExecChannel {
      *
      * @param events the session's exec stream
      */
-    void start(Flux<ExecEvent> events) {
+    void start(Flux<?> events) {
         events.subscribe(upstream);
     }
 
@@ -132,7 +174,7 @@ public final class ExecChannel {
         }
         ring[(head + size) % ring.length] = e;
         size++;
-        windowBytes += e.json().length;
+        windowBytes += e.bytes();
     }
 
     private void dropHead() {
@@ -141,15 +183,15 @@ public final class ExecChannel {
         head = (head + 1) % ring.length;
         size--;
         headSeq++;
-        windowBytes -= e.json().length;
+        windowBytes -= e.bytes();
     }
 
     /** Drops the entries the client has delivered; called with the lock held. */
     private void dropAcked() {
         while (size > 0) {
             Entry e = ring[head];
-            boolean covered = (e.stream() == STDOUT && e.offset() <= ackedStdout)
-                    || (e.stream() == STDERR && e.offset() <= ackedStderr);
+            boolean covered =
+                    (e.stream == STDOUT && e.last() <= ackedStdout) || (e.stream == STDERR && e.last() <= ackedStderr);
             if (!covered) {
                 return;
             }
@@ -175,61 +217,97 @@ public final class ExecChannel {
     private void requestMore() {
         long n;
         synchronized (this) {
-            if (terminal || released) {
-                return;
-            }
-            long room = windowLimit - windowBytes;
-            // events that fit in the room left, counting each at its largest size
-            long batch = Math.min(MAX_REQUEST, room / perEventBound);
-            if (batch <= 0) {
-                if (outstanding > 0 || room <= 0) {
-                    return;
-                }
-                batch = 1; // one event at a time when events may be larger than the room left
-            }
-            // ask again only when half of the last batch has come: one request per many events
-            if (outstanding > batch / 2) {
-                return;
-            }
-            n = batch - outstanding;
-            outstanding += n;
+            n = toRequest();
         }
-        upstream.request(n);
+        if (n > 0) {
+            upstream.request(n);
+        }
+    }
+
+    /** How many more events to ask the command for now (counted as outstanding); called with the lock held. */
+    private long toRequest() {
+        if (terminal || released) {
+            return 0;
+        }
+        long room = windowLimit - windowBytes;
+        // events that fit in the room left, counting each at its largest size
+        long batch = Math.min(MAX_REQUEST, room / perEventBound);
+        if (batch <= 0) {
+            if (outstanding > 0 || room <= 0) {
+                return 0;
+            }
+            batch = 1; // one event at a time when events may be larger than the room left
+        }
+        // ask again only when half of the last batch has come: one request per many events
+        if (outstanding > batch / 2) {
+            return 0;
+        }
+        long n = batch - outstanding;
+        outstanding += n;
+        return n;
+    }
+
+    /** Adds a line to the open batch at the window's end, or starts one; called with the lock held. */
+    private boolean appendLine(ExecEvent.Line line) {
+        if (size > 0) {
+            Entry tail = get(headSeq + size - 1);
+            if (tail.batch != null) {
+                int before = tail.batch.textBytes();
+                if (tail.batch.append(line)) {
+                    windowBytes += tail.batch.textBytes() - before;
+                    return true;
+                }
+            }
+        }
+        LineBatch fresh = LineBatch.of(line);
+        if (fresh == null) {
+            return false;
+        }
+        append(new Entry(fresh));
+        return true;
     }
 
     // ------------------------------------------------------------------ the command
 
-    private final class Upstream extends BaseSubscriber<ExecEvent> {
+    private final class Upstream extends BaseSubscriber<Object> {
         @Override
         protected void hookOnSubscribe(Subscription subscription) {
             requestMore();
         }
 
         @Override
-        protected void hookOnNext(ExecEvent event) {
-            Entry entry = switch (event) {
-                case ExecEvent.Stdout l -> new Entry(Wire.event(l), STDOUT, l.offset(), "stdout");
-                case ExecEvent.Stderr l -> new Entry(Wire.event(l), STDERR, l.offset(), "stderr");
-                case ExecEvent.Exit x -> new Entry(Wire.event(x), OTHER, -1, "exit");
-            };
+        protected void hookOnNext(Object event) {
             boolean exit = event instanceof ExecEvent.Exit;
             Sender s;
+            long n;
             synchronized (ExecChannel.this) {
                 outstanding--;
                 if (released) {
                     return;
                 }
-                append(entry);
+                // whole lines join the open batch (no encoding of their own); anything else is encoded once
+                if (event instanceof LineBatch b) {
+                    append(new Entry(b)); // a batch the command's reader made
+                } else if (!(event instanceof ExecEvent.Line line) || !appendLine(line)) {
+                    append(
+                            switch (event) {
+                                case ExecEvent.Stdout l -> new Entry(Wire.event(l), STDOUT, l.offset(), "stdout");
+                                case ExecEvent.Stderr l -> new Entry(Wire.event(l), STDERR, l.offset(), "stderr");
+                                case ExecEvent.Exit x -> new Entry(Wire.event(x), OTHER, -1, "exit");
+                                default -> throw new IllegalStateException("not an exec item: " + event);
+                            });
+                }
                 terminal |= exit;
                 s = sender;
+                n = toRequest();
             }
             if (exit) {
                 terminated();
-            } else {
-                requestMore();
+            } else if (n > 0) {
+                upstream.request(n);
             }
             if (s != null) {
-                s.drain();
+                s.signal();
             }
         }
 
@@ -265,7 +343,7 @@ public final class ExecChannel {
             }
             terminated();
             if (s != null) {
-                s.drain();
+                s.signal();
             }
         }
     }
@@ -284,9 +362,12 @@ public final class ExecChannel {
      * @param afterStdout the offset of the last stdout line the client delivered, or -1
      * @param afterStderr the offset of the last stderr line the client delivered, or -1
      * @param format the framing
+     * @param lineFrames whether the client reads {@code lines} frames (else each line is its own event)
+     * @param loop the connection's event loop, where the sender reads the window
      * @return the body to send
      */
-    Publisher<Http.Frame> attach(long afterStdout, long afterStderr, Http.Format format) {
+    Publisher<Http.Frame> attach(
+            long afterStdout, long afterStderr, Http.Format format, boolean lineFrames, Executor loop) {
         Sender old;
         Sender fresh;
         synchronized (this) {
@@ -304,7 +385,7 @@ public final class ExecChannel {
             ackedStderr = afterStderr;
             dropAcked();
             old = sender;
-            fresh = new Sender(headSeq, afterStdout, afterStderr, format);
+            fresh = new Sender(headSeq, afterStdout, afterStderr, format, lineFrames, loop);
             sender = fresh;
             if (detachTimer != null) {
                 detachTimer.dispose();
@@ -374,27 +455,40 @@ public final class ExecChannel {
     }
 
     /**
-     * One HTTP response reading the window from a position, as fast as the connection asks. It emits the window's
-     * own encoded events (no copies); the connection's {@link Packer} frames them into buffers.
+     * One HTTP response reading the window from a position, as fast as the connection asks, on the connection's event
+     * loop. It emits the window's own encoded events (no copies) and one frame per batch of lines: a {@code lines}
+     * frame for a client that asked for them, else the batch's line events written out in the stream's format. A
+     * batch is sealed when it is read, so lines that arrive while the loop is busy are sent together. The
+     * connection's {@link Packer} frames them into buffers.
      */
-    private final class Sender implements Publisher<Http.Frame>, Subscription {
-        private final boolean sseIds;
+    private final class Sender implements Publisher<Http.Frame>, Subscription, Runnable {
+        private final Http.Format format;
+        private final boolean lineFrames;
+        private final Executor loop;
         private final AtomicLong demand = new AtomicLong();
         private final AtomicInteger wip = new AtomicInteger();
         private volatile Subscriber<? super Http.Frame> subscriber;
         private volatile boolean cancelled;
         private volatile boolean stop;
         private long nextSeq; // drain loop only
-        private long lastStdout; // drain loop only: the SSE id
+        private long lastStdout; // drain loop only: the last line sent on each stream (and the SSE id)
         private long lastStderr;
         private boolean done; // drain loop only
-        private final Entry[] batch = new Entry[64]; // drain loop only
+        private final Entry[] batch = new Entry[16]; // drain loop only
 
-        Sender(long fromSeq, long afterStdout, long afterStderr, Http.Format format) {
+        Sender(
+                long fromSeq,
+                long afterStdout,
+                long afterStderr,
+                Http.Format format,
+                boolean lineFrames,
+                Executor loop) {
             this.nextSeq = fromSeq;
             this.lastStdout = afterStdout;
             this.lastStderr = afterStderr;
-            this.sseIds = format == Http.Format.SSE;
+            this.format = format;
+            this.lineFrames = lineFrames;
+            this.loop = loop;
         }
 
         @Override
@@ -405,14 +499,14 @@ public final class ExecChannel {
             }
             subscriber = s;
             s.onSubscribe(this);
-            drain();
+            signal();
         }
 
         @Override
         public void request(long n) {
             if (Operators.validate(n)) {
                 demand.getAndUpdate(d -> Operators.addCap(d, n));
-                drain();
+                signal();
             }
         }
 
@@ -425,13 +519,19 @@ public final class ExecChannel {
         /** Another request took over (or the channel was released): end this response. */
         void replaced() {
             stop = true;
-            drain();
+            signal();
         }
 
-        void drain() {
+        /** Something changed: read the window on the event loop (once, however many signals come meanwhile). */
+        void signal() {
             if (subscriber == null || wip.getAndIncrement() != 0) {
                 return;
             }
+            loop.execute(this);
+        }
+
+        @Override
+        public void run() {
             int missed = 1;
             do {
                 emit();
@@ -463,7 +563,11 @@ public final class ExecChannel {
                     complete = available == 0 && terminal;
                     count = (int) Math.min(Math.min(available, wanted), batch.length);
                     for (int i = 0; i < count; i++) {
-                        batch[i] = get(nextSeq + i);
+                        Entry e = get(nextSeq + i);
+                        if (e.batch != null) {
+                            e.batch.seal(); // read now: later lines start a new batch
+                        }
+                        batch[i] = e;
                     }
                     nextSeq += count;
                 }
@@ -476,22 +580,71 @@ public final class ExecChannel {
                 if (count == 0) {
                     return;
                 }
-                demand.addAndGet(-count);
+                int sent = 0;
                 for (int i = 0; i < count; i++) {
                     Entry e = batch[i];
                     batch[i] = null;
-                    String sseId = null;
-                    if (sseIds && e.stream() != OTHER) {
-                        if (e.stream() == STDOUT) {
-                            lastStdout = e.offset();
-                        } else {
-                            lastStderr = e.offset();
-                        }
-                        sseId = lastStdout + ":" + lastStderr;
+                    Http.Frame f = frame(e);
+                    if (f != null) {
+                        sent++;
+                        s.onNext(f);
                     }
-                    s.onNext(new Http.Frame(e.type(), e.json(), sseId));
                 }
+                demand.addAndGet(-sent);
             }
+        }
+
+        /** The frame of an entry, or {@code null} when the client has all of it (a resume within a batch). */
+        private Http.Frame frame(Entry e) {
+            boolean sse = format == Http.Format.SSE;
+            if (e.batch != null) {
+                LineBatch b = e.batch;
+                long after = e.stream == STDOUT ? lastStdout : lastStderr;
+                if (b.lastOffset() <= after) {
+                    return null;
+                }
+                Http.Frame f;
+                if (lineFrames) {
+                    byte[] json = b.frame(after);
+                    advance(e.stream, b.lastOffset());
+                    f = new Http.Frame("lines", json, sse ? lastStdout + ":" + lastStderr : null);
+                } else {
+                    f = Http.Frame.raw(expand(b, after, e.stream));
+                }
+                return f;
+            }
+            if (e.stream == OTHER) {
+                return new Http.Frame(e.type, e.json, null);
+            }
+            if (e.offset <= (e.stream == STDOUT ? lastStdout : lastStderr)) {
+                return null;
+            }
+            advance(e.stream, e.offset);
+            return new Http.Frame(e.type, e.json, sse ? lastStdout + ":" + lastStderr : null);
+        }
+
+        private void advance(int stream, long offset) {
+            if (stream == STDOUT) {
+                lastStdout = offset;
+            } else {
+                lastStderr = offset;
+            }
+        }
+
+        /** A batch's lines after {@code after} as separate line events, framed for this response. */
+        private byte[] expand(LineBatch b, long after, int stream) {
+            Wire.Bytes out = new Wire.Bytes(b.textBytes() + 64 * Math.max(1, b.lines()));
+            boolean sse = format == Http.Format.SSE;
+            String type = stream == STDOUT ? "stdout" : "stderr";
+            b.forEachLine(after, (offset, next, text, from, to) -> {
+                advance(stream, offset);
+                if (sse) {
+                    out.ascii("id: " + lastStdout + ":" + lastStderr + "\nevent: " + type + "\ndata: ");
+                }
+                Wire.lineEvent(out, stream == STDOUT, offset, next, text, from, to);
+                out.ascii(sse ? "\n\n" : "\n");
+            });
+            return out.toByteArray();
         }
     }
 }

@@ -1,6 +1,5 @@
 package dev.sandbox.server.implementation;
 
-import dev.sandbox.ExecEvent;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Map;
@@ -36,7 +35,7 @@ public final class ExecRegistry {
      * @return the channel
      */
     public ExecChannel open(
-            String id, String sessionId, int maxLineLength, Supplier<Runnable> slot, Supplier<Flux<ExecEvent>> events) {
+            String id, String sessionId, int maxLineLength, Supplier<Runnable> slot, Supplier<Flux<?>> events) {
         ExecChannel existing = channels.get(id);
         if (existing != null) {
             check(existing, sessionId);

@@ -36,7 +36,17 @@ public final class Http {
      * @param json the event as one compact JSON object
      * @param id the SSE id, or {@code null}
      */
-    public record Frame(String type, byte[] json, String id) {}
+    public record Frame(String type, byte[] json, String id) {
+        /**
+         * Bytes already framed for the response's format (several events written out), sent as they are.
+         *
+         * @param bytes the framed bytes
+         * @return the frame
+         */
+        public static Frame raw(byte[] bytes) {
+            return new Frame(null, bytes, null);
+        }
+    }
 
     /**
      * The stream format a request asks for.
@@ -230,6 +240,9 @@ public final class Http {
      * @return the size
      */
     static int frameSize(Frame f, Format format) {
+        if (f.type() == null) {
+            return f.json().length;
+        }
         if (format == Format.NDJSON) {
             return f.json().length + 1;
         }
@@ -249,6 +262,10 @@ public final class Http {
      * @return the position after the frame
      */
     static int writeFrame(Frame f, Format format, byte[] out, int pos) {
+        if (f.type() == null) {
+            System.arraycopy(f.json(), 0, out, pos, f.json().length);
+            return pos + f.json().length;
+        }
         if (format == Format.NDJSON) {
             System.arraycopy(f.json(), 0, out, pos, f.json().length);
             out[pos + f.json().length] = '\n';
