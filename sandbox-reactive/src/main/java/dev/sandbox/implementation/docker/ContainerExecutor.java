@@ -37,27 +37,35 @@ public final class ContainerExecutor {
     /**
      * The keep-alive command of a session container: {@code $1} deadline (epoch seconds; 0 means none), {@code $2}
      * idle timeout (seconds; 0 means none). Each round it first reads {@value #TIMERS_FILE} ({@code deadline idle
-     * deadlineMillis idleMillis}, the last two for clients that attach later),
-     * which {@link #setTimers} rewrites when the session's lifetime or idle timeout changes. Time comes from {@code
-     * /proc/uptime} through shell builtins, so a round forks only its own {@code sleep}. Activity is any process in the
-     * container besides init and this shell, or any process started since the last round (a gap in the pid sequence
-     * of its own {@code sleep}s).
+     * deadlineMillis idleMillis}, the last two for clients that attach later), which {@link #setTimers} rewrites when
+     * the session's lifetime or idle timeout changes.
+     *
+     * <p>It never forks in its loop: a fork that fails (a container at its memory or pids limit) would end the shell
+     * and with it the container. It waits with {@code read -t} on the container's stdin, a pipe that stays open and
+     * empty (the container is created with an open stdin), and falls back to {@code sleep} only if that read returns
+     * early. Time comes from {@code /proc/uptime}. Activity is any process in the container besides init and this
+     * shell, or a new pid since the last round ({@code /proc/loadavg}'s last field, where the runtime fills it in).
      */
-    public static final String KEEP_ALIVE = "deadline=$1; idle=$2; f=" + TIMERS_FILE + "; last=0\n"
+    public static final String KEEP_ALIVE = "deadline=$1; idle=$2; f=" + TIMERS_FILE + "; last=\n"
             + "trap 'exit 0' TERM INT\n"
             + "read u r < /proc/uptime; up0=${u%.*}; epoch0=$(date +%s); busyAt=$up0\n"
             + "while :; do\n"
             + "  if [ -r \"$f\" ]; then read deadline idle rest < \"$f\"; fi\n"
             + "  if [ \"$idle\" -gt 0 ]; then step=1; else step=2; fi\n"
-            + "  sleep \"$step\" & p=$!; wait \"$p\"\n"
-            + "  read u r < /proc/uptime; now=${u%.*}\n"
+            + "  read u r < /proc/uptime; t0=${u%.*}${u#*.}\n"
+            + "  read -t \"$step\" x\n"
+            + "  read u r < /proc/uptime; t1=${u%.*}${u#*.}; now=${u%.*}\n"
+            + "  if [ $((t1 - t0)) -lt $((step * 100 - 20)) ]; then sleep \"$step\"; fi\n"
             + "  if [ \"$deadline\" -gt 0 ] && [ $((epoch0 + now - up0)) -ge \"$deadline\" ]; then exit 0; fi\n"
-            + "  busy=0\n"
-            + "  if [ \"$last\" -gt 0 ] && [ \"$p\" -ne $((last + 1)) ]; then busy=1; fi\n"
-            + "  last=$p\n"
-            + "  for d in /proc/[0-9]*; do n=${d#/proc/}; if [ \"$n\" != 1 ] && [ \"$n\" != $$ ]; then busy=1; fi; done\n"
-            + "  if [ \"$busy\" = 1 ]; then busyAt=$now; fi\n"
-            + "  if [ \"$idle\" -gt 0 ] && [ $((now - busyAt)) -ge \"$idle\" ]; then exit 0; fi\n"
+            + "  if [ \"$idle\" -gt 0 ]; then\n"
+            + "    busy=0\n"
+            + "    read a b c d pid < /proc/loadavg\n"
+            + "    if [ -n \"$last\" ] && [ \"$pid\" != \"$last\" ]; then busy=1; fi\n"
+            + "    last=$pid\n"
+            + "    for d in /proc/[0-9]*; do n=${d#/proc/}; if [ \"$n\" != 1 ] && [ \"$n\" != $$ ]; then busy=1; fi; done\n"
+            + "    if [ \"$busy\" = 1 ]; then busyAt=$now; fi\n"
+            + "    if [ $((now - busyAt)) -ge \"$idle\" ]; then exit 0; fi\n"
+            + "  fi\n"
             + "done\n";
 
     /** Writes {@code $1..$4} to the timers file, atomically (root may write it, everyone may read it). */

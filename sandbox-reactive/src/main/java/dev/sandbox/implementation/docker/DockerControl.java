@@ -229,6 +229,8 @@ public final class DockerControl implements AutoCloseable {
                     .withAttachStdin(false)
                     .withAttachStdout(false)
                     .withAttachStderr(false)
+                    // an open stdin that nobody writes to: the keep-alive waits on it with 'read -t', without forking
+                    .withStdinOpen(true)
                     .withTty(false)
                     .withHostConfig(host);
             if (spec.workdir() != null) {
