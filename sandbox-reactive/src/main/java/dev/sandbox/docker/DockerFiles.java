@@ -12,6 +12,8 @@ import dev.sandbox.implementation.docker.TarStream;
 import dev.sandbox.implementation.files.LocalFileIo;
 import dev.sandbox.implementation.process.RawEvent;
 import dev.sandbox.implementation.process.SpawnedProcess;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -49,10 +51,15 @@ import reactor.core.scheduler.Schedulers;
  * <ul>
  *   <li><b>Reads</b> ({@link #read}, {@link #readAllBytes}, {@link #download}) stream {@code GET
  *       /containers/{id}/archive}: the tar stream is un-tarred as it arrives and read from the daemon's socket only
- *       while the subscriber has demand, so the heap holds a few chunks whatever the file's size.
+ *       while the subscriber has demand, so the heap holds a few chunks whatever the file's size. A download hands
+ *       the connection's own (off-heap) buffers, sliced past the tar headers, to a thread that writes them to the
+ *       local temporary file: no copy through the heap, and at most {@value #DOWNLOAD_PREFETCH} pieces (what the
+ *       daemon wrote at a time, about 32 KiB) waiting for that thread, which a slow disk therefore throttles.
  *   <li><b>Writes of a known size</b> ({@link #write(String, byte[])}, {@link #upload}) stream {@code PUT
  *       /containers/{id}/archive} into the parent directory: a tar header (which must give the size up front), then
  *       the content as the connection accepts it, under a temporary name, then a short exec renames it into place.
+ *       An upload reads its file in off-heap buffers of {@value #UPLOAD_CHUNK} bytes, at most {@value
+ *       #UPLOAD_PREFETCH} ahead of the socket.
  *   <li><b>Writes of unknown length</b> ({@link #write(String, Publisher)}) cannot use a tar entry without first
  *       learning the length. Rather than spool the content to a temporary file on this machine (doubling the disk
  *       traffic and needing local space the size of the file), they stream into {@code cat > temp} through the
@@ -87,6 +94,15 @@ final class DockerFiles implements SandboxFiles {
     private static final int MAX_HELPER_OUTPUT = 32 * 1024 * 1024;
 
     private static final int MAX_STDERR = 4096;
+
+    /** How many of a download's buffers (each what one socket read took) may wait for the thread writing the file. */
+    static final int DOWNLOAD_PREFETCH = 16;
+
+    /** The size of the buffers an upload reads its file in. */
+    static final int UPLOAD_CHUNK = 256 * 1024;
+
+    /** How many of an upload's buffers may be read ahead of the socket. */
+    static final int UPLOAD_PREFETCH = 8;
 
     // exit codes of the helper script that carry a reason
     private static final int NOT_FOUND = 64;
@@ -472,7 +488,17 @@ final class DockerFiles implements SandboxFiles {
         return Mono.defer(() -> {
             guard.run();
             Path target = local.toAbsolutePath();
-            return LocalFileIo.writeAtomically(target, target.toString(), read(path));
+            return resolve("path", path).zipWith(facts()).flatMap(t -> {
+                String abs = t.getT1();
+                if (!t.getT2().archiveSeesFiles()) {
+                    return LocalFileIo.writeAtomically(target, target.toString(), execRead(abs, path, -1));
+                }
+                // the connection's own buffers go to the file, on a writing thread that takes them in batches
+                Flux<ByteBuf> content = locate(abs, path)
+                        .flatMapMany(l -> state.executor.archive().content(l.path()))
+                        .onErrorMap(DockerFiles::archiveError, e -> archiveFailure(path, e));
+                return LocalFileIo.writeBuffersAtomically(target, target.toString(), content, DOWNLOAD_PREFETCH);
+            });
         });
     }
 
@@ -487,10 +513,9 @@ final class DockerFiles implements SandboxFiles {
     public Mono<FileInfo> write(String path, byte[] content) {
         byte[] copy = content.clone();
         return resolve("path", path).zipWith(facts()).flatMap(t -> {
-            Mono<ByteBuffer> body = Mono.fromSupplier(() -> ByteBuffer.wrap(copy));
             return t.getT2().archiveSeesFiles()
-                    ? archiveWrite(t.getT1(), path, copy.length, body)
-                    : execWrite(t.getT1(), path, body);
+                    ? archiveWrite(t.getT1(), path, copy.length, Mono.fromSupplier(() -> Unpooled.wrappedBuffer(copy)))
+                    : execWrite(t.getT1(), path, Mono.fromSupplier(() -> ByteBuffer.wrap(copy)));
         });
     }
 
@@ -510,16 +535,19 @@ final class DockerFiles implements SandboxFiles {
                             }
                         })
                         .subscribeOn(io)
-                        .flatMap(size -> {
-                            Flux<ByteBuffer> body = LocalFileIo.read(local, local.toString());
-                            return t.getT2().archiveSeesFiles()
-                                    ? archiveWrite(t.getT1(), path, size, body)
-                                    : execWrite(t.getT1(), path, body);
-                        }));
+                        .flatMap(size -> t.getT2().archiveSeesFiles()
+                                // off-heap buffers the socket takes as they are, at most a few at a time
+                                ? archiveWrite(
+                                        t.getT1(),
+                                        path,
+                                        size,
+                                        LocalFileIo.readBuffers(local, local.toString(), UPLOAD_CHUNK)
+                                                .limitRate(UPLOAD_PREFETCH))
+                                : execWrite(t.getT1(), path, LocalFileIo.read(local, local.toString()))));
     }
 
     /** Puts the content under a temporary name beside the target through the archive API, then renames it. */
-    private Mono<FileInfo> archiveWrite(String abs, String shown, long size, Publisher<ByteBuffer> content) {
+    private Mono<FileInfo> archiveWrite(String abs, String shown, long size, Publisher<ByteBuf> content) {
         String dir = parent(abs);
         String temp = tempName();
         String tempPath = child(dir, temp);
