@@ -137,7 +137,11 @@ final class DockerFiles implements SandboxFiles {
             + "write) [ -d \"$1\" ] || exit 64; if [ -d \"$2\" ] && [ ! -L \"$2\" ]; then exit 66; fi\n"
             + "  cat > \"$3\" || { rm -f -- \"$3\"; exit 1; } ;;\n"
             + "commit) if [ -d \"$1\" ] && [ ! -L \"$1\" ]; then rm -f -- \"$2\"; exit 66; fi\n"
-            + "  mv -f -T -- \"$2\" \"$1\" || { rm -f -- \"$2\"; exit 1; }; info \"$1\" \"$1\" ;;\n"
+            // a replaced file keeps a second name until the rename is done, so the rename does not wait for the
+            // kernel to free its blocks (hundreds of ms for a big file just written): that runs after the answer
+            + "  o=; if [ -f \"$1\" ] && [ ! -L \"$1\" ]; then o=\"$2.old\"; ln -- \"$1\" \"$o\" 2>/dev/null || o=; fi\n"
+            + "  mv -f -T -- \"$2\" \"$1\" || { rm -f -- \"$2\" ${o:+\"$o\"}; exit 1; }; info \"$1\" \"$1\"; s=$?\n"
+            + "  if [ -n \"$o\" ]; then rm -f -- \"$o\" </dev/null >/dev/null 2>&1 & fi; exit $s ;;\n"
             + "discard) rm -f -- \"$1\" ;;\n"
             + "watch) [ -e \"$1\" ] || exit 64; [ -d \"$1\" ] || exit 65; cd -- \"$1\" || exit 1\n"
             + "  while :; do stat -c '%i %s %y %z|%n' -- .[!.]* ..?* * 2>/dev/null; echo; sleep \"$2\"; done ;;\n"
