@@ -58,8 +58,8 @@ import reactor.core.scheduler.Schedulers;
  *   <li><b>Writes of a known size</b> ({@link #write(String, byte[])}, {@link #upload}) stream {@code PUT
  *       /containers/{id}/archive} into the parent directory: a tar header (which must give the size up front), then
  *       the content as the connection accepts it, under a temporary name, then a short exec renames it into place.
- *       An upload reads its file in off-heap buffers of {@value #UPLOAD_CHUNK} bytes, at most {@value
- *       #UPLOAD_PREFETCH} ahead of the socket.
+ *       An upload reads its file in off-heap buffers of {@value #UPLOAD_CHUNK} bytes from Netty's allocator;
+ *       reactor-netty asks for up to 256 of them ahead of the socket (16 MiB off the heap at most).
  *   <li><b>Writes of unknown length</b> ({@link #write(String, Publisher)}) cannot use a tar entry without first
  *       learning the length. Rather than spool the content to a temporary file on this machine (doubling the disk
  *       traffic and needing local space the size of the file), they stream into {@code cat > temp} through the
@@ -99,10 +99,7 @@ final class DockerFiles implements SandboxFiles {
     static final int DOWNLOAD_PREFETCH = 16;
 
     /** The size of the buffers an upload reads its file in. */
-    static final int UPLOAD_CHUNK = 256 * 1024;
-
-    /** How many of an upload's buffers may be read ahead of the socket. */
-    static final int UPLOAD_PREFETCH = 8;
+    static final int UPLOAD_CHUNK = 64 * 1024;
 
     // exit codes of the helper script that carry a reason
     private static final int NOT_FOUND = 64;
@@ -540,13 +537,12 @@ final class DockerFiles implements SandboxFiles {
                         })
                         .subscribeOn(io)
                         .flatMap(size -> t.getT2().archiveSeesFiles()
-                                // off-heap buffers the socket takes as they are, at most a few at a time
+                                // off-heap buffers the socket takes as they are
                                 ? archiveWrite(
                                         t.getT1(),
                                         path,
                                         size,
-                                        LocalFileIo.readBuffers(local, local.toString(), UPLOAD_CHUNK)
-                                                .limitRate(UPLOAD_PREFETCH))
+                                        LocalFileIo.readBuffers(local, local.toString(), UPLOAD_CHUNK))
                                 : execWrite(t.getT1(), path, LocalFileIo.read(local, local.toString()))));
     }
 
