@@ -12,6 +12,8 @@ import dev.sandbox.implementation.docker.TarStream;
 import dev.sandbox.implementation.files.LocalFileIo;
 import dev.sandbox.implementation.process.RawEvent;
 import dev.sandbox.implementation.process.SpawnedProcess;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -49,10 +51,15 @@ import reactor.core.scheduler.Schedulers;
  * <ul>
  *   <li><b>Reads</b> ({@link #read}, {@link #readAllBytes}, {@link #download}) stream {@code GET
  *       /containers/{id}/archive}: the tar stream is un-tarred as it arrives and read from the daemon's socket only
- *       while the subscriber has demand, so the heap holds a few chunks whatever the file's size.
+ *       while the subscriber has demand, so the heap holds a few chunks whatever the file's size. A download hands
+ *       the connection's own (off-heap) buffers, sliced past the tar headers, to a thread that writes them to the
+ *       local temporary file: no copy through the heap, and at most {@value #DOWNLOAD_PREFETCH} pieces (what the
+ *       daemon wrote at a time, about 32 KiB) waiting for that thread, which a slow disk therefore throttles.
  *   <li><b>Writes of a known size</b> ({@link #write(String, byte[])}, {@link #upload}) stream {@code PUT
  *       /containers/{id}/archive} into the parent directory: a tar header (which must give the size up front), then
  *       the content as the connection accepts it, under a temporary name, then a short exec renames it into place.
+ *       An upload reads its file in off-heap buffers of {@value #UPLOAD_CHUNK} bytes from Netty's allocator;
+ *       reactor-netty asks for up to 256 of them ahead of the socket (16 MiB off the heap at most).
  *   <li><b>Writes of unknown length</b> ({@link #write(String, Publisher)}) cannot use a tar entry without first
  *       learning the length. Rather than spool the content to a temporary file on this machine (doubling the disk
  *       traffic and needing local space the size of the file), they stream into {@code cat > temp} through the
@@ -88,6 +95,12 @@ final class DockerFiles implements SandboxFiles {
 
     private static final int MAX_STDERR = 4096;
 
+    /** How many of a download's buffers (each what one socket read took) may wait for the thread writing the file. */
+    static final int DOWNLOAD_PREFETCH = 16;
+
+    /** The size of the buffers an upload reads its file in. */
+    static final int UPLOAD_CHUNK = 64 * 1024;
+
     // exit codes of the helper script that carry a reason
     private static final int NOT_FOUND = 64;
     private static final int NOT_A_DIRECTORY = 65;
@@ -121,7 +134,11 @@ final class DockerFiles implements SandboxFiles {
             + "write) [ -d \"$1\" ] || exit 64; if [ -d \"$2\" ] && [ ! -L \"$2\" ]; then exit 66; fi\n"
             + "  cat > \"$3\" || { rm -f -- \"$3\"; exit 1; } ;;\n"
             + "commit) if [ -d \"$1\" ] && [ ! -L \"$1\" ]; then rm -f -- \"$2\"; exit 66; fi\n"
-            + "  mv -f -T -- \"$2\" \"$1\" || { rm -f -- \"$2\"; exit 1; }; info \"$1\" \"$1\" ;;\n"
+            // a replaced file keeps a second name until the rename is done, so the rename does not wait for the
+            // kernel to free its blocks (hundreds of ms for a big file just written): that runs after the answer
+            + "  o=; if [ -f \"$1\" ] && [ ! -L \"$1\" ]; then o=\"$2.old\"; ln -- \"$1\" \"$o\" 2>/dev/null || o=; fi\n"
+            + "  mv -f -T -- \"$2\" \"$1\" || { rm -f -- \"$2\" ${o:+\"$o\"}; exit 1; }; info \"$1\" \"$1\"; s=$?\n"
+            + "  if [ -n \"$o\" ]; then rm -f -- \"$o\" </dev/null >/dev/null 2>&1 & fi; exit $s ;;\n"
             + "discard) rm -f -- \"$1\" ;;\n"
             + "watch) [ -e \"$1\" ] || exit 64; [ -d \"$1\" ] || exit 65; cd -- \"$1\" || exit 1\n"
             + "  while :; do stat -c '%i %s %y %z|%n' -- .[!.]* ..?* * 2>/dev/null; echo; sleep \"$2\"; done ;;\n"
@@ -472,7 +489,17 @@ final class DockerFiles implements SandboxFiles {
         return Mono.defer(() -> {
             guard.run();
             Path target = local.toAbsolutePath();
-            return LocalFileIo.writeAtomically(target, target.toString(), read(path));
+            return resolve("path", path).zipWith(facts()).flatMap(t -> {
+                String abs = t.getT1();
+                if (!t.getT2().archiveSeesFiles()) {
+                    return LocalFileIo.writeAtomically(target, target.toString(), execRead(abs, path, -1));
+                }
+                // the connection's own buffers go to the file, on a writing thread that takes them in batches
+                Flux<ByteBuf> content = locate(abs, path)
+                        .flatMapMany(l -> state.executor.archive().content(l.path()))
+                        .onErrorMap(DockerFiles::archiveError, e -> archiveFailure(path, e));
+                return LocalFileIo.writeBuffersAtomically(target, target.toString(), content, DOWNLOAD_PREFETCH);
+            });
         });
     }
 
@@ -487,10 +514,9 @@ final class DockerFiles implements SandboxFiles {
     public Mono<FileInfo> write(String path, byte[] content) {
         byte[] copy = content.clone();
         return resolve("path", path).zipWith(facts()).flatMap(t -> {
-            Mono<ByteBuffer> body = Mono.fromSupplier(() -> ByteBuffer.wrap(copy));
             return t.getT2().archiveSeesFiles()
-                    ? archiveWrite(t.getT1(), path, copy.length, body)
-                    : execWrite(t.getT1(), path, body);
+                    ? archiveWrite(t.getT1(), path, copy.length, Mono.fromSupplier(() -> Unpooled.wrappedBuffer(copy)))
+                    : execWrite(t.getT1(), path, Mono.fromSupplier(() -> ByteBuffer.wrap(copy)));
         });
     }
 
@@ -510,16 +536,18 @@ final class DockerFiles implements SandboxFiles {
                             }
                         })
                         .subscribeOn(io)
-                        .flatMap(size -> {
-                            Flux<ByteBuffer> body = LocalFileIo.read(local, local.toString());
-                            return t.getT2().archiveSeesFiles()
-                                    ? archiveWrite(t.getT1(), path, size, body)
-                                    : execWrite(t.getT1(), path, body);
-                        }));
+                        .flatMap(size -> t.getT2().archiveSeesFiles()
+                                // off-heap buffers the socket takes as they are
+                                ? archiveWrite(
+                                        t.getT1(),
+                                        path,
+                                        size,
+                                        LocalFileIo.readBuffers(local, local.toString(), UPLOAD_CHUNK))
+                                : execWrite(t.getT1(), path, LocalFileIo.read(local, local.toString()))));
     }
 
     /** Puts the content under a temporary name beside the target through the archive API, then renames it. */
-    private Mono<FileInfo> archiveWrite(String abs, String shown, long size, Publisher<ByteBuffer> content) {
+    private Mono<FileInfo> archiveWrite(String abs, String shown, long size, Publisher<ByteBuf> content) {
         String dir = parent(abs);
         String temp = tempName();
         String tempPath = child(dir, temp);

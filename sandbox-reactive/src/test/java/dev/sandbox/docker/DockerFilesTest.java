@@ -7,6 +7,9 @@ import dev.sandbox.InvalidArgumentException;
 import dev.sandbox.SandboxSession;
 import dev.sandbox.SessionClosedException;
 import dev.sandbox.SessionOptions;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.ByteBufAllocatorMetric;
+import io.netty.buffer.ByteBufAllocatorMetricProvider;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.lang.management.ManagementFactory;
@@ -32,7 +35,7 @@ import reactor.test.StepVerifier;
 
 /**
  * Docker files beyond the kit: a 1 GiB round trip through the archive API in bounded heap (the figures go to
- * stdout), a streamed write of unknown length, typed errors for bad paths and closed sessions.
+ * stdout), a slow reader that throttles the archive stream, a streamed write of unknown length, typed errors for bad paths and closed sessions.
  */
 @RequiresDocker
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -164,6 +167,39 @@ class DockerFilesTest {
             } finally {
                 s.destroy().block(WAIT);
             }
+        }
+    }
+
+    @Test
+    void aSlowReaderThrottlesTheArchiveStream() {
+        SandboxSession s = session();
+        try {
+            long size = 128 * MIB;
+            s.run(ExecOptions.shell("head -c " + size + " /dev/zero > slow.bin"))
+                    .block(WAIT);
+            ByteBufAllocatorMetric metric = ((ByteBufAllocatorMetricProvider) ByteBufAllocator.DEFAULT).metric();
+            long before = metric.usedDirectMemory();
+            AtomicLong delivered = new AtomicLong();
+            AtomicLong peak = new AtomicLong(before);
+            // about 32 KiB a piece, one piece every 5 ms at most: far slower than the daemon sends
+            s.files()
+                    .read("slow.bin")
+                    .limitRate(1)
+                    .delayElements(Duration.ofMillis(5))
+                    .take(Duration.ofSeconds(3))
+                    .doOnNext(b -> {
+                        delivered.addAndGet(b.remaining());
+                        peak.accumulateAndGet(metric.usedDirectMemory(), Math::max);
+                    })
+                    .blockLast(WAIT);
+            System.out.printf(
+                    "docker slow reader: %.1f MiB delivered in 3 s, direct memory peak growth %.1f MiB%n",
+                    delivered.get() / (double) MIB, (peak.get() - before) / (double) MIB);
+            assertThat(delivered.get()).isLessThan(size / 2);
+            // reads that ignored demand would have queued the rest of the file by now
+            assertThat(peak.get() - before).as("direct memory growth").isLessThan(32 * MIB);
+        } finally {
+            s.destroy().block(WAIT);
         }
     }
 

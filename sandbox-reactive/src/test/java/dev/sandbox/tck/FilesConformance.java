@@ -166,6 +166,50 @@ public interface FilesConformance extends ConformanceBase {
     }
 
     @Test
+    default void replacingAFileLeavesTheNewContentAndNoTemporaryFiles() throws IOException {
+        Path dir = Files.createTempDirectory("sandbox-kit-");
+        try {
+            byte[] newer = new byte[3 * 1024 * 1024 + 17];
+            new Random(11).nextBytes(newer);
+            Path source = Files.write(dir.resolve("newer.bin"), newer);
+            inSession(s -> {
+                s.files().mkdir("replaced").block(WAIT);
+                s.files().write("replaced/f.bin", new byte[2 * 1024 * 1024]).block(WAIT);
+                FileInfo up = s.files().upload(source, "replaced/f.bin").block(WAIT);
+                assertThat(up.size()).isEqualTo(newer.length);
+                assertThat(s.files()
+                                .readAllBytes("replaced/f.bin", Long.MAX_VALUE)
+                                .block(WAIT))
+                        .isEqualTo(newer);
+                s.files()
+                        .write("replaced/f.bin", "small".getBytes(StandardCharsets.UTF_8))
+                        .block(WAIT);
+                assertThat(text(s.files().readAllBytes("replaced/f.bin", 100).block(WAIT)))
+                        .isEqualTo("small");
+                // what a provider frees after answering (the replaced content) is gone soon after
+                List<String> names = List.of();
+                for (long end = System.nanoTime() + Duration.ofSeconds(10).toNanos(); System.nanoTime() < end; ) {
+                    names = s.files()
+                            .list("replaced")
+                            .map(FileInfo::name)
+                            .collectList()
+                            .block(WAIT);
+                    if (names.equals(List.of("f.bin"))) {
+                        break;
+                    }
+                    sleep(100);
+                }
+                assertThat(names).containsExactly("f.bin");
+            });
+        } finally {
+            try (var walk = Files.walk(dir)) {
+                walk.sorted(java.util.Comparator.reverseOrder())
+                        .forEach(p -> p.toFile().delete());
+            }
+        }
+    }
+
+    @Test
     default void watchSeesCreatedModifiedAndDeletedEntries() {
         inSession(s -> {
             s.files().mkdir("watched").block(WAIT);

@@ -8,6 +8,7 @@ import dev.sandbox.SessionTerminatedException;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.util.ReferenceCountUtil;
 import java.io.IOException;
 import java.net.URLEncoder;
 import java.nio.ByteBuffer;
@@ -31,8 +32,6 @@ import reactor.core.publisher.Mono;
 public final class ContainerArchive {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final byte[] END = TarStream.trailer();
-    /** Marks the end of the first entry's content within the stream, so the connection can be let go at once. */
-    private static final ByteBuffer EOF = ByteBuffer.allocate(0);
 
     /** Go's {@code os.ModeDir}. */
     public static final long MODE_DIR = 1L << 31;
@@ -141,10 +140,34 @@ public final class ContainerArchive {
      * content has passed.
      *
      * @param path an absolute path in the container, of a regular file
-     * @return the content in the pieces the network delivered, or {@link ArchiveException}, or {@link
-     *     TarStream.NotAFileException} when the path is not a regular file
+     * @return the content in the pieces the network delivered, copied to the heap, or {@link ArchiveException}, or
+     *     {@link TarStream.NotAFileException} when the path is not a regular file
      */
     public Flux<ByteBuffer> read(String path) {
+        return content(path).map(buf -> {
+            try {
+                ByteBuffer copy = ByteBuffer.allocate(buf.readableBytes());
+                buf.readBytes(copy);
+                return copy.flip();
+            } finally {
+                buf.release();
+            }
+        });
+    }
+
+    /**
+     * Streams the content of a regular file as slices of the buffers the connection read, without copying them; the
+     * connection is read only while the subscriber has demand, and closed as soon as the content has passed.
+     *
+     * <p>Each buffer is the subscriber's to release. Buffers that operators drop on a cancel or an error go to the
+     * discard hook, so a subscriber that queues them (such as {@code publishOn}) must release discarded {@link
+     * ByteBuf}s with {@code doOnDiscard} below its queue.
+     *
+     * @param path an absolute path in the container, of a regular file
+     * @return the content, or {@link ArchiveException}, or {@link TarStream.NotAFileException} when the path is not
+     *     a regular file
+     */
+    public Flux<ByteBuf> content(String path) {
         return Flux.defer(() -> {
                     TarStream.Reader tar = new TarStream.Reader();
                     return data.http().get().uri(uri(path, "")).response((resp, body) -> {
@@ -153,25 +176,24 @@ public final class ContainerArchive {
                             return body.aggregate()
                                     .asString(StandardCharsets.UTF_8)
                                     .defaultIfEmpty(resp.status().reasonPhrase())
-                                    .flatMapMany(m -> Flux.error(failure(status, message(m))));
+                                    .flatMapMany(m -> Flux.<ByteBuf>error(failure(status, message(m))));
                         }
-                        // copy out while the buffer is still ours (it is released once onNext returns)
-                        return body.map(buf -> {
-                                    java.util.List<ByteBuffer> out = tar.feed(buf.nioBuffer());
-                                    if (tar.done()) {
-                                        out = new java.util.ArrayList<>(out);
-                                        out.add(EOF);
+                        // the connection releases each buffer once onNext returns: a slice of it is retained
+                        return body.<ByteBuf>handle((buf, sink) -> {
+                                    ByteBuf piece = tar.feed(buf);
+                                    if (piece != null) {
+                                        sink.next(piece);
                                     }
-                                    return out;
+                                    if (tar.done()) {
+                                        sink.complete(); // cancels the response: the rest of the archive is padding
+                                    }
                                 })
-                                .concatMapIterable(list -> list, 2)
                                 .concatWith(Flux.defer(() -> tar.done()
                                         ? Flux.empty()
                                         : Flux.error(new TarStream.CorruptArchiveException(
                                                 "the archive of " + path + " ended early"))));
                     });
                 })
-                .takeWhile(b -> b != EOF)
                 .onErrorMap(this::transportFailure);
     }
 
@@ -182,29 +204,32 @@ public final class ContainerArchive {
      * @param name the file's name in it (ASCII, at most 100 bytes)
      * @param size exactly how many bytes {@code content} gives
      * @param mode the permission bits
-     * @param content the bytes, consumed as the connection accepts them
+     * @param content the bytes, consumed as the connection accepts them; each buffer is released once written (or
+     *     dropped)
      * @return completes when the daemon has extracted the file, or {@link ArchiveException}
      */
-    public Mono<Void> write(String dir, String name, long size, int mode, Publisher<ByteBuffer> content) {
+    public Mono<Void> write(String dir, String name, long size, int mode, Publisher<ByteBuf> content) {
         return Mono.defer(() -> {
                     AtomicLong sent = new AtomicLong();
                     Flux<ByteBuf> body = Flux.concat(
-                            Mono.fromSupplier(() -> Unpooled.wrappedBuffer(
-                                    TarStream.fileHeader(name, size, mode, System.currentTimeMillis() / 1000))),
-                            Flux.from(content).map(buf -> {
-                                if (sent.addAndGet(buf.remaining()) > size) {
-                                    throw new IllegalStateException("the content of " + name + " is longer than the "
-                                            + size + " bytes announced");
-                                }
-                                return Unpooled.wrappedBuffer(buf);
-                            }),
-                            Mono.fromSupplier(() -> {
-                                if (sent.get() != size) {
-                                    throw new IllegalStateException("the content of " + name + " is " + sent.get()
-                                            + " bytes, not the " + size + " announced");
-                                }
-                                return Unpooled.wrappedBuffer(new byte[TarStream.padding(size)], END);
-                            }));
+                                    Mono.fromSupplier(() -> Unpooled.wrappedBuffer(
+                                            TarStream.fileHeader(name, size, mode, System.currentTimeMillis() / 1000))),
+                                    Flux.from(content).map(buf -> {
+                                        if (sent.addAndGet(buf.readableBytes()) > size) {
+                                            buf.release();
+                                            throw new IllegalStateException("the content of " + name
+                                                    + " is longer than the " + size + " bytes announced");
+                                        }
+                                        return buf;
+                                    }),
+                                    Mono.fromSupplier(() -> {
+                                        if (sent.get() != size) {
+                                            throw new IllegalStateException("the content of " + name + " is "
+                                                    + sent.get() + " bytes, not the " + size + " announced");
+                                        }
+                                        return Unpooled.wrappedBuffer(new byte[TarStream.padding(size)], END);
+                                    }))
+                            .doOnDiscard(ByteBuf.class, ReferenceCountUtil::safeRelease);
                     long length = TarStream.BLOCK + size + TarStream.padding(size) + END.length;
                     return data.http()
                             .headers(h -> h.set(HttpHeaderNames.CONTENT_LENGTH, length)

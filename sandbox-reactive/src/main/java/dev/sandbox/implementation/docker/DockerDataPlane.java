@@ -5,6 +5,7 @@ import dev.sandbox.SandboxException;
 import dev.sandbox.UnsupportedFeatureException;
 import dev.sandbox.implementation.process.RawEvent;
 import io.netty.buffer.Unpooled;
+import io.netty.channel.AdaptiveRecvByteBufAllocator;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.socket.DuplexChannel;
@@ -42,6 +43,9 @@ public final class DockerDataPlane implements AutoCloseable {
     private static final byte[] START_BODY = "{\"Detach\":false,\"Tty\":false}".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] START_TTY_BODY = "{\"Detach\":false,\"Tty\":true}".getBytes(StandardCharsets.US_ASCII);
 
+    /** The most one read of an archive connection takes from its socket. */
+    static final int MAX_READ = 1024 * 1024;
+
     private final URI dockerHost;
     private final LoopResources loops;
     private final TcpClient client;
@@ -64,10 +68,12 @@ public final class DockerDataPlane implements AutoCloseable {
         TcpClient c = TcpClient.create(ConnectionProvider.newConnection())
                 .runOn(loops)
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, 10_000);
-        HttpClient h = HttpClient.create(ConnectionProvider.newConnection())
+        HttpClient h = bulkDecoding(HttpClient.create(ConnectionProvider.newConnection())
                 .runOn(loops)
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, 10_000)
-                .headers(headers -> headers.set("User-Agent", "dev.sandbox"));
+                // archive downloads: read what the socket holds in one go (up to 1 MiB), not 64 KiB at a time
+                .option(ChannelOption.RECVBUF_ALLOCATOR, new AdaptiveRecvByteBufAllocator(512, 64 * 1024, MAX_READ))
+                .headers(headers -> headers.set("User-Agent", "dev.sandbox")));
         String scheme = String.valueOf(dockerHost.getScheme());
         switch (scheme) {
             case "unix" -> {
@@ -84,6 +90,16 @@ public final class DockerDataPlane implements AutoCloseable {
         }
         this.client = c;
         this.http = h;
+    }
+
+    /**
+     * Lets the response decoder hand on a body in the pieces the socket delivered (up to {@link #MAX_READ}) rather
+     * than cut into 8 KiB contents, each a signal of its own through the download's operators and thread hop. The
+     * setting is deprecated because Netty 5 drops it (and with it the cutting).
+     */
+    @SuppressWarnings("deprecation")
+    private static HttpClient bulkDecoding(HttpClient client) {
+        return client.httpResponseDecoder(spec -> spec.maxChunkSize(MAX_READ));
     }
 
     /**

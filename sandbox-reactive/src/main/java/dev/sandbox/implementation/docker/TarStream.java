@@ -1,9 +1,7 @@
 package dev.sandbox.implementation.docker;
 
-import java.nio.ByteBuffer;
+import io.netty.buffer.ByteBuf;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
-import java.util.List;
 
 /**
  * The little of the tar format that single-file transfers through Docker's archive API need, streamed: a header for
@@ -162,20 +160,22 @@ public final class TarStream {
         }
 
         /**
-         * Takes the next piece of the archive.
+         * Takes the next piece of the archive. The first entry's content is one run of bytes, so a piece holds at most
+         * one run of it; that run comes back as a retained slice of the piece, not a copy.
          *
-         * @param in the bytes, consumed entirely
-         * @return copies of the content bytes the piece held, in order; empty when it held none
+         * @param in the bytes, consumed entirely (its reader index moves to its end); not released
+         * @return a retained slice of {@code in} with the content bytes it held, which the caller must release; or
+         *     {@code null} when it held none
          * @throws NotAFileException when the first entry is not a regular file
          * @throws CorruptArchiveException when the archive is malformed
          */
-        public List<ByteBuffer> feed(ByteBuffer in) {
-            List<ByteBuffer> out = new ArrayList<>(2);
-            while (in.hasRemaining() && state != State.DONE) {
+        public ByteBuf feed(ByteBuf in) {
+            ByteBuf content = null;
+            while (in.isReadable() && state != State.DONE) {
                 switch (state) {
                     case HEADER -> {
-                        int n = Math.min(in.remaining(), BLOCK - headerFill);
-                        in.get(header, headerFill, n);
+                        int n = Math.min(in.readableBytes(), BLOCK - headerFill);
+                        in.readBytes(header, headerFill, n);
                         headerFill += n;
                         if (headerFill == BLOCK) {
                             headerFill = 0;
@@ -183,8 +183,8 @@ public final class TarStream {
                         }
                     }
                     case PAX -> {
-                        int n = (int) Math.min(in.remaining(), remaining);
-                        in.get(pax, paxFill, n);
+                        int n = (int) Math.min(in.readableBytes(), remaining);
+                        in.readBytes(pax, paxFill, n);
                         paxFill += n;
                         remaining -= n;
                         if (remaining == 0) {
@@ -193,18 +193,16 @@ public final class TarStream {
                         }
                     }
                     case SKIP -> {
-                        int n = (int) Math.min(in.remaining(), remaining);
-                        in.position(in.position() + n);
+                        int n = (int) Math.min(in.readableBytes(), remaining);
+                        in.skipBytes(n);
                         remaining -= n;
                         if (remaining == 0) {
                             state = State.HEADER;
                         }
                     }
                     case CONTENT -> {
-                        int n = (int) Math.min(in.remaining(), remaining);
-                        ByteBuffer copy = ByteBuffer.allocate(n);
-                        in.get(copy.array(), 0, n);
-                        out.add(copy);
+                        int n = (int) Math.min(in.readableBytes(), remaining);
+                        content = in.readRetainedSlice(n);
                         remaining -= n;
                         if (remaining == 0) {
                             state = State.DONE;
@@ -213,7 +211,8 @@ public final class TarStream {
                     case DONE -> {}
                 }
             }
-            return out;
+            in.skipBytes(in.readableBytes()); // past the first entry: the rest of the archive is not needed
+            return content;
         }
 
         private void onHeader() {

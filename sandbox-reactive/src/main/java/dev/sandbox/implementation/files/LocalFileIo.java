@@ -1,6 +1,9 @@
 package dev.sandbox.implementation.files;
 
 import dev.sandbox.FileOperationException;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.util.ReferenceCountUtil;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -44,16 +47,7 @@ public final class LocalFileIo {
      */
     public static Flux<ByteBuffer> read(Path file, String shownPath) {
         return Flux.using(
-                        () -> {
-                            if (Files.isDirectory(file)) {
-                                throw failure(shownPath, FileOperationException.Reason.IS_A_DIRECTORY, null);
-                            }
-                            try {
-                                return FileChannel.open(file, StandardOpenOption.READ);
-                            } catch (IOException e) {
-                                throw failure(shownPath, e);
-                            }
-                        },
+                        () -> open(file, shownPath),
                         channel -> Flux.<ByteBuffer>generate(sink -> {
                             ByteBuffer buf = ByteBuffer.allocate(CHUNK_SIZE);
                             try {
@@ -68,6 +62,81 @@ public final class LocalFileIo {
                         }),
                         LocalFileIo::closeQuietly)
                 .subscribeOn(Schedulers.boundedElastic());
+    }
+
+    /**
+     * Streams a file in off-heap buffers from Netty's allocator, for a Netty transport to write without copying them
+     * again, reading one buffer per request. Each buffer is the subscriber's to release.
+     *
+     * @param file the file
+     * @param shownPath the path to name in errors
+     * @param chunkSize the most bytes in one buffer
+     * @return the content
+     */
+    public static Flux<ByteBuf> readBuffers(Path file, String shownPath, int chunkSize) {
+        return Flux.using(
+                        () -> open(file, shownPath),
+                        channel -> Flux.<ByteBuf>generate(sink -> {
+                            ByteBuf buf = ByteBufAllocator.DEFAULT.directBuffer(chunkSize, chunkSize);
+                            try {
+                                if (buf.writeBytes(channel, chunkSize) < 0) {
+                                    buf.release();
+                                    sink.complete();
+                                } else {
+                                    sink.next(buf);
+                                }
+                            } catch (IOException e) {
+                                buf.release();
+                                sink.error(failure(shownPath, e));
+                            }
+                        }),
+                        LocalFileIo::closeQuietly)
+                .subscribeOn(Schedulers.boundedElastic());
+    }
+
+    private static FileChannel open(Path file, String shownPath) {
+        if (Files.isDirectory(file)) {
+            throw failure(shownPath, FileOperationException.Reason.IS_A_DIRECTORY, null);
+        }
+        try {
+            return FileChannel.open(file, StandardOpenOption.READ);
+        } catch (IOException e) {
+            throw failure(shownPath, e);
+        }
+    }
+
+    /**
+     * Writes a file from Netty buffers through a temporary file renamed into place, like {@link #writeAtomically},
+     * releasing each buffer once written. Direct buffers go to the file without a copy through the heap. Up to
+     * {@code prefetch} buffers wait for the writing thread; those left when the write fails or is cancelled are
+     * released.
+     *
+     * @param target the file to write
+     * @param shownPath the path to name in errors
+     * @param content the bytes, consumed with backpressure
+     * @param prefetch how many buffers may wait for the writing thread
+     * @return the number of bytes written, once the file is in place
+     */
+    public static Mono<Long> writeBuffersAtomically(
+            Path target, String shownPath, Publisher<ByteBuf> content, int prefetch) {
+        Scheduler io = Schedulers.boundedElastic();
+        return Mono.usingWhen(
+                Mono.fromCallable(() -> TempFile.beside(target, shownPath)).subscribeOn(io),
+                temp -> Flux.from(content)
+                        .publishOn(io, prefetch)
+                        .reduce(0L, (count, buf) -> {
+                            try {
+                                return count + temp.write(buf, shownPath);
+                            } finally {
+                                buf.release();
+                            }
+                        })
+                        .switchIfEmpty(Mono.just(0L))
+                        .doOnNext(count -> temp.commit(target, shownPath))
+                        .doOnDiscard(ByteBuf.class, ReferenceCountUtil::safeRelease),
+                temp -> Mono.fromRunnable(temp::discard).subscribeOn(io),
+                (temp, error) -> Mono.fromRunnable(temp::discard).subscribeOn(io),
+                temp -> Mono.fromRunnable(temp::discard).subscribeOn(io));
     }
 
     /**
@@ -189,6 +258,19 @@ public final class LocalFileIo {
             } catch (IOException e) {
                 throw failure(shownPath, e);
             }
+        }
+
+        long write(ByteBuf buf, String shownPath) {
+            long n = buf.readableBytes();
+            ByteBuffer[] parts = buf.nioBuffers();
+            try {
+                for (long left = n; left > 0; ) {
+                    left -= channel.write(parts);
+                }
+            } catch (IOException e) {
+                throw failure(shownPath, e);
+            }
+            return n;
         }
 
         long write(ByteBuffer buf, String shownPath) {
