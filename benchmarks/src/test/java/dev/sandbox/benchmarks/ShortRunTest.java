@@ -63,8 +63,7 @@ class ShortRunTest {
 
     /**
      * Whether a row may report {@code skipped} with this reason: a pending row because its provider is not built; a
-     * Docker row because no daemon answers or the image is missing, but not under {@code CI=true}; the copy row also
-     * because this build's Docker provider has no files API (the SDK answers {@code UnsupportedFeatureException}).
+     * Docker row because no daemon answers or the image is missing, but not under {@code CI=true}.
      */
     private static void assertSkipAllowed(String name, String reason) {
         if (Benchmarks.byName(name).orElseThrow().unavailable().isPresent()) {
@@ -74,9 +73,6 @@ class ShortRunTest {
         assertThat(name)
                 .as("only Docker rows skip at run time; %s said: %s", name, reason)
                 .startsWith("docker-");
-        if (name.equals("docker-copy-throughput") && reason.contains("UnsupportedFeatureException")) {
-            return;
-        }
         assertThat(reason).as("why %s skipped", name).containsAnyOf("no Docker daemon", "is missing");
         assertThat(CI)
                 .as(
