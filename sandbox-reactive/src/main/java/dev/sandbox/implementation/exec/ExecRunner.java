@@ -276,24 +276,7 @@ public final class ExecRunner {
      * @return the events
      */
     public Flux<ExecEvent> exec(ExecOptions options, Function<ExecOptions, SpawnedProcess> spawner) {
-        return Flux.defer(() -> {
-            options.validate();
-            Execution execution = track(new Execution(options, Schedulers.parallel()));
-            LineFramer framer = new LineFramer(options.maxLineLength(), options.charset(), execution::exit);
-            Flux<RawEvent> raw = spawn(options, spawner, execution).flatMapMany(SpawnedProcess::events);
-            if (options.idleTimeout().isEmpty()) {
-                // nothing reads the output and demand accounting but the idle timer: skip its cost per line
-                return raw.publishOn(deliverScheduler, CHUNK_PREFETCH)
-                        .concatMapIterable(framer::frame, 1)
-                        .doFinally(signal -> end(execution, signal));
-            }
-            return raw.doOnNext(e -> execution.sawOutput())
-                    .publishOn(deliverScheduler, CHUNK_PREFETCH)
-                    .concatMapIterable(framer::frame, 1)
-                    .doOnRequest(execution::requested)
-                    .doOnNext(e -> execution.emitted())
-                    .doFinally(signal -> end(execution, signal));
-        });
+        return framed(options, spawner, framer -> framer::frame);
     }
 
     /**
@@ -306,19 +289,29 @@ public final class ExecRunner {
      * @return the items
      */
     public Flux<Object> execBatches(ExecOptions options, Function<ExecOptions, SpawnedProcess> spawner) {
+        return framed(options, spawner, framer -> framer::frameBatches);
+    }
+
+    /** Spawns, reads and frames a command's output; {@code framing} picks what one chunk of output becomes. */
+    private <T> Flux<T> framed(
+            ExecOptions options,
+            Function<ExecOptions, SpawnedProcess> spawner,
+            Function<LineFramer, Function<RawEvent, Iterable<T>>> framing) {
         return Flux.defer(() -> {
             options.validate();
             Execution execution = track(new Execution(options, Schedulers.parallel()));
             LineFramer framer = new LineFramer(options.maxLineLength(), options.charset(), execution::exit);
+            Function<RawEvent, Iterable<T>> frame = framing.apply(framer);
             Flux<RawEvent> raw = spawn(options, spawner, execution).flatMapMany(SpawnedProcess::events);
             if (options.idleTimeout().isEmpty()) {
+                // nothing reads the output and demand accounting but the idle timer: skip its cost per line
                 return raw.publishOn(deliverScheduler, CHUNK_PREFETCH)
-                        .concatMapIterable(framer::frameBatches, 1)
+                        .concatMapIterable(frame, 1)
                         .doFinally(signal -> end(execution, signal));
             }
             return raw.doOnNext(e -> execution.sawOutput())
                     .publishOn(deliverScheduler, CHUNK_PREFETCH)
-                    .concatMapIterable(framer::frameBatches, 1)
+                    .concatMapIterable(frame, 1)
                     .doOnRequest(execution::requested)
                     .doOnNext(e -> execution.emitted())
                     .doFinally(signal -> end(execution, signal));
