@@ -43,7 +43,8 @@ public final class ContainerExecutor {
      * <p>It never forks in its loop: a fork that fails (a container at its memory or pids limit) would end the shell
      * and with it the container. It waits with {@code read -t} on the container's stdin, a pipe that stays open and
      * empty (the container is created with an open stdin), and falls back to {@code sleep} only if that read returns
-     * early. Time comes from {@code /proc/uptime}. Activity is any process in the container besides init and this
+     * early. Time comes from {@code /proc/uptime} (centiseconds read as {@code 1cc - 100}: a sandbox's own uptime, as
+     * gVisor gives, starts at 0, and {@code 0.08} must not become the invalid octal {@code 008}). Activity is any process in the container besides init and this
      * shell, or a new pid since the last round ({@code /proc/loadavg}'s last field, where the runtime fills it in).
      */
     public static final String KEEP_ALIVE = "deadline=$1; idle=$2; f=" + TIMERS_FILE + "; last=\n"
@@ -52,9 +53,9 @@ public final class ContainerExecutor {
             + "while :; do\n"
             + "  if [ -r \"$f\" ]; then read deadline idle rest < \"$f\"; fi\n"
             + "  if [ \"$idle\" -gt 0 ]; then step=1; else step=2; fi\n"
-            + "  read u r < /proc/uptime; t0=${u%.*}${u#*.}\n"
+            + "  read u r < /proc/uptime; s=${u%.*}; c=${u#*.}00; c=${c%${c#??}}; t0=$((s * 100 + 1$c - 100))\n"
             + "  read -t \"$step\" x\n"
-            + "  read u r < /proc/uptime; t1=${u%.*}${u#*.}; now=${u%.*}\n"
+            + "  read u r < /proc/uptime; now=${u%.*}; c=${u#*.}00; c=${c%${c#??}}; t1=$((now * 100 + 1$c - 100))\n"
             + "  if [ $((t1 - t0)) -lt $((step * 100 - 20)) ]; then sleep \"$step\"; fi\n"
             + "  if [ \"$deadline\" -gt 0 ] && [ $((epoch0 + now - up0)) -ge \"$deadline\" ]; then exit 0; fi\n"
             + "  if [ \"$idle\" -gt 0 ]; then\n"
