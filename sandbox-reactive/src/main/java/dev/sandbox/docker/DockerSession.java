@@ -29,11 +29,6 @@ final class DockerSession extends RunnerSession {
     }
 
     @Override
-    public String id() {
-        return state.id;
-    }
-
-    @Override
     public Map<String, String> labels() {
         return state.labels;
     }

@@ -26,11 +26,6 @@ final class LocalSession extends RunnerSession {
     }
 
     @Override
-    public String id() {
-        return state.id;
-    }
-
-    @Override
     public Map<String, String> labels() {
         return state.labels;
     }

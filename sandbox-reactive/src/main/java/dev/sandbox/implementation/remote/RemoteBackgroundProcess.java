@@ -117,6 +117,19 @@ final class RemoteBackgroundProcess implements BackgroundProcess {
 
     @Override
     public Mono<Void> signal(int signal) {
+        return signal(t, session, path, signal);
+    }
+
+    /**
+     * Sends a signal to a process or PTY of a remote session through its {@code /signal} route.
+     *
+     * @param t the transport
+     * @param session the session, checked first
+     * @param path the process's or PTY's route
+     * @param signal a signal number from 1 to 64
+     * @return completes when the server sent it
+     */
+    static Mono<Void> signal(RemoteTransport t, RemoteSession session, String path, int signal) {
         return Mono.defer(() -> {
             session.checkOpen();
             if (signal < 1 || signal > 64) {

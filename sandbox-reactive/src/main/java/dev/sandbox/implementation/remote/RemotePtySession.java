@@ -135,14 +135,7 @@ final class RemotePtySession implements PtySession {
 
     @Override
     public Mono<Void> signal(int signal) {
-        return Mono.defer(() -> {
-            session.checkOpen();
-            if (signal < 1 || signal > 64) {
-                throw new InvalidArgumentException("signal", "signal must be from 1 to 64, got " + signal);
-            }
-            ObjectNode body = Wire.JSON.createObjectNode().put("signal", signal);
-            return t.call(HttpMethod.POST, path + "/signal", body).then();
-        });
+        return RemoteBackgroundProcess.signal(t, session, path, signal);
     }
 
     @Override

@@ -39,6 +39,11 @@ public abstract class RunnerSession implements SandboxSession, BatchedExec {
         this.runner = runner;
     }
 
+    @Override
+    public final String id() {
+        return sessionId;
+    }
+
     /** Fails when this handle or its session has ended; otherwise records activity. */
     protected abstract void check();
 
