@@ -25,6 +25,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -458,8 +459,15 @@ class DockerProviderTest {
         SandboxSession s = session();
         AtomicReference<Throwable> failure = new AtomicReference<>();
         AtomicInteger lines = new AtomicInteger();
+        List<ExecEvent> seen = new CopyOnWriteArrayList<>();
         Disposable running = s.exec(ExecOptions.shell("echo started; sleep 60"))
-                .subscribe(e -> lines.incrementAndGet(), failure::set);
+                .subscribe(
+                        e -> {
+                            seen.add(e);
+                            lines.incrementAndGet();
+                        },
+                        failure::set,
+                        () -> failure.set(new AssertionError("the exec completed; it saw " + seen)));
         long deadline = System.nanoTime() + WAIT.toNanos();
         while (lines.get() == 0 && System.nanoTime() < deadline) {
             Thread.sleep(10);

@@ -93,11 +93,17 @@ public final class ContainerExecutor {
             + "  n=$((n + 1))\n"
             + "done\n";
 
-    /** Prints the container's out-of-memory kill counter (cgroup v2, then v1). */
+    /** The last line of a helper's output: the helper ran to its end. */
+    private static final String HELPER_DONE = "dev-sandbox-helper-done";
+
+    /** Prints the container's out-of-memory kill counter (cgroup v2, then v1), then {@link #HELPER_DONE}. */
     private static final String OOM_COUNT = "cat /sys/fs/cgroup/memory.events /sys/fs/cgroup/memory/memory.oom_control"
-            + " 2>/dev/null | grep oom_kill";
+            + " 2>/dev/null | grep oom_kill; echo " + HELPER_DONE;
 
     private static final int MAX_INTERNAL_OUTPUT = 64 * 1024;
+
+    /** How long an unexplained SIGKILL waits for a container whose helper exec failed to be seen stopped. */
+    private static final Duration STOP_SETTLE = Duration.ofSeconds(3);
 
     private final DockerControl control;
     private final DockerDataPlane data;
@@ -356,8 +362,11 @@ public final class ContainerExecutor {
                     return s;
                 })
                 .filter(s -> !s.running() && s.exitCode() != null)
+                // an exec the daemon still calls running long after its stream ended: is its container still there?
                 .repeatWhenEmpty(attempts ->
-                        attempts.concatMap(i -> Mono.delay(Duration.ofMillis(Math.min(500, 2L << Math.min(i, 10))))));
+                        attempts.concatMap(i -> Mono.delay(Duration.ofMillis(Math.min(500, 2L << Math.min(i, 10))))
+                                .then(i >= 8 ? checkRunning() : Mono.empty())
+                                .thenReturn(i)));
     }
 
     /**
@@ -369,9 +378,24 @@ public final class ContainerExecutor {
      */
     Mono<Boolean> explainKill() {
         return readOomKills()
-                .onErrorResume(e -> !(e instanceof SessionTerminatedException), e -> Mono.just(-1L))
-                .flatMap(count -> checkRunning().thenReturn(count))
-                .map(count -> memoryLimited && count >= 0 && count > oomKills.getAndAccumulate(count, Math::max));
+                .map(count -> memoryLimited && count > oomKills.getAndAccumulate(count, Math::max))
+                // no helper can run: the container is on its way out, though the daemon may still call it running
+                .onErrorResume(
+                        e -> !(e instanceof SessionTerminatedException),
+                        e -> awaitStopped().thenReturn(false))
+                .flatMap(oom -> checkRunning().thenReturn(oom));
+    }
+
+    /**
+     * Polls the container's state until the daemon reports it stopped or gone (the error {@link
+     * SessionTerminatedException}), for at most {@link #STOP_SETTLE}.
+     */
+    private Mono<Void> awaitStopped() {
+        long rounds = STOP_SETTLE.toMillis() / 100;
+        return checkRunning()
+                .then(Mono.delay(Duration.ofMillis(100)))
+                .repeat(rounds)
+                .then();
     }
 
     /**
@@ -399,10 +423,14 @@ public final class ContainerExecutor {
     /**
      * Reads the container's OOM kill counter.
      *
-     * @return the count, 0 when the cgroup files cannot be read
+     * @return the count, 0 when the cgroup files cannot be read, {@link BackendException} when the helper did not run
      */
     public Mono<Long> readOomKills() {
         return runInternal(List.of("/bin/sh", "-c", OOM_COUNT)).map(out -> {
+            if (!out.contains(HELPER_DONE)) {
+                throw new BackendException(
+                        "the helper that reads the OOM kill counter did not run: " + out.strip(), null);
+            }
             for (String line : out.split("\n")) {
                 String[] parts = line.trim().split("\\s+");
                 if (parts.length == 2 && parts[0].equals("oom_kill")) {
