@@ -5,7 +5,9 @@ import dev.sandbox.ExecEvent;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Iterator;
 import java.util.List;
+import java.util.NoSuchElementException;
 
 /**
  * Consecutive whole lines of one stream, kept as the JSON-escaped text of a {@code lines} frame:
@@ -423,14 +425,16 @@ public final class LineBatch {
     // ------------------------------------------------------------------ reading (client side)
 
     /**
-     * Reads a {@code lines} frame into its line events.
+     * Reads the head of a {@code lines} frame; its lines are decoded one at a time as they are iterated, so a large
+     * frame never turns into all its line events at once. The buffer must not change while the lines are read.
      *
      * @param b the buffer
      * @param off where the frame starts
      * @param len its length without the newline
-     * @return the lines, or {@code null} when the frame is not a {@code lines} frame in the compact form written here
+     * @return the lines, or {@code null} when the frame is not a {@code lines} frame in the compact form written here;
+     *     iterating fails with {@link BackendException} where the text turns out malformed
      */
-    static List<ExecEvent.Line> read(byte[] b, int off, int len) {
+    static Iterable<ExecEvent.Line> read(byte[] b, int off, int len) {
         int end = off + len;
         boolean out;
         if (startsWith(b, off, end, STDOUT_HEAD)) {
@@ -465,55 +469,96 @@ public final class LineBatch {
         if (textEnd < pos || !startsWith(b, textEnd, end, END)) {
             return null;
         }
-        List<ExecEvent.Line> lines = new ArrayList<>(Math.max(4, (textEnd - pos) / 8));
-        int from = pos;
-        boolean escaped = false;
-        boolean ascii = true;
-        int i = pos;
-        while (i < textEnd) {
-            byte c = b[i];
-            if (c == '"') {
+        int textStart = pos;
+        long first = offset;
+        long last = next;
+        return () -> new Reader(b, textStart, textEnd, out, first, last);
+    }
+
+    /** Decodes the text of a {@code lines} frame one line per {@link #next}. */
+    private static final class Reader implements Iterator<ExecEvent.Line> {
+        private final byte[] b;
+        private final int textEnd;
+        private final boolean out;
+        private final long next;
+        private int from;
+        private long offset;
+        private ExecEvent.Line pending;
+
+        Reader(byte[] b, int textStart, int textEnd, boolean out, long offset, long next) {
+            this.b = b;
+            this.from = textStart;
+            this.textEnd = textEnd;
+            this.out = out;
+            this.offset = offset;
+            this.next = next;
+        }
+
+        @Override
+        public boolean hasNext() {
+            if (pending == null && from < textEnd) {
+                pending = decode();
+            }
+            if (pending == null && (from != textEnd || offset != next)) {
                 throw malformed();
             }
-            if (c != '\\') {
-                ascii &= c >= 0;
-                i++;
-                continue;
-            }
-            if (i + 1 >= textEnd) {
-                throw malformed();
-            }
-            byte e = b[i + 1];
-            if (e != 'n') {
-                escaped = true;
-                i += e == 'u' ? 6 : 2;
-                continue;
-            }
-            String s;
-            long raw;
-            if (!escaped) {
-                // ASCII text is its own Latin-1 decoding, which is a plain copy
-                s = new String(b, from, i - from, ascii ? StandardCharsets.ISO_8859_1 : StandardCharsets.UTF_8);
-                raw = i - from;
-            } else {
-                s = unescape(b, from, i);
-                raw = utf8Length(s);
-            }
-            long lineNext = offset + raw + 1;
-            lines.add(
-                    out
-                            ? new ExecEvent.Stdout(s, offset, false, lineNext)
-                            : new ExecEvent.Stderr(s, offset, false, lineNext));
-            offset = lineNext;
-            escaped = false;
-            ascii = true;
-            i += 2;
-            from = i;
+            return pending != null;
         }
-        if (from != textEnd || i != textEnd || offset != next) {
-            throw malformed();
+
+        @Override
+        public ExecEvent.Line next() {
+            if (!hasNext()) {
+                throw new NoSuchElementException();
+            }
+            ExecEvent.Line line = pending;
+            pending = null;
+            return line;
         }
-        return lines;
+
+        /** The line starting at {@code from}: its text runs to the next escaped newline. */
+        private ExecEvent.Line decode() {
+            boolean escaped = false;
+            boolean ascii = true;
+            int i = from;
+            while (i < textEnd) {
+                byte c = b[i];
+                if (c == '"') {
+                    throw malformed();
+                }
+                if (c != '\\') {
+                    ascii &= c >= 0;
+                    i++;
+                    continue;
+                }
+                if (i + 1 >= textEnd) {
+                    throw malformed();
+                }
+                byte e = b[i + 1];
+                if (e != 'n') {
+                    escaped = true;
+                    i += e == 'u' ? 6 : 2;
+                    continue;
+                }
+                String s;
+                long raw;
+                if (!escaped) {
+                    // ASCII text is its own Latin-1 decoding, which is a plain copy
+                    s = new String(b, from, i - from, ascii ? StandardCharsets.ISO_8859_1 : StandardCharsets.UTF_8);
+                    raw = i - from;
+                } else {
+                    s = unescape(b, from, i);
+                    raw = utf8Length(s);
+                }
+                long lineNext = offset + raw + 1;
+                ExecEvent.Line line = out
+                        ? new ExecEvent.Stdout(s, offset, false, lineNext)
+                        : new ExecEvent.Stderr(s, offset, false, lineNext);
+                offset = lineNext;
+                from = i + 2;
+                return line;
+            }
+            throw malformed(); // text after the last newline
+        }
     }
 
     /**

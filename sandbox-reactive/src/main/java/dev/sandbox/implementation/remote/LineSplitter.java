@@ -7,7 +7,8 @@ import java.util.List;
 
 /**
  * Cuts a byte stream into newline-terminated lines and decodes each with {@link Wire#streamItem}. Lines whole in a
- * chunk are decoded in place; a line split across chunks is carried, up to a bound. One instance per stream, used by
+ * chunk are decoded in place (an item may keep reading the chunk, which must not change afterwards); a line split
+ * across chunks is carried, up to a bound. One instance per stream, used by
  * one thread at a time.
  */
 final class LineSplitter {
@@ -36,7 +37,8 @@ final class LineSplitter {
                 decode(chunk, pos, nl - pos, out);
             } else {
                 append(chunk, pos, nl - pos);
-                decode(carry, 0, carryLen, out);
+                // a decoded item may read its bytes later (a lines frame): give it its own copy of the carry
+                decode(Arrays.copyOf(carry, carryLen), 0, carryLen, out);
                 carryLen = 0;
             }
             pos = nl + 1;

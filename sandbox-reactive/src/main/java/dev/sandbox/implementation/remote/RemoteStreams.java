@@ -7,6 +7,7 @@ import dev.sandbox.FileEvent;
 import io.netty.handler.codec.http.HttpMethod;
 import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.Collections;
 import java.util.Iterator;
 import java.util.List;
 import java.util.NoSuchElementException;
@@ -160,8 +161,7 @@ public final class RemoteStreams {
         private final String execPath;
         private final ExecState st;
         private final int wireBytes;
-        private final List<? extends ExecEvent> events;
-        private int index;
+        private final Iterator<? extends ExecEvent> events;
         private ExecEvent pending;
         private boolean counted;
 
@@ -171,13 +171,13 @@ public final class RemoteStreams {
             this.st = st;
             this.wireBytes = sized.wireBytes();
             switch (sized.item()) {
-                case Wire.EventItem(ExecEvent e) -> events = List.of(e);
-                case Wire.LinesItem(List<ExecEvent.Line> lines) -> events = lines;
+                case Wire.EventItem(ExecEvent e) -> events = List.of(e).iterator();
+                case Wire.LinesItem lines -> events = lines.iterator();
                 case Wire.ErrorItem(RuntimeException error) -> {
                     st.ended = true;
                     throw error;
                 }
-                default -> events = List.of(); // heartbeats and anything newer
+                default -> events = Collections.emptyIterator(); // heartbeats and anything newer
             }
         }
 
@@ -203,8 +203,8 @@ public final class RemoteStreams {
 
         @Override
         public boolean hasNext() {
-            while (pending == null && index < events.size()) {
-                ExecEvent e = events.get(index++);
+            while (pending == null && events.hasNext()) {
+                ExecEvent e = events.next();
                 if (e instanceof ExecEvent.Stdout l) {
                     if (l.offset() > st.lastStdout) {
                         pending = e;

@@ -41,6 +41,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -1028,11 +1029,53 @@ public final class Wire {
     public record EventItem(ExecEvent event) implements StreamItem {}
 
     /**
-     * The lines of a {@code lines} frame (see {@link LineBatch}), in order.
-     *
-     * @param lines the line events
+     * The lines of a {@code lines} frame (see {@link LineBatch}), in order. Iterating decodes them one at a time; two
+     * items are equal when their lines are.
      */
-    public record LinesItem(List<ExecEvent.Line> lines) implements StreamItem {}
+    public static final class LinesItem implements StreamItem, Iterable<ExecEvent.Line> {
+        private final Iterable<? extends ExecEvent.Line> source;
+
+        /**
+         * Wraps lines.
+         *
+         * @param source the lines, iterable more than once
+         */
+        public LinesItem(Iterable<? extends ExecEvent.Line> source) {
+            this.source = source;
+        }
+
+        @Override
+        @SuppressWarnings("unchecked")
+        public Iterator<ExecEvent.Line> iterator() {
+            return (Iterator<ExecEvent.Line>) source.iterator();
+        }
+
+        /**
+         * Decodes every line.
+         *
+         * @return the line events
+         */
+        public List<ExecEvent.Line> lines() {
+            List<ExecEvent.Line> all = new ArrayList<>();
+            forEach(all::add);
+            return all;
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof LinesItem other && lines().equals(other.lines());
+        }
+
+        @Override
+        public int hashCode() {
+            return lines().hashCode();
+        }
+
+        @Override
+        public String toString() {
+            return "LinesItem" + lines();
+        }
+    }
 
     /**
      * A file change from a watch stream.
@@ -1069,7 +1112,7 @@ public final class Wire {
         if (fast != null) {
             return fast;
         }
-        List<ExecEvent.Line> lines = LineBatch.read(bytes, off, len);
+        Iterable<ExecEvent.Line> lines = LineBatch.read(bytes, off, len);
         return lines != null ? new LinesItem(lines) : parsed(bytes, off, len);
     }
 
