@@ -117,7 +117,9 @@ public interface BackgroundProcess {
 
     /**
      * Writes bytes to the process's standard input; completes once they are handed to the process, so successive
-     * writes are naturally paced by how fast the process reads.
+     * writes are naturally paced by how fast the process reads. Writes (and {@link #closeStdin()}) take effect in the
+     * order they are subscribed, also when a caller does not wait for one before the next; at most 16 may wait at
+     * once, beyond that a write fails with {@link SandboxStateException}.
      *
      * @param bytes the bytes
      * @return completes when written

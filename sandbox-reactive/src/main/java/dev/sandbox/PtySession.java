@@ -51,7 +51,9 @@ public interface PtySession {
     Flux<ByteBuffer> output(long offset);
 
     /**
-     * Types bytes into the terminal.
+     * Types bytes into the terminal. Writes reach the terminal in the order they are subscribed, also when a caller
+     * does not wait for one before the next; at most 16 may wait at once, beyond that a write fails with {@link
+     * SandboxStateException}.
      *
      * @param input the bytes, as a keyboard would send them
      * @return completes when written

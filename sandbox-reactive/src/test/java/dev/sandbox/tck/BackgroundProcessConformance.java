@@ -18,6 +18,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Flux;
 import reactor.test.StepVerifier;
 
 /** Background processes: late and repeated reads from offsets, ring overflow policies, control and stdin. */
@@ -214,6 +215,24 @@ public interface BackgroundProcessConformance extends ConformanceBase {
             StepVerifier.create(p.writeStdin(ByteBuffer.wrap(new byte[1])))
                     .expectError(SandboxStateException.class)
                     .verify(WAIT);
+        });
+    }
+
+    @Test
+    default void stdinWritesFiredWithoutWaitingArriveInOrderBeforeTheClose() {
+        inSession(s -> {
+            BackgroundProcess p = s.start(ExecOptions.of("cat")).block(WAIT);
+            // fifteen writes and the close, each subscribed before the previous one completed
+            Flux.range(0, 15)
+                    .map(i -> p.writeStdin(ByteBuffer.wrap((i + "\n").getBytes(StandardCharsets.UTF_8))))
+                    .concatWithValues(p.closeStdin())
+                    .flatMap(write -> write, 16)
+                    .then()
+                    .block(WAIT);
+            assertThat(p.exit().block(WAIT).code()).isZero();
+            assertThat(lines(p.output(0, 0).collectList().block(WAIT), ExecEvent.StreamKind.STDOUT))
+                    .containsExactlyElementsOf(
+                            IntStream.range(0, 15).mapToObj(Integer::toString).toList());
         });
     }
 

@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
 import reactor.test.StepVerifier;
 
 /** Pseudo-terminals: a real terminal for the command, typed input, resize, replay on attach. */
@@ -68,6 +69,30 @@ public interface PtyConformance extends ConformanceBase {
                 pty.write(keys("exit 5\n")).block(WAIT);
                 ExecEvent.Exit exit = pty.exit().block(WAIT);
                 assertThat(exit.code()).isEqualTo(5);
+            } finally {
+                reading.dispose();
+                pty.kill().block(WAIT);
+            }
+        });
+    }
+
+    @Test
+    default void keysTypedWithoutWaitingArriveInOrder() {
+        if (!supportsPty()) {
+            return;
+        }
+        inSession(s -> {
+            PtySession pty = s.pty(PtyOptions.shell()).block(WAIT);
+            StringBuffer screen = new StringBuffer();
+            Disposable reading = screen(pty, screen);
+            try {
+                // one keystroke per write, each subscribed before the previous one completed
+                String typed = "echo typed-$((6*7))-in-order\n";
+                Flux.range(0, typed.length())
+                        .flatMap(i -> pty.write(keys(typed.substring(i, i + 1))), 16)
+                        .then()
+                        .block(WAIT);
+                awaitText(screen, "typed-42-in-order");
             } finally {
                 reading.dispose();
                 pty.kill().block(WAIT);

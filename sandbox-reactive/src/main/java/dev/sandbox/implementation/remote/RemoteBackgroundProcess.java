@@ -25,6 +25,7 @@ final class RemoteBackgroundProcess implements BackgroundProcess {
     private final RemoteSession session;
     private final String path;
     private final ProcessInfo info;
+    private final InOrder stdin = new InOrder();
     private volatile ExecEvent.Exit exit;
 
     RemoteBackgroundProcess(RemoteTransport t, RemoteSession session, String sessionPath, ProcessInfo info) {
@@ -151,8 +152,10 @@ final class RemoteBackgroundProcess implements BackgroundProcess {
             session.checkOpen();
             byte[] copy = new byte[bytes.remaining()];
             bytes.duplicate().get(copy);
-            return t.upload(HttpMethod.POST, path + "/stdin", Mono.just(ByteBuffer.wrap(copy)), true)
-                    .then();
+            return stdin.run(
+                    "stdin writes",
+                    () -> t.upload(HttpMethod.POST, path + "/stdin", Mono.just(ByteBuffer.wrap(copy)), true)
+                            .then());
         });
     }
 
@@ -160,7 +163,10 @@ final class RemoteBackgroundProcess implements BackgroundProcess {
     public Mono<Void> closeStdin() {
         return Mono.defer(() -> {
             session.checkOpen();
-            return t.call(HttpMethod.POST, path + "/stdin/close", null).then();
+            // after the writes before it, as a local standard input closes after its queued writes
+            return stdin.run(
+                    "stdin writes",
+                    () -> t.call(HttpMethod.POST, path + "/stdin/close", null).then());
         });
     }
 

@@ -30,6 +30,7 @@ final class RemotePtySession implements PtySession {
     private final String path;
     private final String id;
     private final long pid;
+    private final InOrder writes = new InOrder();
     private volatile ExecEvent.Exit exit;
 
     RemotePtySession(RemoteTransport t, RemoteSession session, String sessionPath, JsonNode info) {
@@ -111,8 +112,10 @@ final class RemotePtySession implements PtySession {
             if (copy.length == 0) {
                 return Mono.empty();
             }
-            return t.upload(HttpMethod.POST, path + "/input", Mono.just(ByteBuffer.wrap(copy)), false)
-                    .then();
+            return writes.run(
+                    "terminal writes",
+                    () -> t.upload(HttpMethod.POST, path + "/input", Mono.just(ByteBuffer.wrap(copy)), false)
+                            .then());
         });
     }
 
