@@ -187,6 +187,18 @@ final class LineFramer {
                         return o;
                     }
                     while (pos < bytes.length) {
+                        if (carryLen == 0 && utf8 && (open != null || LineBatch.plainLineAt(bytes, pos, maxLine))) {
+                            // the common case first: a run of plain ASCII lines, copied into the batch in one pass
+                            if (open == null) {
+                                open = LineBatch.open(out, lineStart, bytes.length - pos + 64);
+                            }
+                            int after = open.appendPlainLines(bytes, pos, bytes.length, maxLine);
+                            lineStart += after - pos;
+                            pos = after;
+                            if (pos == bytes.length) {
+                                break;
+                            }
+                        }
                         int room = maxLine - carryLen;
                         int limit = Math.min(bytes.length, pos + room);
                         // one pass: find the newline and see whether the line is ASCII (so its bytes are its

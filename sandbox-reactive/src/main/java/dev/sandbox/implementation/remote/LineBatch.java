@@ -190,6 +190,81 @@ public final class LineBatch {
     }
 
     /**
+     * Whether a whole plain line (see {@link #appendPlainLines}) starts at {@code pos}.
+     *
+     * @param b the bytes
+     * @param pos where the line starts
+     * @param maxLine lines this long or longer do not count
+     * @return whether the line is plain, shorter than {@code maxLine} and ends in a newline within {@code b}
+     */
+    public static boolean plainLineAt(byte[] b, int pos, int maxLine) {
+        int limit = Math.min(b.length, pos + maxLine);
+        for (int i = pos; i < limit; i++) {
+            byte c = b[i];
+            if (c == '\n') {
+                return true;
+            }
+            if (c < 0x20 || c == '"' || c == '\\') {
+                return false;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Adds the run of whole plain lines (see {@link #appendPlain}) that starts at {@code pos}, copying byte by byte in
+     * one pass. Stops before the first line that is not plain, that ends in {@code \r}, that is {@code maxLine} bytes
+     * or longer, that has no newline before {@code end}, or that does not fit the batch; the caller takes that line
+     * the slow way.
+     *
+     * @param b the bytes
+     * @param pos where the first line starts
+     * @param end where the bytes end
+     * @param maxLine lines this long or longer are not added
+     * @return where the first line not added starts ({@code pos} when none was added)
+     */
+    public int appendPlainLines(byte[] b, int pos, int end, int maxLine) {
+        if (sealed) {
+            return pos;
+        }
+        byte[] out = text;
+        int cap = out.length;
+        int w = length;
+        int lineText = w; // where the current line's text starts in the batch
+        int lineFrom = pos;
+        long at = next;
+        long last = lastOffset;
+        int n = lines;
+        for (int i = pos; i < end; i++) {
+            byte c = b[i];
+            if (c == '\n') {
+                int len = i - lineFrom;
+                if (len >= maxLine || (n > 0 && lineText + len > MAX_TEXT_BYTES) || w + 2 > cap) {
+                    break;
+                }
+                out[w++] = '\\';
+                out[w++] = 'n';
+                last = at;
+                at += len + 1;
+                n++;
+                lineText = w;
+                lineFrom = i + 1;
+                continue;
+            }
+            // control bytes (\r among them), bytes of 0x80 and up (negative), quote and backslash need escaping
+            if (c < 0x20 || c == '"' || c == '\\' || w == cap) {
+                break;
+            }
+            out[w++] = c;
+        }
+        length = lineText;
+        next = at;
+        lastOffset = last;
+        lines = n;
+        return lineFrom;
+    }
+
+    /**
      * Adds a whole line from its raw bytes: ASCII only (no byte of {@code 0x80} or more), without its newline and
      * not ending in {@code \r}, so its text is its bytes and it takes them plus one newline.
      *
