@@ -360,7 +360,11 @@ public final class DockerSandboxProvider implements SandboxProvider {
                 inspect.getHostConfig() == null ? null : inspect.getHostConfig().getMemory();
         boolean limited = memory != null && memory > 0;
         ContainerExecutor executor = new ContainerExecutor(control, data, sessionId, container.getId(), limited, 0);
-        Mono<Long> baseline = limited ? executor.readOomKills() : Mono.just(0L);
+        // a counter that cannot be read now (its helper did not run) counts from zero
+        Mono<Long> baseline = limited
+                ? executor.readOomKills()
+                        .onErrorResume(e -> !(e instanceof SessionTerminatedException), e -> Mono.just(0L))
+                : Mono.just(0L);
         return baseline.zipWith(executor.readTimers()).map(found -> {
             executor.oomKillsSeen(found.getT1());
             DockerSessionState state = newState(
