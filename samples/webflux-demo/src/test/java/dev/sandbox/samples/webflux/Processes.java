@@ -20,6 +20,11 @@ final class Processes {
         } catch (NoSuchFileException e) {
             return false;
         } catch (IOException e) {
+            // a process reaped while its stat is read fails the read with ESRCH; its /proc entry is then gone
+            if (String.valueOf(e.getMessage()).contains("No such process")
+                    || !Files.exists(Path.of("/proc", Long.toString(pid)))) {
+                return false;
+            }
             throw new IllegalStateException("cannot read /proc/" + pid + "/stat", e);
         }
     }
