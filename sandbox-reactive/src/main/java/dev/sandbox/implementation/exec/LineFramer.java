@@ -6,7 +6,6 @@ import dev.sandbox.implementation.remote.LineBatch;
 import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
 import java.util.Iterator;
-import java.util.NoSuchElementException;
 import java.util.function.Function;
 
 /**
@@ -100,11 +99,11 @@ final class LineFramer {
         }
 
         Iterator<ExecEvent> lines(byte[] bytes) {
-            return new LazyIterator() {
+            return new LazyIterator<ExecEvent>() {
                 int pos;
 
                 @Override
-                ExecEvent advance() {
+                protected ExecEvent advance() {
                     while (pos < bytes.length) {
                         int room = maxLine - carryLen;
                         int limit = Math.min(bytes.length, pos + room);
@@ -145,29 +144,10 @@ final class LineFramer {
          */
         Iterator<Object> batches(byte[] bytes) {
             boolean out = stream == RawEvent.STDOUT;
-            return new Iterator<Object>() {
+            return new LazyIterator<Object>() {
                 int pos;
                 LineBatch open;
                 Object after; // an item that follows the batch being returned
-                Object next;
-
-                @Override
-                public boolean hasNext() {
-                    if (next == null) {
-                        next = advance();
-                    }
-                    return next != null;
-                }
-
-                @Override
-                public Object next() {
-                    if (!hasNext()) {
-                        throw new NoSuchElementException();
-                    }
-                    Object o = next;
-                    next = null;
-                    return o;
-                }
 
                 /** Closes the open batch (if any) before an item; returns what comes first. */
                 private Object emit(Object item) {
@@ -180,7 +160,8 @@ final class LineFramer {
                     return batch;
                 }
 
-                private Object advance() {
+                @Override
+                protected Object advance() {
                     if (after != null) {
                         Object o = after;
                         after = null;
@@ -317,7 +298,7 @@ final class LineFramer {
         }
     }
 
-    private final class ExitIterator extends LazyIterator {
+    private final class ExitIterator extends LazyIterator<ExecEvent> {
         private final RawEvent.Exited exited;
         private int step;
 
@@ -326,7 +307,7 @@ final class LineFramer {
         }
 
         @Override
-        ExecEvent advance() {
+        protected ExecEvent advance() {
             while (step < 3) {
                 ExecEvent e = step < 2 ? streams[step].flush() : exitMapper.apply(exited);
                 step++;
@@ -335,31 +316,6 @@ final class LineFramer {
                 }
             }
             return null;
-        }
-    }
-
-    /** An iterator that computes each element on demand; {@link #advance()} returns null at the end. */
-    private abstract static class LazyIterator implements Iterator<ExecEvent> {
-        private ExecEvent next;
-
-        abstract ExecEvent advance();
-
-        @Override
-        public boolean hasNext() {
-            if (next == null) {
-                next = advance();
-            }
-            return next != null;
-        }
-
-        @Override
-        public ExecEvent next() {
-            if (!hasNext()) {
-                throw new NoSuchElementException();
-            }
-            ExecEvent e = next;
-            next = null;
-            return e;
         }
     }
 

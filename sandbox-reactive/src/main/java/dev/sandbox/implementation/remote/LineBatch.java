@@ -2,12 +2,11 @@ package dev.sandbox.implementation.remote;
 
 import dev.sandbox.BackendException;
 import dev.sandbox.ExecEvent;
+import dev.sandbox.implementation.exec.LazyIterator;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Iterator;
 import java.util.List;
-import java.util.NoSuchElementException;
 
 /**
  * Consecutive whole lines of one stream, kept as the JSON-escaped text of a {@code lines} frame:
@@ -34,8 +33,6 @@ public final class LineBatch {
             "{\"type\":\"lines\",\"stream\":\"stdout\",\"offset\":".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] STDERR_HEAD =
             "{\"type\":\"lines\",\"stream\":\"stderr\",\"offset\":".getBytes(StandardCharsets.US_ASCII);
-    private static final byte[] NEXT = ",\"next\":".getBytes(StandardCharsets.US_ASCII);
-    private static final byte[] TEXT = ",\"text\":\"".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] END = "\"}".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] HEX = "0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
 
@@ -473,19 +470,19 @@ public final class LineBatch {
         byte[] head = stdout ? STDOUT_HEAD : STDERR_HEAD;
         int size = head.length
                 + Wire.digits(offset)
-                + NEXT.length
+                + Wire.NEXT.length
                 + Wire.digits(next)
-                + TEXT.length
+                + Wire.TEXT.length
                 + (length - from)
                 + END.length;
         byte[] out = new byte[size];
         int pos = put(head, out, 0);
         Wire.writeDigits(offset, out, pos, Wire.digits(offset));
         pos += Wire.digits(offset);
-        pos = put(NEXT, out, pos);
+        pos = put(Wire.NEXT, out, pos);
         Wire.writeDigits(next, out, pos, Wire.digits(next));
         pos += Wire.digits(next);
-        pos = put(TEXT, out, pos);
+        pos = put(Wire.TEXT, out, pos);
         System.arraycopy(text, from, out, pos, length - from);
         pos += length - from;
         put(END, out, pos);
@@ -511,54 +508,22 @@ public final class LineBatch {
      */
     static Iterable<ExecEvent.Line> read(byte[] b, int off, int len) {
         int end = off + len;
-        boolean out;
-        if (startsWith(b, off, end, STDOUT_HEAD)) {
-            out = true;
-        } else if (startsWith(b, off, end, STDERR_HEAD)) {
-            out = false;
-        } else {
-            return null;
-        }
-        int pos = off + STDOUT_HEAD.length; // both heads have the same length
-        int digitsStart = pos;
-        long offset = 0;
-        while (pos < end && b[pos] >= '0' && b[pos] <= '9' && pos - digitsStart < 18) {
-            offset = offset * 10 + (b[pos] - '0');
-            pos++;
-        }
-        if (pos == digitsStart || !startsWith(b, pos, end, NEXT)) {
-            return null;
-        }
-        pos += NEXT.length;
-        int nextStart = pos;
-        long next = 0;
-        while (pos < end && b[pos] >= '0' && b[pos] <= '9' && pos - nextStart < 18) {
-            next = next * 10 + (b[pos] - '0');
-            pos++;
-        }
-        if (pos == nextStart || !startsWith(b, pos, end, TEXT)) {
-            return null;
-        }
-        pos += TEXT.length;
+        Wire.LineHead head = Wire.lineHead(b, off, end, STDOUT_HEAD, STDERR_HEAD);
         int textEnd = end - END.length;
-        if (textEnd < pos || !startsWith(b, textEnd, end, END)) {
+        if (head == null || textEnd < head.textStart() || !Wire.startsWith(b, textEnd, end, END)) {
             return null;
         }
-        int textStart = pos;
-        long first = offset;
-        long last = next;
-        return () -> new Reader(b, textStart, textEnd, out, first, last);
+        return () -> new Reader(b, head.textStart(), textEnd, head.stdout(), head.offset(), head.next());
     }
 
     /** Decodes the text of a {@code lines} frame one line per {@link #next}. */
-    private static final class Reader implements Iterator<ExecEvent.Line> {
+    private static final class Reader extends LazyIterator<ExecEvent.Line> {
         private final byte[] b;
         private final int textEnd;
         private final boolean out;
         private final long next;
         private int from;
         private long offset;
-        private ExecEvent.Line pending;
 
         Reader(byte[] b, int textStart, int textEnd, boolean out, long offset, long next) {
             this.b = b;
@@ -570,24 +535,14 @@ public final class LineBatch {
         }
 
         @Override
-        public boolean hasNext() {
-            if (pending == null && from < textEnd) {
-                pending = decode();
+        protected ExecEvent.Line advance() {
+            if (from < textEnd) {
+                return decode();
             }
-            if (pending == null && (from != textEnd || offset != next)) {
+            if (offset != next) {
                 throw malformed();
             }
-            return pending != null;
-        }
-
-        @Override
-        public ExecEvent.Line next() {
-            if (!hasNext()) {
-                throw new NoSuchElementException();
-            }
-            ExecEvent.Line line = pending;
-            pending = null;
-            return line;
+            return null;
         }
 
         /** The line starting at {@code from}: its text runs to the next escaped newline. */
@@ -748,17 +703,5 @@ public final class LineBatch {
             }
         }
         return n;
-    }
-
-    private static boolean startsWith(byte[] b, int pos, int end, byte[] prefix) {
-        if (end - pos < prefix.length) {
-            return false;
-        }
-        for (int i = 0; i < prefix.length; i++) {
-            if (b[pos + i] != prefix[i]) {
-                return false;
-            }
-        }
-        return true;
     }
 }

@@ -90,8 +90,8 @@ public final class Wire {
 
     private static final byte[] STDOUT_PREFIX = "{\"type\":\"stdout\",\"offset\":".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] STDERR_PREFIX = "{\"type\":\"stderr\",\"offset\":".getBytes(StandardCharsets.US_ASCII);
-    private static final byte[] NEXT = ",\"next\":".getBytes(StandardCharsets.US_ASCII);
-    private static final byte[] TEXT = ",\"text\":\"".getBytes(StandardCharsets.US_ASCII);
+    static final byte[] NEXT = ",\"next\":".getBytes(StandardCharsets.US_ASCII);
+    static final byte[] TEXT = ",\"text\":\"".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] PARTIAL_END = "\",\"partial\":true}".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] END = "\"}".getBytes(StandardCharsets.US_ASCII);
 
@@ -1123,36 +1123,11 @@ public final class Wire {
      */
     private static StreamItem fastLine(byte[] b, int off, int len) {
         int end = off + len;
-        boolean stdout;
-        if (startsWith(b, off, end, STDOUT_PREFIX)) {
-            stdout = true;
-        } else if (startsWith(b, off, end, STDERR_PREFIX)) {
-            stdout = false;
-        } else {
+        LineHead head = lineHead(b, off, end, STDOUT_PREFIX, STDERR_PREFIX);
+        if (head == null) {
             return null;
         }
-        int pos = off + STDOUT_PREFIX.length; // both prefixes have the same length
-        long offset = 0;
-        int digitsStart = pos;
-        while (pos < end && b[pos] >= '0' && b[pos] <= '9' && pos - digitsStart < 18) {
-            offset = offset * 10 + (b[pos] - '0');
-            pos++;
-        }
-        if (pos == digitsStart || !startsWith(b, pos, end, NEXT)) {
-            return null;
-        }
-        pos += NEXT.length;
-        long next = 0;
-        int nextStart = pos;
-        while (pos < end && b[pos] >= '0' && b[pos] <= '9' && pos - nextStart < 18) {
-            next = next * 10 + (b[pos] - '0');
-            pos++;
-        }
-        if (pos == nextStart || !startsWith(b, pos, end, TEXT)) {
-            return null;
-        }
-        pos += TEXT.length;
-        int textStart = pos;
+        int pos = head.textStart();
         while (pos < end && b[pos] != '"') {
             if (b[pos] == '\\') {
                 return null;
@@ -1168,14 +1143,67 @@ public final class Wire {
         } else {
             return null;
         }
-        String text = new String(b, textStart, textEnd - textStart, StandardCharsets.UTF_8);
+        String text = new String(b, head.textStart(), textEnd - head.textStart(), StandardCharsets.UTF_8);
         return new EventItem(
-                stdout
-                        ? new ExecEvent.Stdout(text, offset, partial, next)
-                        : new ExecEvent.Stderr(text, offset, partial, next));
+                head.stdout()
+                        ? new ExecEvent.Stdout(text, head.offset(), partial, head.next())
+                        : new ExecEvent.Stderr(text, head.offset(), partial, head.next()));
     }
 
-    private static boolean startsWith(byte[] b, int pos, int end, byte[] prefix) {
+    /**
+     * The head that line events and {@code lines} frames share, as written here: {@code <prefix>N,"next":M,"text":"}.
+     *
+     * @param stdout whether the prefix was stdout's
+     * @param offset the number after the prefix
+     * @param next the {@code next} number
+     * @param textStart where the text starts, just past its opening quote
+     */
+    record LineHead(boolean stdout, long offset, long next, int textStart) {}
+
+    /**
+     * Reads a {@link LineHead} without a JSON parser.
+     *
+     * @param b the buffer
+     * @param off where the object starts
+     * @param end where it ends
+     * @param stdoutPrefix the opening up to the offset's digits for stdout
+     * @param stderrPrefix the same for stderr, as long as the stdout one
+     * @return the head, or {@code null} when the object does not start this way
+     */
+    static LineHead lineHead(byte[] b, int off, int end, byte[] stdoutPrefix, byte[] stderrPrefix) {
+        boolean stdout;
+        if (startsWith(b, off, end, stdoutPrefix)) {
+            stdout = true;
+        } else if (startsWith(b, off, end, stderrPrefix)) {
+            stdout = false;
+        } else {
+            return null;
+        }
+        int pos = off + stdoutPrefix.length;
+        int digitsStart = pos;
+        long offset = 0;
+        while (pos < end && b[pos] >= '0' && b[pos] <= '9' && pos - digitsStart < 18) {
+            offset = offset * 10 + (b[pos] - '0');
+            pos++;
+        }
+        if (pos == digitsStart || !startsWith(b, pos, end, NEXT)) {
+            return null;
+        }
+        pos += NEXT.length;
+        int nextStart = pos;
+        long next = 0;
+        while (pos < end && b[pos] >= '0' && b[pos] <= '9' && pos - nextStart < 18) {
+            next = next * 10 + (b[pos] - '0');
+            pos++;
+        }
+        if (pos == nextStart || !startsWith(b, pos, end, TEXT)) {
+            return null;
+        }
+        return new LineHead(stdout, offset, next, pos + TEXT.length);
+    }
+
+    /** Whether {@code prefix} starts at {@code pos}, within {@code end}. */
+    static boolean startsWith(byte[] b, int pos, int end, byte[] prefix) {
         if (end - pos < prefix.length) {
             return false;
         }
