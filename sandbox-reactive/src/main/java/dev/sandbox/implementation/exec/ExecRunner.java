@@ -280,16 +280,19 @@ public final class ExecRunner {
     }
 
     /**
-     * Streams a command's output as {@link dev.sandbox.implementation.remote.LineBatch}es and line events (the
-     * events {@link #exec} yields, with runs of whole lines batched), then its exit: for a server that sends lines
-     * in batches. Same backpressure (one item per request), timeouts and cancel as {@link #exec}.
+     * Streams a command's output as runs of whole lines (made by {@code runs}) and line events (the events {@link
+     * #exec} yields, with runs of whole lines batched), then its exit: for a server that sends lines in batches. Same
+     * backpressure (one item per request), timeouts and cancel as {@link #exec}.
      *
      * @param options validated by this call; a problem is an error signal
      * @param spawner starts the process for the options (runs on the spawn scheduler)
+     * @param runs makes the runs of lines
+     * @param <R> the kind of run
      * @return the items
      */
-    public Flux<Object> execBatches(ExecOptions options, Function<ExecOptions, SpawnedProcess> spawner) {
-        return framed(options, spawner, framer -> framer::frameBatches);
+    public <R extends LineRun> Flux<Framed<R>> execBatches(
+            ExecOptions options, Function<ExecOptions, SpawnedProcess> spawner, LineRun.Factory<R> runs) {
+        return framed(options, spawner, framer -> event -> framer.frameBatches(event, runs));
     }
 
     /** Spawns, reads and frames a command's output; {@code framing} picks what one chunk of output becomes. */

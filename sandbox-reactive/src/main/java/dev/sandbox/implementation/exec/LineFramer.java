@@ -2,7 +2,6 @@ package dev.sandbox.implementation.exec;
 
 import dev.sandbox.ExecEvent;
 import dev.sandbox.implementation.process.RawEvent;
-import dev.sandbox.implementation.remote.LineBatch;
 import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
 import java.util.Iterator;
@@ -52,23 +51,23 @@ final class LineFramer {
     }
 
     /**
-     * The items a raw event yields for a reader that takes batches (see {@link #batches}): {@link LineBatch}es and
-     * the events that cannot go into one, produced lazily.
+     * The items a raw event yields for a reader that takes runs of lines (see {@link StreamState#batches}): runs made
+     * by {@code runs} and the events that cannot go into one, produced lazily.
      */
-    Iterable<Object> frameBatches(RawEvent event) {
+    <R extends LineRun> Iterable<Framed<R>> frameBatches(RawEvent event, LineRun.Factory<R> runs) {
         return switch (event) {
-            case RawEvent.Chunk chunk -> () -> streams[chunk.stream()].batches(chunk.bytes());
+            case RawEvent.Chunk chunk -> () -> streams[chunk.stream()].batches(chunk.bytes(), runs);
             case RawEvent.Exited exited -> {
                 ExitIterator exit = new ExitIterator(exited);
-                yield () -> new Iterator<Object>() {
+                yield () -> new Iterator<Framed<R>>() {
                     @Override
                     public boolean hasNext() {
                         return exit.hasNext();
                     }
 
                     @Override
-                    public Object next() {
-                        return exit.next();
+                    public Framed<R> next() {
+                        return new Framed.Event<>(exit.next());
                     }
                 };
             }
@@ -138,40 +137,41 @@ final class LineFramer {
 
         /**
          * The lines of a chunk as batches: exactly the events {@link #lines} yields, except that runs of whole lines
-         * that fit a {@link LineBatch} come as one batch each. A line within the chunk that is plain ASCII is copied
+         * that {@code runs} accepts come as one run each. A line within the chunk that is plain ASCII is copied
          * into the batch from its bytes, without becoming a string; any other line is framed as in {@link #lines}
          * and goes into the batch when it fits its shape, or comes on its own.
          */
-        Iterator<Object> batches(byte[] bytes) {
+        <R extends LineRun> Iterator<Framed<R>> batches(byte[] bytes, LineRun.Factory<R> runs) {
             boolean out = stream == RawEvent.STDOUT;
-            return new LazyIterator<Object>() {
+            return new LazyIterator<Framed<R>>() {
                 int pos;
-                LineBatch open;
-                Object after; // an item that follows the batch being returned
+                R open;
+                Framed<R> after; // an item that follows the batch being returned
 
                 /** Closes the open batch (if any) before an item; returns what comes first. */
-                private Object emit(Object item) {
+                private Framed<R> emit(ExecEvent event) {
+                    Framed<R> item = new Framed.Event<>(event);
                     if (open == null) {
                         return item;
                     }
-                    Object batch = open;
+                    Framed<R> batch = new Framed.Run<>(open);
                     open = null;
                     after = item;
                     return batch;
                 }
 
                 @Override
-                protected Object advance() {
+                protected Framed<R> advance() {
                     if (after != null) {
-                        Object o = after;
+                        Framed<R> o = after;
                         after = null;
                         return o;
                     }
                     while (pos < bytes.length) {
-                        if (carryLen == 0 && utf8 && (open != null || LineBatch.plainLineAt(bytes, pos, maxLine))) {
+                        if (carryLen == 0 && utf8 && (open != null || runs.plainLineAt(bytes, pos, maxLine))) {
                             // the common case first: a run of plain ASCII lines, copied into the batch in one pass
                             if (open == null) {
-                                open = LineBatch.open(out, lineStart, bytes.length - pos + 64);
+                                open = runs.open(out, lineStart, bytes.length - pos + 64);
                             }
                             int after = open.appendPlainLines(bytes, pos, bytes.length, maxLine);
                             lineStart += after - pos;
@@ -205,11 +205,11 @@ final class LineFramer {
                             int len = nl - pos;
                             if (carryLen == 0 && utf8 && ascii && (len == 0 || bytes[nl - 1] != '\r')) {
                                 if (open == null) {
-                                    open = LineBatch.open(out, lineStart, bytes.length - pos + 64);
+                                    open = runs.open(out, lineStart, bytes.length - pos + 64);
                                 }
                                 if (!(plain ? open.appendPlain(bytes, pos, len) : open.appendAscii(bytes, pos, len))) {
-                                    Object full = open;
-                                    open = LineBatch.open(out, lineStart, bytes.length - pos + 64);
+                                    Framed<R> full = new Framed.Run<>(open);
+                                    open = runs.open(out, lineStart, bytes.length - pos + 64);
                                     open.appendAscii(bytes, pos, len);
                                     lineStart += len + 1;
                                     pos = nl + 1;
@@ -235,7 +235,7 @@ final class LineFramer {
                             if (open != null && open.append(line)) {
                                 continue;
                             }
-                            LineBatch fresh = LineBatch.of(line);
+                            R fresh = runs.of(line);
                             if (fresh == null) {
                                 return emit(line);
                             }
@@ -243,7 +243,7 @@ final class LineFramer {
                                 open = fresh;
                                 continue;
                             }
-                            Object full = open;
+                            Framed<R> full = new Framed.Run<>(open);
                             open = fresh;
                             return full;
                         }
@@ -255,7 +255,7 @@ final class LineFramer {
                         }
                     }
                     if (open != null) {
-                        Object batch = open;
+                        Framed<R> batch = new Framed.Run<>(open);
                         open = null;
                         return batch;
                     }

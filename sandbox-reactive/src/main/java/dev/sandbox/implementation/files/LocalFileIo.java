@@ -1,9 +1,6 @@
 package dev.sandbox.implementation.files;
 
 import dev.sandbox.FileOperationException;
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufAllocator;
-import io.netty.util.ReferenceCountUtil;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -65,33 +62,15 @@ public final class LocalFileIo {
     }
 
     /**
-     * Streams a file in off-heap buffers from Netty's allocator, for a Netty transport to write without copying them
-     * again, reading one buffer per request. Each buffer is the subscriber's to release.
+     * Opens a file for reading, refusing a directory.
      *
      * @param file the file
      * @param shownPath the path to name in errors
-     * @param chunkSize the most bytes in one buffer
-     * @return the content
+     * @return the open channel, the caller's to close
+     * @throws FileOperationException when it is a directory or cannot be opened
      */
-    public static Flux<ByteBuf> readBuffers(Path file, String shownPath, int chunkSize) {
-        return Flux.using(
-                        () -> open(file, shownPath),
-                        channel -> Flux.<ByteBuf>generate(sink -> {
-                            ByteBuf buf = ByteBufAllocator.DEFAULT.directBuffer(chunkSize, chunkSize);
-                            try {
-                                if (buf.writeBytes(channel, chunkSize) < 0) {
-                                    buf.release();
-                                    sink.complete();
-                                } else {
-                                    sink.next(buf);
-                                }
-                            } catch (IOException e) {
-                                buf.release();
-                                sink.error(failure(shownPath, e));
-                            }
-                        }),
-                        LocalFileIo::closeQuietly)
-                .subscribeOn(Schedulers.boundedElastic());
+    public static FileChannel openForRead(Path file, String shownPath) {
+        return open(file, shownPath);
     }
 
     private static FileChannel open(Path file, String shownPath) {
@@ -106,38 +85,49 @@ public final class LocalFileIo {
     }
 
     /**
-     * Writes a file from Netty buffers through a temporary file renamed into place, like {@link #writeAtomically},
-     * releasing each buffer once written. Direct buffers go to the file without a copy through the heap. Up to
-     * {@code prefetch} buffers wait for the writing thread; those left when the write fails or is cancelled are
-     * released.
+     * How {@link #writeAtomically(Path, String, Publisher, int, Buffers)} reaches a kind of buffer: its readable bytes
+     * as NIO views (written without a copy through the heap when they are direct), and how it is freed.
      *
-     * @param target the file to write
-     * @param shownPath the path to name in errors
-     * @param content the bytes, consumed with backpressure
-     * @param prefetch how many buffers may wait for the writing thread
-     * @return the number of bytes written, once the file is in place
+     * @param <T> the kind of buffer
      */
-    public static Mono<Long> writeBuffersAtomically(
-            Path target, String shownPath, Publisher<ByteBuf> content, int prefetch) {
-        Scheduler io = Schedulers.boundedElastic();
-        return Mono.usingWhen(
-                Mono.fromCallable(() -> TempFile.beside(target, shownPath)).subscribeOn(io),
-                temp -> Flux.from(content)
-                        .publishOn(io, prefetch)
-                        .reduce(0L, (count, buf) -> {
-                            try {
-                                return count + temp.write(buf, shownPath);
-                            } finally {
-                                buf.release();
-                            }
-                        })
-                        .switchIfEmpty(Mono.just(0L))
-                        .doOnNext(count -> temp.commit(target, shownPath))
-                        .doOnDiscard(ByteBuf.class, ReferenceCountUtil::safeRelease),
-                temp -> Mono.fromRunnable(temp::discard).subscribeOn(io),
-                (temp, error) -> Mono.fromRunnable(temp::discard).subscribeOn(io),
-                temp -> Mono.fromRunnable(temp::discard).subscribeOn(io));
+    public interface Buffers<T> {
+        /**
+         * The kind of buffer, to release those a failed or cancelled write leaves behind.
+         *
+         * @return the class
+         */
+        Class<T> type();
+
+        /**
+         * The buffer's readable bytes; the views are read, the buffer is left as it is.
+         *
+         * @param buffer the buffer
+         * @return its bytes
+         */
+        ByteBuffer[] views(T buffer);
+
+        /**
+         * Frees a buffer once its bytes are written or dropped.
+         *
+         * @param buffer the buffer
+         */
+        void release(T buffer);
     }
+
+    private static final Buffers<ByteBuffer> NIO = new Buffers<>() {
+        @Override
+        public Class<ByteBuffer> type() {
+            return ByteBuffer.class;
+        }
+
+        @Override
+        public ByteBuffer[] views(ByteBuffer buffer) {
+            return new ByteBuffer[] {buffer.duplicate()};
+        }
+
+        @Override
+        public void release(ByteBuffer buffer) {}
+    };
 
     /**
      * Writes a file from a publisher through a temporary file renamed into place; the parent must exist.
@@ -148,14 +138,39 @@ public final class LocalFileIo {
      * @return the number of bytes written, once the file is in place
      */
     public static Mono<Long> writeAtomically(Path target, String shownPath, Publisher<ByteBuffer> content) {
+        return writeAtomically(target, shownPath, content, 2, NIO);
+    }
+
+    /**
+     * Writes a file from buffers of any kind through a temporary file renamed into place, releasing each buffer once
+     * written. Up to {@code prefetch} buffers wait for the writing thread; those left when the write fails or is
+     * cancelled are released.
+     *
+     * @param target the file to write
+     * @param shownPath the path to name in errors
+     * @param content the bytes, consumed with backpressure
+     * @param prefetch how many buffers may wait for the writing thread
+     * @param buffers how to read and free the buffers
+     * @param <T> the kind of buffer
+     * @return the number of bytes written, once the file is in place
+     */
+    public static <T> Mono<Long> writeAtomically(
+            Path target, String shownPath, Publisher<T> content, int prefetch, Buffers<T> buffers) {
         Scheduler io = Schedulers.boundedElastic();
         return Mono.usingWhen(
                 Mono.fromCallable(() -> TempFile.beside(target, shownPath)).subscribeOn(io),
                 temp -> Flux.from(content)
-                        .publishOn(io, 2)
-                        .reduce(0L, (count, buf) -> count + temp.write(buf, shownPath))
+                        .publishOn(io, prefetch)
+                        .reduce(0L, (count, buf) -> {
+                            try {
+                                return count + temp.write(buffers.views(buf), shownPath);
+                            } finally {
+                                buffers.release(buf);
+                            }
+                        })
                         .switchIfEmpty(Mono.just(0L))
-                        .doOnNext(count -> temp.commit(target, shownPath)),
+                        .doOnNext(count -> temp.commit(target, shownPath))
+                        .doOnDiscard(buffers.type(), buffers::release),
                 temp -> Mono.fromRunnable(temp::discard).subscribeOn(io),
                 (temp, error) -> Mono.fromRunnable(temp::discard).subscribeOn(io),
                 temp -> Mono.fromRunnable(temp::discard).subscribeOn(io));
@@ -260,25 +275,14 @@ public final class LocalFileIo {
             }
         }
 
-        long write(ByteBuf buf, String shownPath) {
-            long n = buf.readableBytes();
-            ByteBuffer[] parts = buf.nioBuffers();
+        long write(ByteBuffer[] parts, String shownPath) {
+            long n = 0;
+            for (ByteBuffer part : parts) {
+                n += part.remaining();
+            }
             try {
                 for (long left = n; left > 0; ) {
                     left -= channel.write(parts);
-                }
-            } catch (IOException e) {
-                throw failure(shownPath, e);
-            }
-            return n;
-        }
-
-        long write(ByteBuffer buf, String shownPath) {
-            ByteBuffer b = buf.duplicate();
-            long n = b.remaining();
-            try {
-                while (b.hasRemaining()) {
-                    channel.write(b);
                 }
             } catch (IOException e) {
                 throw failure(shownPath, e);

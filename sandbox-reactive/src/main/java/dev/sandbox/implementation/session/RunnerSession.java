@@ -13,6 +13,8 @@ import dev.sandbox.PtySession;
 import dev.sandbox.SandboxSession;
 import dev.sandbox.implementation.exec.BatchedExec;
 import dev.sandbox.implementation.exec.ExecRunner;
+import dev.sandbox.implementation.exec.Framed;
+import dev.sandbox.implementation.exec.LineRun;
 import dev.sandbox.implementation.process.SpawnedProcess;
 import java.time.Duration;
 import reactor.core.publisher.Flux;
@@ -82,10 +84,10 @@ public abstract class RunnerSession implements SandboxSession, BatchedExec {
     }
 
     @Override
-    public final Flux<Object> execBatches(ExecOptions options) {
+    public final <R extends LineRun> Flux<Framed<R>> execBatches(ExecOptions options, LineRun.Factory<R> runs) {
         return Flux.defer(() -> {
             check();
-            return runner.execBatches(options, this::spawn);
+            return runner.execBatches(options, this::spawn, runs);
         });
     }
 

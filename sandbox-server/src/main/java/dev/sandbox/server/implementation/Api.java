@@ -19,6 +19,8 @@ import dev.sandbox.SandboxSession;
 import dev.sandbox.SessionOptions;
 import dev.sandbox.implementation.Version;
 import dev.sandbox.implementation.exec.BatchedExec;
+import dev.sandbox.implementation.exec.Framed;
+import dev.sandbox.implementation.remote.LineBatch;
 import dev.sandbox.implementation.remote.Wire;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -383,16 +385,21 @@ public final class Api {
                                     options.maxLineLength(),
                                     limit::acquire,
                                     // a session that batches lines itself saves a string and an event per line
-                                    () -> (s instanceof BatchedExec batched
-                                                    ? batched.execBatches(options)
-                                                    : s.exec(options))
-                                            .doFinally(sig -> {
-                                                if (stdinId != null) {
-                                                    stdins.abandon(stdinId);
-                                                }
-                                            }))))
+                                    () -> batchedExec(s, options).doFinally(sig -> {
+                                        if (stdinId != null) {
+                                            stdins.abandon(stdinId);
+                                        }
+                                    }))))
                     .flatMap(channel -> sendExec(req, res, channel, -1, -1, format));
         });
+    }
+
+    /** A command's items with runs of lines batched by the session itself when it can, saving a string per line. */
+    private static Flux<Framed<LineBatch>> batchedExec(SandboxSession s, ExecOptions options) {
+        if (s instanceof BatchedExec batched) {
+            return batched.execBatches(options, LineBatch.RUNS);
+        }
+        return s.exec(options).map(Framed.Event::new);
     }
 
     private static Scheduler loopScheduler(HttpServerResponse res) {

@@ -2,6 +2,7 @@ package dev.sandbox.server.implementation;
 
 import dev.sandbox.BackendException;
 import dev.sandbox.ExecEvent;
+import dev.sandbox.implementation.exec.Framed;
 import dev.sandbox.implementation.remote.LineBatch;
 import dev.sandbox.implementation.remote.Wire;
 import java.time.Duration;
@@ -148,7 +149,7 @@ public final class ExecChannel {
      *
      * @param events the session's exec stream
      */
-    void start(Flux<?> events) {
+    void start(Flux<Framed<LineBatch>> events) {
         events.subscribe(upstream);
     }
 
@@ -269,15 +270,15 @@ public final class ExecChannel {
 
     // ------------------------------------------------------------------ the command
 
-    private final class Upstream extends BaseSubscriber<Object> {
+    private final class Upstream extends BaseSubscriber<Framed<LineBatch>> {
         @Override
         protected void hookOnSubscribe(Subscription subscription) {
             requestMore();
         }
 
         @Override
-        protected void hookOnNext(Object event) {
-            boolean exit = event instanceof ExecEvent.Exit;
+        protected void hookOnNext(Framed<LineBatch> item) {
+            boolean exit = item instanceof Framed.Event<LineBatch>(ExecEvent.Exit x);
             Sender s;
             long n;
             synchronized (ExecChannel.this) {
@@ -286,16 +287,15 @@ public final class ExecChannel {
                     return;
                 }
                 // whole lines join the open batch (no encoding of their own); anything else is encoded once
-                if (event instanceof LineBatch b) {
-                    append(new Entry(b)); // a batch the command's reader made
-                } else if (!(event instanceof ExecEvent.Line line) || !appendLine(line)) {
-                    append(
-                            switch (event) {
-                                case ExecEvent.Stdout l -> new Entry(Wire.event(l), STDOUT, l.offset(), "stdout");
-                                case ExecEvent.Stderr l -> new Entry(Wire.event(l), STDERR, l.offset(), "stderr");
-                                case ExecEvent.Exit x -> new Entry(Wire.event(x), OTHER, -1, "exit");
-                                default -> throw new IllegalStateException("not an exec item: " + event);
-                            });
+                switch (item) {
+                    case Framed.Run<LineBatch> run -> append(new Entry(run.run())); // a batch the reader made
+                    case Framed.Event<LineBatch>(ExecEvent.Line line) when appendLine(line) -> {}
+                    case Framed.Event<LineBatch>(ExecEvent.Stdout l) ->
+                        append(new Entry(Wire.event(l), STDOUT, l.offset(), "stdout"));
+                    case Framed.Event<LineBatch>(ExecEvent.Stderr l) ->
+                        append(new Entry(Wire.event(l), STDERR, l.offset(), "stderr"));
+                    case Framed.Event<LineBatch>(ExecEvent.Exit x) ->
+                        append(new Entry(Wire.event(x), OTHER, -1, "exit"));
                 }
                 terminal |= exit;
                 s = sender;

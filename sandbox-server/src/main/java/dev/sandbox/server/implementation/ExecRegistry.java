@@ -1,5 +1,7 @@
 package dev.sandbox.server.implementation;
 
+import dev.sandbox.implementation.exec.Framed;
+import dev.sandbox.implementation.remote.LineBatch;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Map;
@@ -35,7 +37,11 @@ public final class ExecRegistry {
      * @return the channel
      */
     public ExecChannel open(
-            String id, String sessionId, int maxLineLength, Supplier<Runnable> slot, Supplier<Flux<?>> events) {
+            String id,
+            String sessionId,
+            int maxLineLength,
+            Supplier<Runnable> slot,
+            Supplier<Flux<Framed<LineBatch>>> events) {
         ExecChannel existing = channels.get(id);
         if (existing != null) {
             check(existing, sessionId);

@@ -52,14 +52,15 @@ class LineFramerBatchesTest {
         LineFramer f = new LineFramer(maxLine, charset, x -> EXIT);
         List<ExecEvent> out = new ArrayList<>();
         for (RawEvent r : raw) {
-            for (Object item : f.frameBatches(r)) {
-                if (item instanceof LineBatch b) {
-                    batches[0]++;
-                    byte[] json = b.frame(-1);
-                    Wire.StreamItem read = Wire.streamItem(json, 0, json.length);
-                    out.addAll(((Wire.LinesItem) read).lines());
-                } else {
-                    out.add((ExecEvent) item);
+            for (Framed<LineBatch> item : f.frameBatches(r, LineBatch.RUNS)) {
+                switch (item) {
+                    case Framed.Run<LineBatch>(LineBatch b) -> {
+                        batches[0]++;
+                        byte[] json = b.frame(-1);
+                        Wire.StreamItem read = Wire.streamItem(json, 0, json.length);
+                        out.addAll(((Wire.LinesItem) read).lines());
+                    }
+                    case Framed.Event<LineBatch>(ExecEvent event) -> out.add(event);
                 }
             }
         }

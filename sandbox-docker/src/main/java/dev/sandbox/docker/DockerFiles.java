@@ -8,6 +8,7 @@ import dev.sandbox.InvalidArgumentException;
 import dev.sandbox.SandboxFiles;
 import dev.sandbox.implementation.docker.ContainerArchive;
 import dev.sandbox.implementation.docker.ContainerExecutor;
+import dev.sandbox.implementation.docker.HostBuffers;
 import dev.sandbox.implementation.docker.TarStream;
 import dev.sandbox.implementation.files.LocalFileIo;
 import dev.sandbox.implementation.process.RawEvent;
@@ -498,7 +499,7 @@ final class DockerFiles implements SandboxFiles {
                 Flux<ByteBuf> content = locate(abs, path)
                         .flatMapMany(l -> state.executor.archive().content(l.path()))
                         .onErrorMap(DockerFiles::archiveError, e -> archiveFailure(path, e));
-                return LocalFileIo.writeBuffersAtomically(target, target.toString(), content, DOWNLOAD_PREFETCH);
+                return HostBuffers.write(target, target.toString(), content, DOWNLOAD_PREFETCH);
             });
         });
     }
@@ -539,10 +540,7 @@ final class DockerFiles implements SandboxFiles {
                         .flatMap(size -> t.getT2().archiveSeesFiles()
                                 // off-heap buffers the socket takes as they are
                                 ? archiveWrite(
-                                        t.getT1(),
-                                        path,
-                                        size,
-                                        LocalFileIo.readBuffers(local, local.toString(), UPLOAD_CHUNK))
+                                        t.getT1(), path, size, HostBuffers.read(local, local.toString(), UPLOAD_CHUNK))
                                 : execWrite(t.getT1(), path, LocalFileIo.read(local, local.toString()))));
     }
 

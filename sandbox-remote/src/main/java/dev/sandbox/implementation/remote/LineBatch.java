@@ -3,6 +3,7 @@ package dev.sandbox.implementation.remote;
 import dev.sandbox.BackendException;
 import dev.sandbox.ExecEvent;
 import dev.sandbox.implementation.exec.LazyIterator;
+import dev.sandbox.implementation.exec.LineRun;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -25,9 +26,27 @@ import java.util.List;
  *
  * <p>Not thread-safe: the owner guards it.
  */
-public final class LineBatch {
+public final class LineBatch implements LineRun {
     /** A batch takes no more lines once its text is this long. */
     public static final int MAX_TEXT_BYTES = 32 * 1024;
+
+    /** Makes batches for a session's framer (see {@code BatchedExec#execBatches}). */
+    public static final LineRun.Factory<LineBatch> RUNS = new LineRun.Factory<>() {
+        @Override
+        public boolean plainLineAt(byte[] b, int pos, int maxLine) {
+            return LineBatch.plainLineAt(b, pos, maxLine);
+        }
+
+        @Override
+        public LineBatch open(boolean stdout, long offset, int capacity) {
+            return LineBatch.open(stdout, offset, capacity);
+        }
+
+        @Override
+        public LineBatch of(ExecEvent.Line line) {
+            return LineBatch.of(line);
+        }
+    };
 
     private static final byte[] STDOUT_HEAD =
             "{\"type\":\"lines\",\"stream\":\"stdout\",\"offset\":".getBytes(StandardCharsets.US_ASCII);
@@ -74,6 +93,7 @@ public final class LineBatch {
      * @param line the line
      * @return whether it was added
      */
+    @Override
     public boolean append(ExecEvent.Line line) {
         if (sealed
                 || line.partial()
@@ -169,6 +189,7 @@ public final class LineBatch {
      * @param len its length
      * @return whether it was added ({@code false} when the batch is full or sealed)
      */
+    @Override
     public boolean appendPlain(byte[] b, int off, int len) {
         if (sealed || (lines > 0 && length + len > MAX_TEXT_BYTES)) {
             return false;
@@ -220,6 +241,7 @@ public final class LineBatch {
      * @param maxLine lines this long or longer are not added
      * @return where the first line not added starts ({@code pos} when none was added)
      */
+    @Override
     public int appendPlainLines(byte[] b, int pos, int end, int maxLine) {
         if (sealed) {
             return pos;
@@ -270,6 +292,7 @@ public final class LineBatch {
      * @param len its length
      * @return whether it was added ({@code false} when the batch is full or sealed)
      */
+    @Override
     public boolean appendAscii(byte[] b, int off, int len) {
         if (sealed || (lines > 0 && length + len > MAX_TEXT_BYTES)) {
             return false;
