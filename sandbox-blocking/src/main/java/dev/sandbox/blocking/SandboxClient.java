@@ -12,9 +12,15 @@ import java.util.Objects;
 /**
  * A blocking client for one sandbox session, for code that does not use Reactor. It adapts the reactive {@link
  * SandboxSession}: every call subscribes to the session's operation and waits for it. Functions are grouped in
- * sub-clients: {@link #process()} runs commands, in the foreground or the background, and {@link #fs()} reads and
+ * sub-clients: {@link #process()} runs commands, in the foreground or the background, and {@link #files()} reads and
  * writes the session's files (a PTY sub-client is planned). The session's lifetime can be changed with {@link
  * #setLifetime(Duration)} and {@link #setIdleTimeout(Duration)}; {@link #ping()} says when and why it ends.
+ *
+ * <p>An operation has the name it has in the reactive API and means the same there and here: {@code
+ * session.exec(options)} is {@code client.process().exec(options)}, {@code session.files().stat(path)} is {@code
+ * client.files().stat(path)}, {@code process.exit()} waits for the exit on both sides. Where the reactive method
+ * returns a {@code Mono}, the blocking one returns its value once it is there; where it returns a {@code Flux}, the
+ * blocking one returns a stream to iterate.
  *
  * <p>Every waiting call is bounded by a timeout ({@link #DEFAULT_TIMEOUT} unless set with {@link
  * Builder#defaultTimeout(Duration)}, and overridable per call). When it runs out, the operation is cancelled (a
@@ -55,14 +61,14 @@ public final class SandboxClient implements AutoCloseable {
     private final Ending ending;
     private final SandboxProvider ownedProvider;
     private final ProcessClient process;
-    private final FileClient fs;
+    private final FileClient files;
 
     private SandboxClient(ClientCore core, Ending ending, SandboxProvider ownedProvider) {
         this.core = core;
         this.ending = ending;
         this.ownedProvider = ownedProvider;
         this.process = new ProcessClient(core);
-        this.fs = new FileClient(core);
+        this.files = new FileClient(core);
     }
 
     /**
@@ -125,7 +131,7 @@ public final class SandboxClient implements AutoCloseable {
      *
      * <pre>{@code
      * try (SandboxClient client = SandboxClient.attach(provider, savedSessionId)) {
-     *     client.process().get(savedProcessId).logs(0, 0).forEach(System.out::println);
+     *     client.process().process(savedProcessId).output(0, 0).forEach(System.out::println);
      * }
      * }</pre>
      *
@@ -165,17 +171,17 @@ public final class SandboxClient implements AutoCloseable {
     }
 
     /**
-     * The sub-client for the session's files.
+     * The sub-client for the session's files; the blocking form of {@link SandboxSession#files()}.
      *
      * <pre>{@code
-     * client.fs().write("input.txt", data);
-     * byte[] out = client.fs().readAllBytes("output.txt", 1 << 20);
+     * client.files().write("input.txt", data);
+     * byte[] out = client.files().readAllBytes("output.txt", 1 << 20);
      * }</pre>
      *
      * @return the file sub-client
      */
-    public FileClient fs() {
-        return fs;
+    public FileClient files() {
+        return files;
     }
 
     /**
@@ -297,7 +303,8 @@ public final class SandboxClient implements AutoCloseable {
     /**
      * Ends the client: destroys the session (for clients made by {@link #local()} and {@link #create}, killing its
      * commands) or releases the handle (for {@link #attach}), then closes the provider if the client created it.
-     * Waits at most for the default timeout. Open {@link ExecStream}s see their commands end. Idempotent: only the
+     * This closes the client, which owns the session it created: for an attached client it is {@link
+     * SandboxSession#close()}, for the others {@link SandboxSession#destroy()}. Waits at most for the default timeout. Open {@link ExecStream}s see their commands end. Idempotent: only the
      * first call does anything.
      *
      * <pre>{@code

@@ -7,7 +7,7 @@
  * try (SandboxClient client = SandboxClient.local()) {
  *     ExecResult result = client.process().run(ExecOptions.shell("echo hello"));
  *     BackgroundProcessHandle server = client.process().start(ExecOptions.of("python3", "-m", "http.server"));
- *     client.fs().upload(Path.of("site.zip"), "site.zip", (done, total) -> System.out.println(done + "/" + total));
+ *     client.files().upload(Path.of("site.zip"), "site.zip", (done, total) -> System.out.println(done + "/" + total));
  * }
  * }</pre>
  */
