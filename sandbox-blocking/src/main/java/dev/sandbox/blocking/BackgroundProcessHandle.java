@@ -4,7 +4,6 @@ import dev.sandbox.BackgroundProcess;
 import dev.sandbox.ExecEvent;
 import dev.sandbox.ExecOptions;
 import dev.sandbox.ExecResult;
-import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -39,9 +38,6 @@ import java.util.OptionalLong;
  * }</pre>
  */
 public final class BackgroundProcessHandle {
-    /** Stdin writes are handed over in slices of this size, so a large write is never copied whole. */
-    private static final int STDIN_SLICE = 64 * 1024;
-
     private final ClientCore core;
     private final BackgroundProcess process;
 
@@ -358,16 +354,12 @@ public final class BackgroundProcessHandle {
         Objects.requireNonNull(bytes, "bytes");
         Blocking.checkCanBlock("BackgroundProcessHandle.writeStdin");
         core.ensureOpen();
-        int off = 0;
-        do {
-            int len = Math.min(STDIN_SLICE, bytes.length - off);
-            Blocking.await(
-                    process.writeStdin(ByteBuffer.wrap(bytes, off, len)),
-                    core.defaultTimeout,
-                    "BackgroundProcessHandle.writeStdin",
-                    "write to the stdin of process " + id());
-            off += len;
-        } while (off < bytes.length);
+        Blocking.writeInSlices(
+                bytes,
+                process::writeStdin,
+                core.defaultTimeout,
+                "BackgroundProcessHandle.writeStdin",
+                "write to the stdin of process " + id());
     }
 
     /**
