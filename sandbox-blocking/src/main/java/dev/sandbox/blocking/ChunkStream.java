@@ -8,7 +8,7 @@ import java.util.Objects;
 import org.reactivestreams.Publisher;
 
 /**
- * The byte streams of the facade ({@link FileReadStream}): an {@link InputStream} over the byte chunks a publisher
+ * What {@link FileReadStream} and {@link PtyOutput} share: an {@link InputStream} over the byte chunks a publisher
  * emits, with at most {@code prefetch} chunks read ahead of the reader (through a {@link QueueReader}), every wait
  * for a chunk bounded by the timeout, and a {@link #close()} that cancels the subscription. Errors of the SDK are
  * thrown unchanged (they are unchecked). Reading is for one thread at a time; {@link #close()} may be called from any

@@ -12,15 +12,18 @@ import java.util.Objects;
 /**
  * A blocking client for one sandbox session, for code that does not use Reactor. It adapts the reactive {@link
  * SandboxSession}: every call subscribes to the session's operation and waits for it. Functions are grouped in
- * sub-clients: {@link #process()} runs commands, in the foreground or the background, and {@link #files()} reads and
- * writes the session's files (a PTY sub-client is planned). The session's lifetime can be changed with {@link
- * #setLifetime(Duration)} and {@link #setIdleTimeout(Duration)}; {@link #ping()} says when and why it ends.
+ * sub-clients: {@link #process()} runs commands, in the foreground or the background, {@link #files()} reads and
+ * writes the session's files, and {@link #pty()} runs interactive commands on terminals. The session's lifetime can be
+ * changed with {@link #setLifetime(Duration)} and {@link #setIdleTimeout(Duration)}; {@link #ping()} says when and
+ * why it ends.
  *
  * <p>An operation has the name it has in the reactive API and means the same there and here: {@code
  * session.exec(options)} is {@code client.process().exec(options)}, {@code session.files().stat(path)} is {@code
- * client.files().stat(path)}, {@code process.exit()} waits for the exit on both sides. Where the reactive method
- * returns a {@code Mono}, the blocking one returns its value once it is there; where it returns a {@code Flux}, the
- * blocking one returns a stream to iterate.
+ * client.files().stat(path)}, and {@code exit()} waits for the exit on both sides. In the PTY sub-client its name
+ * stands for the "pty" of the session's methods: {@code session.attachPty(id)} is {@code client.pty().attach(id)},
+ * and {@code session.pty(options)}, which has no verb, is {@code client.pty().open(options)}. Where the reactive
+ * method returns a {@code Mono}, the blocking one returns its value once it is there; where it returns a {@code
+ * Flux}, the blocking one returns a stream to read, with a bounded buffer.
  *
  * <p>Every waiting call is bounded by a timeout ({@link #DEFAULT_TIMEOUT} unless set with {@link
  * Builder#defaultTimeout(Duration)}, and overridable per call). When it runs out, the operation is cancelled (a
@@ -62,6 +65,7 @@ public final class SandboxClient implements AutoCloseable {
     private final SandboxProvider ownedProvider;
     private final ProcessClient process;
     private final FileClient files;
+    private final PtyClient pty;
 
     private SandboxClient(ClientCore core, Ending ending, SandboxProvider ownedProvider) {
         this.core = core;
@@ -69,6 +73,7 @@ public final class SandboxClient implements AutoCloseable {
         this.ownedProvider = ownedProvider;
         this.process = new ProcessClient(core);
         this.files = new FileClient(core);
+        this.pty = new PtyClient(core);
     }
 
     /**
@@ -182,6 +187,22 @@ public final class SandboxClient implements AutoCloseable {
      */
     public FileClient files() {
         return files;
+    }
+
+    /**
+     * The sub-client for pseudo-terminals: open one, attach to one by id, then type into it, read its screen, resize
+     * and signal it through the returned handle.
+     *
+     * <pre>{@code
+     * PtySessionHandle shell = client.pty().open(PtyOptions.shell());
+     * shell.write("exit 7\n");
+     * int code = shell.exit(Duration.ofSeconds(10)).code();
+     * }</pre>
+     *
+     * @return the PTY sub-client
+     */
+    public PtyClient pty() {
+        return pty;
     }
 
     /**
