@@ -51,7 +51,7 @@ public final class SandboxClient implements AutoCloseable {
     /** How long a call waits when no other timeout is configured: 5 minutes. */
     public static final Duration DEFAULT_TIMEOUT = Duration.ofMinutes(5);
 
-    /** How many events an {@link ExecStream} buffers ahead of its reader unless configured: 256. */
+    /** How many events an {@link ExecStream} or {@link ProcessOutput} buffers ahead of its reader unless configured: 256. */
     public static final int DEFAULT_STREAM_PREFETCH = 256;
 
     /** What close() does with the session. */
@@ -391,9 +391,10 @@ public final class SandboxClient implements AutoCloseable {
         private Builder() {}
 
         /**
-         * Sets how long calls wait when no timeout is passed to them ({@link #DEFAULT_TIMEOUT} unless set). For an
-         * {@link ExecStream} it bounds each wait for the next event. A very long duration, such as {@code
-         * Duration.ofDays(365)}, waits practically without limit.
+         * Sets how long calls wait when no timeout is passed to them ({@link #DEFAULT_TIMEOUT} unless set). For a
+         * stream ({@link ExecStream}, {@link ProcessOutput}, {@link FileWatch}, {@link PtyOutput}) it bounds each wait
+         * for the next element. A very long duration, such as {@code Duration.ofDays(365)}, waits practically without
+         * limit.
          *
          * <pre>{@code
          * SandboxClient.builder().defaultTimeout(Duration.ofSeconds(30)).local();
@@ -409,8 +410,9 @@ public final class SandboxClient implements AutoCloseable {
         }
 
         /**
-         * Sets how many events an {@link ExecStream} buffers ahead of its reader ({@link #DEFAULT_STREAM_PREFETCH}
-         * unless set). More keeps a fast command busier while the reader works; fewer holds less memory.
+         * Sets how many events an {@link ExecStream} or a {@link ProcessOutput} buffers ahead of its reader ({@link
+         * #DEFAULT_STREAM_PREFETCH} unless set). More keeps a fast command busier while the reader works; fewer holds
+         * less memory.
          *
          * <pre>{@code
          * SandboxClient.builder().streamPrefetch(32).local();
