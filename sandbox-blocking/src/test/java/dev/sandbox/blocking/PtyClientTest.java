@@ -8,6 +8,7 @@ import dev.sandbox.InvalidArgumentException;
 import dev.sandbox.ProcessLaunchException;
 import dev.sandbox.ProcessNotFoundException;
 import dev.sandbox.PtyOptions;
+import dev.sandbox.SandboxStateException;
 import dev.sandbox.SandboxTimeoutException;
 import dev.sandbox.SessionClosedException;
 import dev.sandbox.SessionOptions;
@@ -147,6 +148,7 @@ class PtyClientTest {
 
         assertThat(shell.exit().code()).isEqualTo(5);
         assertThat(shell.exit(WAIT).code()).isEqualTo(5); // at once once it has ended
+        assertThatThrownBy(() -> shell.write("more\n")).isInstanceOf(SandboxStateException.class);
         try (PtyOutput output = shell.output(WAIT)) {
             assertThat(new Screen(output).readToEnd()).contains("exit 5"); // the replay still holds the typing
         }
