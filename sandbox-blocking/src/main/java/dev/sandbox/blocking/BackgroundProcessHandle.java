@@ -4,7 +4,6 @@ import dev.sandbox.BackgroundProcess;
 import dev.sandbox.ExecEvent;
 import dev.sandbox.ExecOptions;
 import dev.sandbox.ExecResult;
-import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -14,33 +13,31 @@ import java.util.OptionalLong;
 
 /**
  * A blocking handle to a command running in the background of the client's session; from {@link
- * ProcessClient#start(ExecOptions)} or, for one started earlier, {@link ProcessClient#get(String)}. The process runs
- * on its own: the handle reads its output, waits for it and controls it, and dropping the handle does not stop it (the
- * session's end does).
+ * ProcessClient#start(ExecOptions)} or, for one started earlier, {@link ProcessClient#process(String)}. The process
+ * runs on its own: the handle reads its output, waits for it and controls it, and dropping the handle does not stop it
+ * (the session's end does). Each method has the name of the {@link BackgroundProcess} method it adapts and means the
+ * same: {@link #exit()} waits for the exit, {@link #exitNow()} does not.
  *
  * <p>Its output is kept in a bounded ring buffer per stream ({@link dev.sandbox.BackgroundOptions}), so it can be read
- * late, more than once and from a byte offset with {@link #logs(long, long)}. Waiting calls are bounded by the
+ * late, more than once and from a byte offset with {@link #output(long, long)}. Waiting calls are bounded by the
  * client's default timeout unless given one, and follow the facade's rules: {@link SandboxInterruptedException} on
  * interrupt, {@link IllegalStateException} on a Reactor non-blocking thread, the SDK's exceptions unchanged. A timeout
- * while <em>waiting</em> ({@link #waitFor}, {@link #collect}) throws {@link dev.sandbox.SandboxTimeoutException} and
+ * while <em>waiting</em> ({@link #exit}, {@link #collect}) throws {@link dev.sandbox.SandboxTimeoutException} and
  * leaves the process running.
  *
  * <pre>{@code
  * BackgroundProcessHandle server = client.process().start(ExecOptions.of("python3", "-m", "http.server", "8000"));
- * try (LogStream logs = server.logs(0, 0)) {
- *     for (ExecEvent event : logs) {
+ * try (ProcessOutput output = server.output(0, 0)) {
+ *     for (ExecEvent event : output) {
  *         if (event instanceof ExecEvent.Stderr err && err.text().contains("Serving HTTP")) break;
  *     }
  * }
  * // ... use the server, then
  * server.kill();
- * ExecEvent.Exit exit = server.waitFor(Duration.ofSeconds(5));
+ * ExecEvent.Exit exit = server.exit(Duration.ofSeconds(5));
  * }</pre>
  */
 public final class BackgroundProcessHandle {
-    /** Stdin writes are handed over in slices of this size, so a large write is never copied whole. */
-    private static final int STDIN_SLICE = 64 * 1024;
-
     private final ClientCore core;
     private final BackgroundProcess process;
 
@@ -50,7 +47,7 @@ public final class BackgroundProcessHandle {
     }
 
     /**
-     * The process's id within its session, for {@link ProcessClient#get(String)}.
+     * The process's id within its session, for {@link ProcessClient#process(String)}.
      *
      * <pre>{@code
      * String id = handle.id(); // for example "p-1"
@@ -102,7 +99,7 @@ public final class BackgroundProcessHandle {
     }
 
     /**
-     * The exit code once the process has ended; never waits.
+     * The exit code once the process has ended; never waits. The same as {@link dev.sandbox.ProcessInfo#exitCode()}.
      *
      * <pre>{@code
      * Integer code = handle.exitCode();
@@ -116,20 +113,21 @@ public final class BackgroundProcessHandle {
     }
 
     /**
-     * The exit (code, how it ended, how long it ran) once the process has ended; never waits.
+     * The exit (code, how it ended, how long it ran) if the process has ended; never waits. Use {@link #exit()} to
+     * wait for it.
      *
      * <pre>{@code
-     * handle.exit().filter(ExecEvent.Exit::timedOut).ifPresent(e -> log.warn("timed out"));
+     * handle.exitNow().filter(ExecEvent.Exit::timedOut).ifPresent(e -> log.warn("timed out"));
      * }</pre>
      *
      * @return the exit, or empty while it runs
      */
-    public Optional<ExecEvent.Exit> exit() {
+    public Optional<ExecEvent.Exit> exitNow() {
         return process.exitNow();
     }
 
     /**
-     * Whether the process is still running; never waits.
+     * Whether the process is still running; never waits. The same as {@link dev.sandbox.ProcessInfo#running()}.
      *
      * <pre>{@code
      * while (handle.running()) doOtherWork();
@@ -147,8 +145,8 @@ public final class BackgroundProcessHandle {
      * default timeout. Can be called any number of times, also after the process ended (while the session keeps it).
      *
      * <pre>{@code
-     * try (LogStream logs = handle.logs(0, 0)) {
-     *     logs.forEach(System.out::println);
+     * try (ProcessOutput output = handle.output(0, 0)) {
+     *     output.forEach(System.out::println);
      * }
      * }</pre>
      *
@@ -157,8 +155,8 @@ public final class BackgroundProcessHandle {
      * @return the events; close it to stop reading (the process keeps running)
      * @throws IllegalStateException when called on a Reactor non-blocking thread
      */
-    public LogStream logs(long stdoutOffset, long stderrOffset) {
-        return logs(stdoutOffset, stderrOffset, core.defaultTimeout);
+    public ProcessOutput output(long stdoutOffset, long stderrOffset) {
+        return output(stdoutOffset, stderrOffset, core.defaultTimeout);
     }
 
     /**
@@ -166,8 +164,8 @@ public final class BackgroundProcessHandle {
      * timeout to follow a process that is quiet for long.
      *
      * <pre>{@code
-     * try (LogStream logs = handle.logs(lastStdout, lastStderr, Duration.ofHours(1))) {
-     *     for (ExecEvent event : logs) show(event);
+     * try (ProcessOutput output = handle.output(lastStdout, lastStderr, Duration.ofHours(1))) {
+     *     for (ExecEvent event : output) show(event);
      * }
      * }</pre>
      *
@@ -177,8 +175,12 @@ public final class BackgroundProcessHandle {
      * @return the events; close it to stop reading (the process keeps running)
      * @throws IllegalStateException when called on a Reactor non-blocking thread
      */
-    public LogStream logs(long stdoutOffset, long stderrOffset, Duration timeout) {
-        return open(process.output(stdoutOffset, stderrOffset), timeout, "logs of process " + id());
+    public ProcessOutput output(long stdoutOffset, long stderrOffset, Duration timeout) {
+        return open(
+                process.output(stdoutOffset, stderrOffset),
+                timeout,
+                "BackgroundProcessHandle.output",
+                "output of process " + id());
     }
 
     /**
@@ -187,7 +189,7 @@ public final class BackgroundProcessHandle {
      * included.
      *
      * <pre>{@code
-     * try (LogStream now = handle.snapshot(0, 0)) {
+     * try (ProcessOutput now = handle.snapshot(0, 0)) {
      *     now.forEach(System.out::println);
      * }
      * }</pre>
@@ -197,23 +199,29 @@ public final class BackgroundProcessHandle {
      * @return the events available now
      * @throws IllegalStateException when called on a Reactor non-blocking thread
      */
-    public LogStream snapshot(long stdoutOffset, long stderrOffset) {
-        return open(process.snapshot(stdoutOffset, stderrOffset), core.defaultTimeout, "snapshot of process " + id());
+    public ProcessOutput snapshot(long stdoutOffset, long stderrOffset) {
+        return open(
+                process.snapshot(stdoutOffset, stderrOffset),
+                core.defaultTimeout,
+                "BackgroundProcessHandle.snapshot",
+                "snapshot of process " + id());
     }
 
-    private LogStream open(org.reactivestreams.Publisher<ExecEvent> events, Duration timeout, String operation) {
-        Blocking.checkCanBlock("BackgroundProcessHandle.logs");
+    private ProcessOutput open(
+            org.reactivestreams.Publisher<ExecEvent> events, Duration timeout, String method, String operation) {
+        Blocking.checkCanBlock(method);
         Blocking.requirePositive(timeout, "timeout");
         core.ensureOpen();
         Blocking.checkNotInterrupted(operation);
-        return LogStream.open(events, timeout, core.streamPrefetch, operation);
+        return ProcessOutput.open(events, timeout, core.streamPrefetch, operation);
     }
 
     /**
-     * Waits for the process to end, at most for the client's default timeout.
+     * Waits for the process to end, at most for the client's default timeout, and returns its exit (at once if it
+     * has ended). Use {@link #exitNow()} to look without waiting.
      *
      * <pre>{@code
-     * int code = handle.waitFor().code();
+     * int code = handle.exit().code();
      * }</pre>
      *
      * @return the exit
@@ -221,16 +229,16 @@ public final class BackgroundProcessHandle {
      * @throws SandboxInterruptedException when the thread was interrupted; the process keeps running
      * @throws IllegalStateException when called on a Reactor non-blocking thread
      */
-    public ExecEvent.Exit waitFor() {
-        return waitFor(core.defaultTimeout);
+    public ExecEvent.Exit exit() {
+        return exit(core.defaultTimeout);
     }
 
     /**
-     * Waits for the process to end, at most for {@code timeout}.
+     * Waits for the process to end, at most for {@code timeout}, and returns its exit (at once if it has ended).
      *
      * <pre>{@code
      * try {
-     *     ExecEvent.Exit exit = handle.waitFor(Duration.ofSeconds(10));
+     *     ExecEvent.Exit exit = handle.exit(Duration.ofSeconds(10));
      * } catch (SandboxTimeoutException stillRunning) {
      *     handle.kill();
      * }
@@ -242,12 +250,12 @@ public final class BackgroundProcessHandle {
      * @throws SandboxInterruptedException when the thread was interrupted; the process keeps running
      * @throws IllegalStateException when called on a Reactor non-blocking thread
      */
-    public ExecEvent.Exit waitFor(Duration timeout) {
-        Blocking.checkCanBlock("BackgroundProcessHandle.waitFor");
+    public ExecEvent.Exit exit(Duration timeout) {
+        Blocking.checkCanBlock("BackgroundProcessHandle.exit");
         Blocking.requirePositive(timeout, "timeout");
         core.ensureOpen();
         return Blocking.await(
-                process.exit(), timeout, "BackgroundProcessHandle.waitFor", "wait for the end of process " + id());
+                process.exit(), timeout, "BackgroundProcessHandle.exit", "wait for the end of process " + id());
     }
 
     /**
@@ -292,11 +300,11 @@ public final class BackgroundProcessHandle {
 
     /**
      * Kills the process and its process group with SIGKILL; does nothing if it has ended. Returns once the signal
-     * was sent; use {@link #waitFor(Duration)} to wait for the exit.
+     * was sent; use {@link #exit(Duration)} to wait for the exit.
      *
      * <pre>{@code
      * handle.kill();
-     * handle.waitFor(Duration.ofSeconds(5)); // exit code 137
+     * handle.exit(Duration.ofSeconds(5)); // exit code 137
      * }</pre>
      *
      * @throws IllegalStateException when called on a Reactor non-blocking thread
@@ -346,16 +354,12 @@ public final class BackgroundProcessHandle {
         Objects.requireNonNull(bytes, "bytes");
         Blocking.checkCanBlock("BackgroundProcessHandle.writeStdin");
         core.ensureOpen();
-        int off = 0;
-        do {
-            int len = Math.min(STDIN_SLICE, bytes.length - off);
-            Blocking.await(
-                    process.writeStdin(ByteBuffer.wrap(bytes, off, len)),
-                    core.defaultTimeout,
-                    "BackgroundProcessHandle.writeStdin",
-                    "write to the stdin of process " + id());
-            off += len;
-        } while (off < bytes.length);
+        Blocking.writeInSlices(
+                bytes,
+                process::writeStdin,
+                core.defaultTimeout,
+                "BackgroundProcessHandle.writeStdin",
+                "write to the stdin of process " + id());
     }
 
     /**

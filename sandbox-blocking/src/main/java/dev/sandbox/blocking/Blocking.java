@@ -4,6 +4,7 @@ import dev.sandbox.BackendException;
 import dev.sandbox.ExecOptions;
 import dev.sandbox.InvalidArgumentException;
 import dev.sandbox.SandboxTimeoutException;
+import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -11,6 +12,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
 import reactor.core.Disposable;
 import reactor.core.Exceptions;
 import reactor.core.publisher.Mono;
@@ -18,6 +20,9 @@ import reactor.core.scheduler.Schedulers;
 
 /** The one place where the facade waits on the reactive API: thread checks, timeouts, interrupts and unwrapping. */
 final class Blocking {
+    /** The most a blocking write hands to the reactive API at once, so that a large write is never copied whole. */
+    static final int WRITE_SLICE = 64 * 1024;
+
     private Blocking() {}
 
     /** Fails when the caller runs on a Reactor thread that must never block. */
@@ -59,6 +64,21 @@ final class Blocking {
         } catch (ExecutionException e) {
             throw rethrow(e.getCause(), operation);
         }
+    }
+
+    /**
+     * Hands {@code bytes} to a reactive write (stdin, a terminal) in slices of at most {@link #WRITE_SLICE}, waiting
+     * for each at most {@code timeout} before the next, so the writes arrive in order and are paced by the reader. An
+     * empty array is one empty write.
+     */
+    static void writeInSlices(
+            byte[] bytes, Function<ByteBuffer, Mono<Void>> write, Duration timeout, String method, String operation) {
+        int off = 0;
+        do {
+            int len = Math.min(WRITE_SLICE, bytes.length - off);
+            await(write.apply(ByteBuffer.wrap(bytes, off, len)), timeout, method, operation);
+            off += len;
+        } while (off < bytes.length);
     }
 
     /**

@@ -11,7 +11,7 @@ import java.util.stream.StreamSupport;
 import org.reactivestreams.Publisher;
 
 /**
- * What {@link ExecStream}, {@link LogStream} and {@link FileWatch} share: a bounded queue filled by a subscription,
+ * What {@link ExecStream}, {@link ProcessOutput} and {@link FileWatch} share: a bounded queue filled by a subscription,
  * read once by blocking iteration in which every wait is bounded by the stream's timeout, and a {@link #close()} that
  * cancels the subscription from any thread.
  *
@@ -80,7 +80,7 @@ abstract class BlockingStream<T> implements Iterable<T>, AutoCloseable {
      * each element waits at most for the stream's timeout.
      *
      * <pre>{@code
-     * try (ExecStream events = client.process().stream(ExecOptions.of("ls", "-1"));
+     * try (ExecStream events = client.process().exec(ExecOptions.of("ls", "-1"));
      *         Stream<ExecEvent> s = events.stream()) {
      *     long lines = s.filter(e -> e instanceof ExecEvent.Stdout).count();
      * }

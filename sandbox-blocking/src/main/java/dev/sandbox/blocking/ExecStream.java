@@ -6,7 +6,7 @@ import reactor.core.publisher.Flux;
 
 /**
  * The events of one running command, read by blocking iteration: output lines from stdout and stderr in the order
- * they were written, then exactly one {@link ExecEvent.Exit}, last. Returned by {@link ProcessClient#stream}; the
+ * they were written, then exactly one {@link ExecEvent.Exit}, last. Returned by {@link ProcessClient#exec}; the
  * command is already running when you get it.
  *
  * <p>At most a bounded number of events (the client's stream prefetch) is buffered ahead of the reader; when the
@@ -22,7 +22,7 @@ import reactor.core.publisher.Flux;
  * any thread.
  *
  * <pre>{@code
- * try (ExecStream events = client.process().stream(ExecOptions.shell("make test"))) {
+ * try (ExecStream events = client.process().exec(ExecOptions.shell("make test"))) {
  *     for (ExecEvent event : events) {
  *         switch (event) {
  *             case ExecEvent.Stdout out -> System.out.println(out.text());
@@ -51,7 +51,7 @@ public final class ExecStream extends BlockingStream<ExecEvent> {
      * waiting on another thread.
      *
      * <pre>{@code
-     * ExecStream events = client.process().stream(ExecOptions.of("tail", "-f", "/var/log/app.log"));
+     * ExecStream events = client.process().exec(ExecOptions.of("tail", "-f", "/var/log/app.log"));
      * // ... read until the line you want, then
      * events.close();
      * }</pre>

@@ -27,11 +27,12 @@ import java.util.function.Function;
 import reactor.core.Disposable;
 
 /**
- * The files of the client's session, by blocking calls; get it from {@link SandboxClient#fs()}. Relative paths
+ * The files of the client's session, by blocking calls; get it from {@link SandboxClient#files()}. Relative paths
  * resolve against the session's workdir. Contents are streamed in chunks of 64 KiB with a few chunks in flight, never
  * held whole in memory (except by {@link #readAllBytes} and {@link #write(String, byte[])}, which you size). Writes go
  * to a temporary file that is renamed into place, so a reader never sees half a file; an aborted write leaves the old
- * file, if any, as it was.
+ * file, if any, as it was. Each method has the name of the {@link SandboxFiles} method it adapts and means the same;
+ * {@link #exists} is a shortcut over {@link #stat}.
  *
  * <p>Failures are {@link FileOperationException}s that name the path and give a {@link
  * FileOperationException.Reason} (for the local side of {@link #upload} and {@link #download}, the local path); a path
@@ -43,11 +44,11 @@ import reactor.core.Disposable;
  * non-blocking thread.
  *
  * <pre>{@code
- * FileClient fs = client.fs();
- * fs.mkdir("data");
- * fs.upload(Path.of("input.csv"), "data/input.csv");
+ * FileClient files = client.files();
+ * files.mkdir("data");
+ * files.upload(Path.of("input.csv"), "data/input.csv");
  * client.process().run(ExecOptions.shell("sort data/input.csv > data/sorted.csv"));
- * fs.download("data/sorted.csv", Path.of("sorted.csv"));
+ * files.download("data/sorted.csv", Path.of("sorted.csv"));
  * }</pre>
  */
 public final class FileClient {
@@ -76,7 +77,7 @@ public final class FileClient {
      * here already. Close the stream to stop reading.
      *
      * <pre>{@code
-     * try (InputStream in = client.fs().read("out/report.csv");
+     * try (InputStream in = client.files().read("out/report.csv");
      *         BufferedReader lines = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
      *     lines.lines().forEach(System.out::println);
      * }
@@ -102,7 +103,7 @@ public final class FileClient {
      * Reads a whole file into memory, refusing one larger than {@code maxBytes}.
      *
      * <pre>{@code
-     * String config = new String(client.fs().readAllBytes("config.json", 1 << 20), StandardCharsets.UTF_8);
+     * String config = new String(client.files().readAllBytes("config.json", 1 << 20), StandardCharsets.UTF_8);
      * }</pre>
      *
      * @param path the file
@@ -122,7 +123,7 @@ public final class FileClient {
      * Writes a file from bytes, replacing it if it exists; its parent directory must exist.
      *
      * <pre>{@code
-     * client.fs().write("main.py", "print('hi')\n".getBytes(StandardCharsets.UTF_8));
+     * client.files().write("main.py", "print('hi')\n".getBytes(StandardCharsets.UTF_8));
      * }</pre>
      *
      * @param path the file
@@ -142,7 +143,7 @@ public final class FileClient {
      *
      * <pre>{@code
      * try (InputStream in = request.getInputStream()) {
-     *     client.fs().write("upload.bin", in);
+     *     client.files().write("upload.bin", in);
      * }
      * }</pre>
      *
@@ -162,7 +163,7 @@ public final class FileClient {
      * until the stream ends, so the listener gets a total of -1 until its last call.
      *
      * <pre>{@code
-     * client.fs().write("dump.sql", in, (done, total) -> log.info("{} bytes written", done));
+     * client.files().write("dump.sql", in, (done, total) -> log.info("{} bytes written", done));
      * }</pre>
      *
      * @param path the file
@@ -182,7 +183,7 @@ public final class FileClient {
      * Copies a file from this machine into the sandbox, replacing the target if it exists.
      *
      * <pre>{@code
-     * client.fs().upload(Path.of("build/app.jar"), "app.jar");
+     * client.files().upload(Path.of("build/app.jar"), "app.jar");
      * }</pre>
      *
      * @param local a regular file on this machine
@@ -200,7 +201,7 @@ public final class FileClient {
      * Copies a file from this machine into the sandbox, reporting progress against the local file's size.
      *
      * <pre>{@code
-     * client.fs().upload(Path.of("dataset.parquet"), "data/dataset.parquet",
+     * client.files().upload(Path.of("dataset.parquet"), "data/dataset.parquet",
      *         (done, total) -> bar.update(100 * done / Math.max(1, total)));
      * }</pre>
      *
@@ -313,7 +314,7 @@ public final class FileClient {
      * file.
      *
      * <pre>{@code
-     * long bytes = client.fs().download("out/model.bin", Path.of("model.bin"));
+     * long bytes = client.files().download("out/model.bin", Path.of("model.bin"));
      * }</pre>
      *
      * @param path the file in the sandbox
@@ -332,7 +333,7 @@ public final class FileClient {
      * started; see {@link #download(String, Path)}.
      *
      * <pre>{@code
-     * client.fs().download("logs.tar.gz", Path.of("logs.tar.gz"), (done, total) -> System.out.print("."));
+     * client.files().download("logs.tar.gz", Path.of("logs.tar.gz"), (done, total) -> System.out.print("."));
      * }</pre>
      *
      * @param path the file in the sandbox
@@ -394,7 +395,7 @@ public final class FileClient {
      * Lists a directory's entries (not recursively), in name order.
      *
      * <pre>{@code
-     * for (FileInfo entry : client.fs().list("out")) {
+     * for (FileInfo entry : client.files().list("out")) {
      *     System.out.println(entry.type() + " " + entry.name() + " " + entry.size());
      * }
      * }</pre>
@@ -413,7 +414,7 @@ public final class FileClient {
      * Describes a path, without following a final symbolic link.
      *
      * <pre>{@code
-     * FileInfo info = client.fs().stat("out/report.csv");
+     * FileInfo info = client.files().stat("out/report.csv");
      * System.out.printf("%d bytes, mode %o, modified %s%n", info.size(), info.mode(), info.modifiedAt());
      * }</pre>
      *
@@ -430,7 +431,7 @@ public final class FileClient {
      * Whether a path exists (a dangling symbolic link counts: it is there).
      *
      * <pre>{@code
-     * if (!client.fs().exists("venv")) client.process().run(ExecOptions.shell("python3 -m venv venv"));
+     * if (!client.files().exists("venv")) client.process().run(ExecOptions.shell("python3 -m venv venv"));
      * }</pre>
      *
      * @param path the path
@@ -454,7 +455,7 @@ public final class FileClient {
      * Creates a directory and any missing parents; succeeds if it exists already as a directory.
      *
      * <pre>{@code
-     * client.fs().mkdir("out/frames");
+     * client.files().mkdir("out/frames");
      * }</pre>
      *
      * @param path the directory
@@ -469,7 +470,7 @@ public final class FileClient {
      * Removes a file, a symbolic link (not its target) or an empty directory.
      *
      * <pre>{@code
-     * client.fs().remove("tmp.txt");
+     * client.files().remove("tmp.txt");
      * }</pre>
      *
      * @param path the path
@@ -485,7 +486,7 @@ public final class FileClient {
      * Removes a path; with {@code recursive}, a directory and everything in it.
      *
      * <pre>{@code
-     * client.fs().remove("build", true);
+     * client.files().remove("build", true);
      * }</pre>
      *
      * @param path the path
@@ -502,7 +503,7 @@ public final class FileClient {
      * Moves or renames a path; the target must not exist.
      *
      * <pre>{@code
-     * client.fs().move("out/tmp.csv", "out/final.csv");
+     * client.files().move("out/tmp.csv", "out/final.csv");
      * }</pre>
      *
      * @param from the path to move
@@ -520,7 +521,7 @@ public final class FileClient {
      * closed. Iterating waits for each change at most for the client's default timeout.
      *
      * <pre>{@code
-     * try (FileWatch watch = client.fs().watch("inbox")) {
+     * try (FileWatch watch = client.files().watch("inbox")) {
      *     for (FileEvent event : watch) {
      *         if (event.kind() == FileEvent.Kind.CREATED) process(event.path());
      *     }

@@ -16,7 +16,7 @@ import org.reactivestreams.Publisher;
  * watch up.
  *
  * <pre>{@code
- * try (FileWatch watch = client.fs().watch("out")) {
+ * try (FileWatch watch = client.files().watch("out")) {
  *     client.process().start(ExecOptions.shell("./render.sh > out/frame.png"));
  *     FileEvent event = watch.poll(Duration.ofSeconds(30));
  *     if (event != null && event.kind() == FileEvent.Kind.CREATED) System.out.println(event.path());

@@ -9,10 +9,11 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * Runs commands in the client's session: {@link #run} collects a command's output and exit, {@link #stream} hands its
+ * Runs commands in the client's session: {@link #run} collects a command's output and exit, {@link #exec} hands its
  * events over one by one as they happen, and {@link #start} leaves it running in the background, to be read and
- * controlled through a {@link BackgroundProcessHandle} (found again later with {@link #get} and {@link #list}). Get it
- * from {@link SandboxClient#process()}.
+ * controlled through a {@link BackgroundProcessHandle} (found again later with {@link #process(String)} and {@link
+ * #processes()}). Get it from {@link SandboxClient#process()}. Each method has the name of the {@link
+ * dev.sandbox.SandboxSession} method it adapts, and means the same.
  *
  * <p>Every call waits at most for a timeout: the client's {@linkplain SandboxClient.Builder#defaultTimeout(Duration)
  * default}, or the one passed to the call. When it runs out the command is killed and {@link
@@ -83,7 +84,7 @@ public final class ProcessClient {
      * client's default timeout. The command runs from now on: close the stream to kill it if you stop reading early.
      *
      * <pre>{@code
-     * try (ExecStream events = client.process().stream(ExecOptions.shell("./build.sh"))) {
+     * try (ExecStream events = client.process().exec(ExecOptions.shell("./build.sh"))) {
      *     events.forEach(System.out::println);
      * }
      * }</pre>
@@ -92,8 +93,8 @@ public final class ProcessClient {
      * @return the command's events
      * @throws IllegalStateException when called on a Reactor non-blocking thread
      */
-    public ExecStream stream(ExecOptions options) {
-        return stream(options, core.defaultTimeout);
+    public ExecStream exec(ExecOptions options) {
+        return exec(options, core.defaultTimeout);
     }
 
     /**
@@ -102,7 +103,7 @@ public final class ProcessClient {
      * that.
      *
      * <pre>{@code
-     * try (ExecStream events = client.process().stream(ExecOptions.of("tail", "-f", "app.log"), Duration.ofHours(1))) {
+     * try (ExecStream events = client.process().exec(ExecOptions.of("tail", "-f", "app.log"), Duration.ofHours(1))) {
      *     for (ExecEvent event : events) {
      *         if (event instanceof ExecEvent.Stdout out && out.text().contains("ready")) break;
      *     }
@@ -114,12 +115,12 @@ public final class ProcessClient {
      * @return the command's events
      * @throws IllegalStateException when called on a Reactor non-blocking thread
      */
-    public ExecStream stream(ExecOptions options, Duration timeout) {
-        Blocking.checkCanBlock("ProcessClient.stream");
+    public ExecStream exec(ExecOptions options, Duration timeout) {
+        Blocking.checkCanBlock("ProcessClient.exec");
         Objects.requireNonNull(options, "options");
         Blocking.requirePositive(timeout, "timeout");
         core.ensureOpen();
-        String operation = "stream " + Blocking.describe(options);
+        String operation = "exec " + Blocking.describe(options);
         Blocking.checkNotInterrupted(operation);
         return ExecStream.start(core.session.exec(options), timeout, core.streamPrefetch, operation);
     }
@@ -179,7 +180,7 @@ public final class ProcessClient {
      * Lists the session's background processes, running and ended, oldest first.
      *
      * <pre>{@code
-     * for (ProcessInfo p : client.process().list()) {
+     * for (ProcessInfo p : client.process().processes()) {
      *     System.out.println(p.id() + " " + (p.running() ? "running" : "exit " + p.exitCode()) + " " + p.argv());
      * }
      * }</pre>
@@ -187,13 +188,13 @@ public final class ProcessClient {
      * @return one summary per process
      * @throws IllegalStateException when called on a Reactor non-blocking thread
      */
-    public List<ProcessInfo> list() {
-        Blocking.checkCanBlock("ProcessClient.list");
+    public List<ProcessInfo> processes() {
+        Blocking.checkCanBlock("ProcessClient.processes");
         core.ensureOpen();
         List<ProcessInfo> all = Blocking.await(
                 core.session.processes().collectList(),
                 core.defaultTimeout,
-                "ProcessClient.list",
+                "ProcessClient.processes",
                 "listing of the background processes of session " + core.session.id());
         return List.copyOf(all);
     }
@@ -203,7 +204,7 @@ public final class ProcessClient {
      * attached to the same session.
      *
      * <pre>{@code
-     * BackgroundProcessHandle job = client.process().get("p-1");
+     * BackgroundProcessHandle job = client.process().process("p-1");
      * job.kill();
      * }</pre>
      *
@@ -212,8 +213,8 @@ public final class ProcessClient {
      * @throws dev.sandbox.ProcessNotFoundException when the session has no such process
      * @throws IllegalStateException when called on a Reactor non-blocking thread
      */
-    public BackgroundProcessHandle get(String processId) {
-        Blocking.checkCanBlock("ProcessClient.get");
+    public BackgroundProcessHandle process(String processId) {
+        Blocking.checkCanBlock("ProcessClient.process");
         Objects.requireNonNull(processId, "processId");
         core.ensureOpen();
         return new BackgroundProcessHandle(
@@ -221,7 +222,7 @@ public final class ProcessClient {
                 Blocking.await(
                         core.session.process(processId),
                         core.defaultTimeout,
-                        "ProcessClient.get",
+                        "ProcessClient.process",
                         "lookup of process " + processId));
     }
 }

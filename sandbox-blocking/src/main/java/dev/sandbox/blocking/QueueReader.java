@@ -12,7 +12,7 @@ import reactor.core.publisher.BaseSubscriber;
 
 /**
  * Hands a publisher's elements to one blocking reader through a queue, asking for at most {@code prefetch} elements
- * ahead of the reader and replenishing as it consumes. The shared engine of {@link ExecStream}, {@link LogStream},
+ * ahead of the reader and replenishing as it consumes. The shared engine of {@link ExecStream}, {@link ProcessOutput},
  * {@link FileWatch} and the file read stream; they add their own timeout and interrupt policies on top.
  *
  * <p>{@link #poll(long, String)} is for one reading thread at a time; {@link #close()} and {@link #ready()} may be

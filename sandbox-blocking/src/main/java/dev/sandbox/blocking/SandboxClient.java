@@ -12,9 +12,18 @@ import java.util.Objects;
 /**
  * A blocking client for one sandbox session, for code that does not use Reactor. It adapts the reactive {@link
  * SandboxSession}: every call subscribes to the session's operation and waits for it. Functions are grouped in
- * sub-clients: {@link #process()} runs commands, in the foreground or the background, and {@link #fs()} reads and
- * writes the session's files (a PTY sub-client is planned). The session's lifetime can be changed with {@link
- * #setLifetime(Duration)} and {@link #setIdleTimeout(Duration)}; {@link #ping()} says when and why it ends.
+ * sub-clients: {@link #process()} runs commands, in the foreground or the background, {@link #files()} reads and
+ * writes the session's files, and {@link #pty()} runs interactive commands on terminals. The session's lifetime can be
+ * changed with {@link #setLifetime(Duration)} and {@link #setIdleTimeout(Duration)}; {@link #ping()} says when and
+ * why it ends.
+ *
+ * <p>An operation has the name it has in the reactive API and means the same there and here: {@code
+ * session.exec(options)} is {@code client.process().exec(options)}, {@code session.files().stat(path)} is {@code
+ * client.files().stat(path)}, and {@code exit()} waits for the exit on both sides. In the PTY sub-client its name
+ * stands for the "pty" of the session's methods: {@code session.attachPty(id)} is {@code client.pty().attach(id)},
+ * and {@code session.pty(options)}, which has no verb, is {@code client.pty().open(options)}. Where the reactive
+ * method returns a {@code Mono}, the blocking one returns its value once it is there; where it returns a {@code
+ * Flux}, the blocking one returns a stream to read, with a bounded buffer.
  *
  * <p>Every waiting call is bounded by a timeout ({@link #DEFAULT_TIMEOUT} unless set with {@link
  * Builder#defaultTimeout(Duration)}, and overridable per call). When it runs out, the operation is cancelled (a
@@ -42,7 +51,7 @@ public final class SandboxClient implements AutoCloseable {
     /** How long a call waits when no other timeout is configured: 5 minutes. */
     public static final Duration DEFAULT_TIMEOUT = Duration.ofMinutes(5);
 
-    /** How many events an {@link ExecStream} buffers ahead of its reader unless configured: 256. */
+    /** How many events an {@link ExecStream} or {@link ProcessOutput} buffers ahead of its reader unless configured: 256. */
     public static final int DEFAULT_STREAM_PREFETCH = 256;
 
     /** What close() does with the session. */
@@ -55,14 +64,16 @@ public final class SandboxClient implements AutoCloseable {
     private final Ending ending;
     private final SandboxProvider ownedProvider;
     private final ProcessClient process;
-    private final FileClient fs;
+    private final FileClient files;
+    private final PtyClient pty;
 
     private SandboxClient(ClientCore core, Ending ending, SandboxProvider ownedProvider) {
         this.core = core;
         this.ending = ending;
         this.ownedProvider = ownedProvider;
         this.process = new ProcessClient(core);
-        this.fs = new FileClient(core);
+        this.files = new FileClient(core);
+        this.pty = new PtyClient(core);
     }
 
     /**
@@ -125,7 +136,7 @@ public final class SandboxClient implements AutoCloseable {
      *
      * <pre>{@code
      * try (SandboxClient client = SandboxClient.attach(provider, savedSessionId)) {
-     *     client.process().get(savedProcessId).logs(0, 0).forEach(System.out::println);
+     *     client.process().process(savedProcessId).output(0, 0).forEach(System.out::println);
      * }
      * }</pre>
      *
@@ -165,17 +176,33 @@ public final class SandboxClient implements AutoCloseable {
     }
 
     /**
-     * The sub-client for the session's files.
+     * The sub-client for the session's files; the blocking form of {@link SandboxSession#files()}.
      *
      * <pre>{@code
-     * client.fs().write("input.txt", data);
-     * byte[] out = client.fs().readAllBytes("output.txt", 1 << 20);
+     * client.files().write("input.txt", data);
+     * byte[] out = client.files().readAllBytes("output.txt", 1 << 20);
      * }</pre>
      *
      * @return the file sub-client
      */
-    public FileClient fs() {
-        return fs;
+    public FileClient files() {
+        return files;
+    }
+
+    /**
+     * The sub-client for pseudo-terminals: open one, attach to one by id, then type into it, read its screen, resize
+     * and signal it through the returned handle.
+     *
+     * <pre>{@code
+     * PtySessionHandle shell = client.pty().open(PtyOptions.shell());
+     * shell.write("exit 7\n");
+     * int code = shell.exit(Duration.ofSeconds(10)).code();
+     * }</pre>
+     *
+     * @return the PTY sub-client
+     */
+    public PtyClient pty() {
+        return pty;
     }
 
     /**
@@ -297,7 +324,8 @@ public final class SandboxClient implements AutoCloseable {
     /**
      * Ends the client: destroys the session (for clients made by {@link #local()} and {@link #create}, killing its
      * commands) or releases the handle (for {@link #attach}), then closes the provider if the client created it.
-     * Waits at most for the default timeout. Open {@link ExecStream}s see their commands end. Idempotent: only the
+     * This closes the client, which owns the session it created: for an attached client it is {@link
+     * SandboxSession#close()}, for the others {@link SandboxSession#destroy()}. Waits at most for the default timeout. Open {@link ExecStream}s see their commands end. Idempotent: only the
      * first call does anything.
      *
      * <pre>{@code
@@ -363,9 +391,10 @@ public final class SandboxClient implements AutoCloseable {
         private Builder() {}
 
         /**
-         * Sets how long calls wait when no timeout is passed to them ({@link #DEFAULT_TIMEOUT} unless set). For an
-         * {@link ExecStream} it bounds each wait for the next event. A very long duration, such as {@code
-         * Duration.ofDays(365)}, waits practically without limit.
+         * Sets how long calls wait when no timeout is passed to them ({@link #DEFAULT_TIMEOUT} unless set). For a
+         * stream ({@link ExecStream}, {@link ProcessOutput}, {@link FileWatch}, {@link PtyOutput}) it bounds each wait
+         * for the next element. A very long duration, such as {@code Duration.ofDays(365)}, waits practically without
+         * limit.
          *
          * <pre>{@code
          * SandboxClient.builder().defaultTimeout(Duration.ofSeconds(30)).local();
@@ -381,8 +410,9 @@ public final class SandboxClient implements AutoCloseable {
         }
 
         /**
-         * Sets how many events an {@link ExecStream} buffers ahead of its reader ({@link #DEFAULT_STREAM_PREFETCH}
-         * unless set). More keeps a fast command busier while the reader works; fewer holds less memory.
+         * Sets how many events an {@link ExecStream} or a {@link ProcessOutput} buffers ahead of its reader ({@link
+         * #DEFAULT_STREAM_PREFETCH} unless set). More keeps a fast command busier while the reader works; fewer holds
+         * less memory.
          *
          * <pre>{@code
          * SandboxClient.builder().streamPrefetch(32).local();

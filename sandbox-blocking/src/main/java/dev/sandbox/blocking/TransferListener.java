@@ -11,7 +11,7 @@ package dev.sandbox.blocking;
  * and is thrown by the transfer call.
  *
  * <pre>{@code
- * client.fs().upload(Path.of("model.bin"), "model.bin", (done, total) ->
+ * client.files().upload(Path.of("model.bin"), "model.bin", (done, total) ->
  *         System.out.printf("\r%d of %d MiB", done >> 20, total >> 20));
  * }</pre>
  */

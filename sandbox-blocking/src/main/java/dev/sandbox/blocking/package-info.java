@@ -1,13 +1,15 @@
 /**
  * A blocking facade over the reactive sandbox API, for code that does not use Reactor: {@link
- * dev.sandbox.blocking.SandboxClient} and its sub-clients wait for each operation with a timeout, honour interrupts
- * and throw the SDK's exceptions unchanged. No Reactor type appears in this package's public API.
+ * dev.sandbox.blocking.SandboxClient} and its sub-clients ({@code process()}, {@code files()}, {@code pty()}) wait
+ * for each operation with a timeout, honour interrupts and throw the SDK's exceptions unchanged. Operations have the
+ * names they have in the reactive API. No Reactor type appears in this package's public API.
  *
  * <pre>{@code
  * try (SandboxClient client = SandboxClient.local()) {
  *     ExecResult result = client.process().run(ExecOptions.shell("echo hello"));
  *     BackgroundProcessHandle server = client.process().start(ExecOptions.of("python3", "-m", "http.server"));
- *     client.fs().upload(Path.of("site.zip"), "site.zip", (done, total) -> System.out.println(done + "/" + total));
+ *     client.files().upload(Path.of("site.zip"), "site.zip", (done, total) -> System.out.println(done + "/" + total));
+ *     PtySessionHandle shell = client.pty().open(PtyOptions.shell());
  * }
  * }</pre>
  */

@@ -44,10 +44,10 @@ class BackgroundProcessHandleTest {
     }
 
     /** Reads events until {@code count} lines were seen, then closes the stream (which only stops reading). */
-    private static List<ExecEvent.Line> firstLines(LogStream logs, int count) {
+    private static List<ExecEvent.Line> firstLines(ProcessOutput output, int count) {
         List<ExecEvent.Line> lines = new ArrayList<>();
-        try (logs) {
-            for (ExecEvent event : logs) {
+        try (output) {
+            for (ExecEvent event : output) {
                 if (event instanceof ExecEvent.Line line) {
                     lines.add(line);
                     if (lines.size() == count) {
@@ -76,10 +76,11 @@ class BackgroundProcessHandleTest {
         assertThat(p.id()).isNotBlank();
         assertThat(p.pid()).isPresent();
         assertThat(p.exitCode()).isNull();
+        assertThat(p.exitNow()).isEmpty();
         assertThat(p.running()).isTrue();
 
-        List<ExecEvent.Line> first = firstLines(p.logs(0, 0), 3);
-        List<ExecEvent.Line> second = firstLines(p.logs(0, 0), 3);
+        List<ExecEvent.Line> first = firstLines(p.output(0, 0), 3);
+        List<ExecEvent.Line> second = firstLines(p.output(0, 0), 3);
         assertThat(texts(first, ExecEvent.StreamKind.STDOUT)).containsExactly("one", "two");
         assertThat(texts(first, ExecEvent.StreamKind.STDERR)).containsExactly("oops");
         assertThat(second).containsExactlyInAnyOrderElementsOf(first);
@@ -88,21 +89,22 @@ class BackgroundProcessHandleTest {
         assertThat(two.offset()).isEqualTo(4); // "one\n"
 
         // a late reader resumes from the offset of "two" in stdout, and past everything in stderr
-        List<ExecEvent.Line> late = firstLines(p.logs(two.offset(), "oops\n".length()), 1);
+        List<ExecEvent.Line> late = firstLines(p.output(two.offset(), "oops\n".length()), 1);
         assertThat(late).containsExactly(new ExecEvent.Stdout("two", 4, false, 8));
 
         // closing the readers left the process alone: it still waits for its input
         assertThat(p.exitCode()).isNull();
         p.writeStdin("go\n".getBytes(StandardCharsets.UTF_8));
 
-        ExecEvent.Exit exit = p.waitFor(WAIT);
+        ExecEvent.Exit exit = p.exit(WAIT);
         assertThat(exit.code()).isEqualTo(5);
         assertThat(p.exitCode()).isEqualTo(5);
+        assertThat(p.exitNow()).contains(exit);
         assertThat(p.running()).isFalse();
 
         List<ExecEvent> all;
-        try (LogStream logs = p.logs(0, 0)) {
-            all = logs.stream().toList();
+        try (ProcessOutput output = p.output(0, 0)) {
+            all = output.stream().toList();
         }
         assertThat(texts(all, ExecEvent.StreamKind.STDOUT)).containsExactly("one", "two", "three go");
         assertThat(all.getLast()).isEqualTo(exit);
@@ -113,7 +115,7 @@ class BackgroundProcessHandleTest {
         BackgroundProcessHandle p = client.process().start(ExecOptions.shell("echo ready; exec sleep 30"));
         List<ExecEvent> now = List.of();
         for (int attempt = 0; attempt < 100 && now.isEmpty(); attempt++) {
-            try (LogStream snapshot = p.snapshot(0, 0)) {
+            try (ProcessOutput snapshot = p.snapshot(0, 0)) {
                 now = snapshot.stream().toList();
             }
             if (now.isEmpty()) {
@@ -129,9 +131,9 @@ class BackgroundProcessHandleTest {
     void processesAreListedAndFoundAgainById() {
         BackgroundProcessHandle sleeper = client.process().start(ExecOptions.of("sleep", "30"));
         BackgroundProcessHandle quick = client.process().start(ExecOptions.of("sh", "-c", "exit 3"));
-        quick.waitFor(WAIT);
+        quick.exit(WAIT);
 
-        List<ProcessInfo> list = client.process().list();
+        List<ProcessInfo> list = client.process().processes();
         assertThat(list).extracting(ProcessInfo::id).containsExactly(sleeper.id(), quick.id());
         assertThat(list.get(0).running()).isTrue();
         assertThat(list.get(0).exitCode()).isNull();
@@ -139,21 +141,21 @@ class BackgroundProcessHandleTest {
         assertThat(list.get(1).running()).isFalse();
         assertThat(list.get(1).exitCode()).isEqualTo(3);
 
-        BackgroundProcessHandle again = client.process().get(sleeper.id());
+        BackgroundProcessHandle again = client.process().process(sleeper.id());
         again.kill();
-        assertThat(sleeper.waitFor(WAIT).code()).isEqualTo(137);
+        assertThat(sleeper.exit(WAIT).code()).isEqualTo(137);
 
-        assertThatThrownBy(() -> client.process().get("p-does-not-exist"))
+        assertThatThrownBy(() -> client.process().process("p-does-not-exist"))
                 .isInstanceOf(ProcessNotFoundException.class)
                 .hasMessageContaining("p-does-not-exist");
     }
 
     @Test
-    void waitForTimesOutWithoutKillingThenKillEndsTheProcess() throws Exception {
+    void exitTimesOutWithoutKillingThenKillEndsTheProcess() throws Exception {
         BackgroundProcessHandle p = client.process().start(ExecOptions.of("sleep", "30"));
         long pid = p.pid().orElseThrow();
 
-        assertThatThrownBy(() -> p.waitFor(Duration.ofMillis(200)))
+        assertThatThrownBy(() -> p.exit(Duration.ofMillis(200)))
                 .isInstanceOfSatisfying(
                         SandboxTimeoutException.class,
                         e -> assertThat(e.timeout()).isEqualTo(Duration.ofMillis(200)));
@@ -161,17 +163,30 @@ class BackgroundProcessHandleTest {
         assertThat(Pids.alive(pid)).isTrue();
 
         p.kill();
-        ExecEvent.Exit exit = p.waitFor(WAIT);
+        ExecEvent.Exit exit = p.exit(WAIT);
         assertThat(exit.code()).isEqualTo(137);
         assertThat(exit.termination()).isEqualTo(ExecEvent.Termination.SIGNALED);
         Pids.assertGoneWithin(pid, Duration.ofSeconds(2));
     }
 
     @Test
+    void exitWaitsForTheEndAndExitNowDoesNot() {
+        BackgroundProcessHandle p = client.process().start(ExecOptions.shell("read go; exit 4"));
+        assertThat(p.exitNow()).isEmpty();
+
+        p.writeStdin("now\n".getBytes(StandardCharsets.UTF_8));
+        ExecEvent.Exit exit = p.exit(); // the client's default timeout (30 s here) bounds the wait
+        assertThat(exit.code()).isEqualTo(4);
+        assertThat(exit.termination()).isEqualTo(ExecEvent.Termination.EXITED);
+        assertThat(p.exitNow()).contains(exit);
+        assertThat(p.exit()).isEqualTo(exit); // at once, and the same, once it has ended
+    }
+
+    @Test
     void signalReachesTheProcess() {
         BackgroundProcessHandle p = client.process().start(ExecOptions.of("sleep", "30"));
         p.signal(15);
-        assertThat(p.waitFor(WAIT).code()).isEqualTo(128 + 15);
+        assertThat(p.exit(WAIT).code()).isEqualTo(128 + 15);
         assertThatThrownBy(() -> p.signal(0))
                 .isInstanceOf(InvalidArgumentException.class)
                 .hasMessageContaining("signal");
@@ -208,11 +223,11 @@ class BackgroundProcessHandleTest {
                 .start(
                         ExecOptions.shell("head -c 300000 /dev/zero | tr '\\0' x | fold -w 99"),
                         BackgroundOptions.defaults().withRingBytes(BackgroundOptions.MIN_RING_BYTES));
-        p.waitFor(WAIT);
+        p.exit(WAIT);
 
         AtomicReference<OffsetUnavailableException> dropped = new AtomicReference<>();
-        try (LogStream logs = p.logs(0, 0)) {
-            assertThatThrownBy(() -> logs.iterator().hasNext())
+        try (ProcessOutput output = p.output(0, 0)) {
+            assertThatThrownBy(() -> output.iterator().hasNext())
                     .isInstanceOfSatisfying(OffsetUnavailableException.class, dropped::set);
         }
         OffsetUnavailableException e = dropped.get();
@@ -223,8 +238,8 @@ class BackgroundProcessHandleTest {
 
         // resuming from the first offset still held reads to the exit
         List<ExecEvent> rest;
-        try (LogStream logs = p.logs(e.firstAvailable(), 0)) {
-            rest = logs.stream().toList();
+        try (ProcessOutput output = p.output(e.firstAvailable(), 0)) {
+            rest = output.stream().toList();
         }
         assertThat(rest.getFirst())
                 .isInstanceOfSatisfying(
@@ -236,8 +251,8 @@ class BackgroundProcessHandleTest {
     @Test
     void aQuietProcessTimesOutTheReaderNotTheProcess() {
         BackgroundProcessHandle p = client.process().start(ExecOptions.shell("echo hi; exec sleep 30"));
-        try (LogStream logs = p.logs(0, 0, Duration.ofMillis(300))) {
-            Iterator<ExecEvent> it = logs.iterator();
+        try (ProcessOutput output = p.output(0, 0, Duration.ofMillis(300))) {
+            Iterator<ExecEvent> it = output.iterator();
             assertThat(it.next()).isEqualTo(new ExecEvent.Stdout("hi", 0, false, 3));
             assertThatThrownBy(it::hasNext)
                     .isInstanceOfSatisfying(
@@ -250,14 +265,14 @@ class BackgroundProcessHandleTest {
     }
 
     @Test
-    void closingALogStreamFromAnotherThreadWakesItsReader() throws Exception {
+    void closingAProcessOutputFromAnotherThreadWakesItsReader() throws Exception {
         BackgroundProcessHandle p = client.process().start(ExecOptions.of("sleep", "30"));
-        LogStream logs = p.logs(0, 0);
+        ProcessOutput output = p.output(0, 0);
         AtomicReference<Boolean> hasNext = new AtomicReference<>();
-        Thread reader = new Thread(() -> hasNext.set(logs.iterator().hasNext()));
+        Thread reader = new Thread(() -> hasNext.set(output.iterator().hasNext()));
         reader.start();
         Thread.sleep(100);
-        logs.close();
+        output.close();
         reader.join(WAIT.toMillis());
 
         assertThat(reader.isAlive()).isFalse();
@@ -273,7 +288,7 @@ class BackgroundProcessHandleTest {
         AtomicBoolean flagAfter = new AtomicBoolean();
         Thread waiter = new Thread(() -> {
             try {
-                p.waitFor(WAIT);
+                p.exit(WAIT);
             } catch (RuntimeException e) {
                 thrown.set(e);
                 flagAfter.set(Thread.currentThread().isInterrupted());
@@ -297,6 +312,6 @@ class BackgroundProcessHandleTest {
         long pid = p.pid().orElseThrow();
         other.close();
         Pids.assertGoneWithin(pid, Duration.ofSeconds(2));
-        assertThatThrownBy(p::waitFor).isInstanceOf(dev.sandbox.SessionClosedException.class);
+        assertThatThrownBy(p::exit).isInstanceOf(dev.sandbox.SessionClosedException.class);
     }
 }

@@ -42,12 +42,12 @@ class FileClientTest {
     Path tmp;
 
     private SandboxClient client;
-    private FileClient fs;
+    private FileClient files;
 
     @BeforeEach
     void open() {
         client = SandboxClient.builder().defaultTimeout(Duration.ofSeconds(30)).local();
-        fs = client.fs();
+        files = client.files();
     }
 
     @AfterEach
@@ -112,7 +112,7 @@ class FileClientTest {
         long size = 64L * MIB;
 
         List<Call> up = new ArrayList<>();
-        FileInfo uploaded = fs.upload(source, "big.bin", (done, total) -> up.add(new Call(done, total)));
+        FileInfo uploaded = files.upload(source, "big.bin", (done, total) -> up.add(new Call(done, total)));
         assertThat(uploaded.size()).isEqualTo(size);
         assertThat(uploaded.type()).isEqualTo(FileInfo.Type.FILE);
         assertThat(uploaded.name()).isEqualTo("big.bin");
@@ -121,14 +121,14 @@ class FileClientTest {
 
         List<Call> down = new ArrayList<>();
         Path back = tmp.resolve("back.bin");
-        assertThat(fs.download("big.bin", back, (done, total) -> down.add(new Call(done, total))))
+        assertThat(files.download("big.bin", back, (done, total) -> down.add(new Call(done, total))))
                 .isEqualTo(size);
         assertProgress(down, size);
         assertThat(down.getFirst().total()).isEqualTo(size);
 
         String expected = sha256(source);
         assertThat(sha256(back)).isEqualTo(expected);
-        try (InputStream in = fs.read("big.bin")) {
+        try (InputStream in = files.read("big.bin")) {
             assertThat(sha256(in)).isEqualTo(expected);
         }
         // what the sandbox itself sees
@@ -145,88 +145,89 @@ class FileClientTest {
         new Random(7).nextBytes(data);
         List<Call> calls = new ArrayList<>();
 
-        FileInfo info = fs.write("streamed.bin", new ByteArrayInputStream(data), (d, t) -> calls.add(new Call(d, t)));
+        FileInfo info =
+                files.write("streamed.bin", new ByteArrayInputStream(data), (d, t) -> calls.add(new Call(d, t)));
 
         assertThat(info.size()).isEqualTo(data.length);
         assertThat(calls.getLast()).isEqualTo(new Call(data.length, data.length));
         assertThat(calls.subList(0, calls.size() - 1))
                 .allSatisfy(c -> assertThat(c.total()).isEqualTo(-1));
         assertProgress(calls, data.length);
-        assertThat(fs.readAllBytes("streamed.bin", data.length)).isEqualTo(data);
+        assertThat(files.readAllBytes("streamed.bin", data.length)).isEqualTo(data);
     }
 
     @Test
     void smallFilesDirectoriesAndMetadata() {
-        fs.mkdir("a/b/c");
-        fs.mkdir("a/b/c"); // exists already: fine
-        FileInfo written = fs.write("a/b/hello.txt", "hello\n".getBytes(StandardCharsets.UTF_8));
+        files.mkdir("a/b/c");
+        files.mkdir("a/b/c"); // exists already: fine
+        FileInfo written = files.write("a/b/hello.txt", "hello\n".getBytes(StandardCharsets.UTF_8));
         assertThat(written.size()).isEqualTo(6);
-        assertThat(new String(fs.readAllBytes("a/b/hello.txt", 100), StandardCharsets.UTF_8))
+        assertThat(new String(files.readAllBytes("a/b/hello.txt", 100), StandardCharsets.UTF_8))
                 .isEqualTo("hello\n");
 
-        assertThat(fs.list("a/b"))
+        assertThat(files.list("a/b"))
                 .extracting(FileInfo::name, FileInfo::type)
                 .containsExactly(
                         org.assertj.core.groups.Tuple.tuple("c", FileInfo.Type.DIRECTORY),
                         org.assertj.core.groups.Tuple.tuple("hello.txt", FileInfo.Type.FILE));
 
         client.process().run(ExecOptions.shell("ln -s hello.txt a/b/link; chmod 640 a/b/hello.txt"));
-        FileInfo link = fs.stat("a/b/link");
+        FileInfo link = files.stat("a/b/link");
         assertThat(link.type()).isEqualTo(FileInfo.Type.SYMLINK);
         assertThat(link.symlinkTarget()).contains("hello.txt");
-        assertThat(fs.stat("a/b/hello.txt").mode()).isEqualTo(0640);
+        assertThat(files.stat("a/b/hello.txt").mode()).isEqualTo(0640);
 
-        fs.move("a/b/hello.txt", "a/moved.txt");
-        assertThat(fs.exists("a/b/hello.txt")).isFalse();
-        assertThat(fs.exists("a/moved.txt")).isTrue();
+        files.move("a/b/hello.txt", "a/moved.txt");
+        assertThat(files.exists("a/b/hello.txt")).isFalse();
+        assertThat(files.exists("a/moved.txt")).isTrue();
 
-        fs.remove("a/moved.txt");
-        assertThat(fs.exists("a/moved.txt")).isFalse();
-        fs.remove("a", true);
-        assertThat(fs.exists("a")).isFalse();
+        files.remove("a/moved.txt");
+        assertThat(files.exists("a/moved.txt")).isFalse();
+        files.remove("a", true);
+        assertThat(files.exists("a")).isFalse();
     }
 
     @Test
     void errorsAreTypedAndNameThePath() throws Exception {
-        fs.write("file.txt", new byte[10]);
-        fs.mkdir("dir/sub");
-        fs.write("other.txt", new byte[1]);
+        files.write("file.txt", new byte[10]);
+        files.mkdir("dir/sub");
+        files.write("other.txt", new byte[1]);
 
-        assertFails(() -> fs.stat("missing.txt"), Reason.NOT_FOUND, "missing.txt");
-        assertFails(() -> fs.read("missing.txt"), Reason.NOT_FOUND, "missing.txt");
-        assertFails(() -> fs.read("dir"), Reason.IS_A_DIRECTORY, "dir");
-        assertFails(() -> fs.readAllBytes("file.txt", 9), Reason.TOO_LARGE, "file.txt");
-        assertFails(() -> fs.list("file.txt"), Reason.NOT_A_DIRECTORY, "file.txt");
-        assertFails(() -> fs.list("nowhere"), Reason.NOT_FOUND, "nowhere");
-        assertFails(() -> fs.write("no/such/dir/x.txt", new byte[1]), Reason.NOT_FOUND, "no/such/dir/x.txt");
-        assertFails(() -> fs.remove("dir"), Reason.DIRECTORY_NOT_EMPTY, "dir");
-        assertFails(() -> fs.remove("missing.txt", true), Reason.NOT_FOUND, "missing.txt");
-        assertFails(() -> fs.move("file.txt", "other.txt"), Reason.ALREADY_EXISTS, "other.txt");
-        assertFails(() -> fs.move("missing.txt", "x.txt"), Reason.NOT_FOUND, "missing.txt");
-        assertFails(() -> fs.watch("file.txt"), Reason.NOT_A_DIRECTORY, "file.txt");
-        assertFails(() -> fs.watch("nowhere"), Reason.NOT_FOUND, "nowhere");
+        assertFails(() -> files.stat("missing.txt"), Reason.NOT_FOUND, "missing.txt");
+        assertFails(() -> files.read("missing.txt"), Reason.NOT_FOUND, "missing.txt");
+        assertFails(() -> files.read("dir"), Reason.IS_A_DIRECTORY, "dir");
+        assertFails(() -> files.readAllBytes("file.txt", 9), Reason.TOO_LARGE, "file.txt");
+        assertFails(() -> files.list("file.txt"), Reason.NOT_A_DIRECTORY, "file.txt");
+        assertFails(() -> files.list("nowhere"), Reason.NOT_FOUND, "nowhere");
+        assertFails(() -> files.write("no/such/dir/x.txt", new byte[1]), Reason.NOT_FOUND, "no/such/dir/x.txt");
+        assertFails(() -> files.remove("dir"), Reason.DIRECTORY_NOT_EMPTY, "dir");
+        assertFails(() -> files.remove("missing.txt", true), Reason.NOT_FOUND, "missing.txt");
+        assertFails(() -> files.move("file.txt", "other.txt"), Reason.ALREADY_EXISTS, "other.txt");
+        assertFails(() -> files.move("missing.txt", "x.txt"), Reason.NOT_FOUND, "missing.txt");
+        assertFails(() -> files.watch("file.txt"), Reason.NOT_A_DIRECTORY, "file.txt");
+        assertFails(() -> files.watch("nowhere"), Reason.NOT_FOUND, "nowhere");
 
         // the local side of a transfer names the local path
         Path missing = tmp.resolve("missing.bin");
-        assertFails(() -> fs.upload(missing, "x.bin"), Reason.NOT_FOUND, missing.toString());
-        assertFails(() -> fs.upload(tmp, "x.bin"), Reason.IS_A_DIRECTORY, tmp.toString());
+        assertFails(() -> files.upload(missing, "x.bin"), Reason.NOT_FOUND, missing.toString());
+        assertFails(() -> files.upload(tmp, "x.bin"), Reason.IS_A_DIRECTORY, tmp.toString());
         Path noDir = tmp.resolve("no/such/dir/out.bin");
-        assertFails(() -> fs.download("file.txt", noDir), Reason.NOT_FOUND, noDir.toString());
+        assertFails(() -> files.download("file.txt", noDir), Reason.NOT_FOUND, noDir.toString());
 
-        assertThatThrownBy(() -> fs.stat("../../etc/passwd"))
+        assertThatThrownBy(() -> files.stat("../../etc/passwd"))
                 .isInstanceOf(InvalidArgumentException.class)
                 .hasMessageContaining("../../etc/passwd");
-        assertThat(fs.exists("dir/sub")).isTrue(); // nothing above changed anything
-        assertThat(fs.stat("file.txt").size()).isEqualTo(10);
+        assertThat(files.exists("dir/sub")).isTrue(); // nothing above changed anything
+        assertThat(files.stat("file.txt").size()).isEqualTo(10);
     }
 
     @Test
     void anAbortedTransferLeavesNoFileBehind() throws Exception {
         Path source = tmp.resolve("source.bin");
         randomFile(source, 4, 1);
-        fs.mkdir("up");
+        files.mkdir("up");
 
-        assertThatThrownBy(() -> fs.upload(source, "up/target.bin", (done, total) -> {
+        assertThatThrownBy(() -> files.upload(source, "up/target.bin", (done, total) -> {
                     throw new IllegalStateException("stop at " + done);
                 }))
                 .isInstanceOf(IllegalStateException.class)
@@ -245,7 +246,7 @@ class FileClientTest {
                 return 'x';
             }
         };
-        assertThatThrownBy(() -> fs.write("up/target.bin", failing))
+        assertThatThrownBy(() -> files.write("up/target.bin", failing))
                 .isInstanceOf(UncheckedIOException.class)
                 .hasMessageContaining("source broke");
         assertThat(waitForEmpty("up")).isEmpty();
@@ -253,18 +254,18 @@ class FileClientTest {
 
     /** The entries of a directory once a cancelled write has cleaned up (which happens asynchronously). */
     private List<FileInfo> waitForEmpty(String dir) throws InterruptedException {
-        List<FileInfo> entries = fs.list(dir);
+        List<FileInfo> entries = files.list(dir);
         for (int i = 0; i < 100 && !entries.isEmpty(); i++) {
             Thread.sleep(20);
-            entries = fs.list(dir);
+            entries = files.list(dir);
         }
         return entries;
     }
 
     @Test
     void readingCanStopEarlyAndTheStreamIsThenClosed() throws Exception {
-        fs.write("data.txt", "0123456789".repeat(100_000).getBytes(StandardCharsets.US_ASCII));
-        InputStream in = fs.read("data.txt");
+        files.write("data.txt", "0123456789".repeat(100_000).getBytes(StandardCharsets.US_ASCII));
+        InputStream in = files.read("data.txt");
         byte[] head = in.readNBytes(10);
         assertThat(new String(head, StandardCharsets.US_ASCII)).isEqualTo("0123456789");
         in.close();
@@ -273,12 +274,12 @@ class FileClientTest {
 
     @Test
     void aWatchSeesACreatedFile() {
-        fs.mkdir("inbox");
-        try (FileWatch watch = fs.watch("inbox")) {
+        files.mkdir("inbox");
+        try (FileWatch watch = files.watch("inbox")) {
             // the provider sets the watch up asynchronously: keep creating files until one shows up
             List<FileEvent> events = new ArrayList<>();
             for (int i = 0; i < 50 && events.stream().noneMatch(FileClientTest::createdAFile); i++) {
-                fs.write("inbox/file-" + i + ".txt", new byte[] {1});
+                files.write("inbox/file-" + i + ".txt", new byte[] {1});
                 for (FileEvent e = watch.poll(Duration.ofMillis(200));
                         e != null;
                         e = watch.poll(Duration.ofMillis(200))) {
@@ -289,7 +290,7 @@ class FileClientTest {
 
             // once it runs, a change shows up without retrying
             FileEvent next;
-            fs.write("inbox/final.txt", new byte[] {2});
+            files.write("inbox/final.txt", new byte[] {2});
             do {
                 next = watch.poll(Duration.ofSeconds(5));
             } while (next != null && !next.path().endsWith("/inbox/final.txt"));
@@ -304,8 +305,8 @@ class FileClientTest {
 
     @Test
     void aWatchIteratorEndsWhenClosedFromAnotherThread() throws Exception {
-        fs.mkdir("quiet");
-        FileWatch watch = fs.watch("quiet");
+        files.mkdir("quiet");
+        FileWatch watch = files.watch("quiet");
         Thread closer = new Thread(() -> {
             try {
                 Thread.sleep(200);

@@ -70,10 +70,10 @@ class SandboxClientTest {
     }
 
     @Test
-    void streamYieldsLinesInOrderThenExit() {
+    void execYieldsLinesInOrderThenExit() {
         List<ExecEvent> events = new ArrayList<>();
         try (ExecStream stream =
-                client.process().stream(ExecOptions.shell("for i in 1 2 3 4 5; do echo line$i; done; exit 7"))) {
+                client.process().exec(ExecOptions.shell("for i in 1 2 3 4 5; do echo line$i; done; exit 7"))) {
             stream.forEach(events::add);
         }
 
@@ -87,9 +87,9 @@ class SandboxClientTest {
     }
 
     @Test
-    void streamAsJavaStreamSeparatesStdoutAndStderr() {
+    void execAsJavaStreamSeparatesStdoutAndStderr() {
         List<String> lines;
-        try (ExecStream events = client.process().stream(ExecOptions.shell("echo a; echo b >&2; echo c"))) {
+        try (ExecStream events = client.process().exec(ExecOptions.shell("echo a; echo b >&2; echo c"))) {
             lines = events.stream()
                     .filter(e -> e instanceof ExecEvent.Line)
                     .map(e -> ((ExecEvent.Line) e).stream() + ":" + ((ExecEvent.Line) e).text())
@@ -101,8 +101,8 @@ class SandboxClientTest {
     }
 
     @Test
-    void streamCanBeIteratedOnlyOnce() {
-        try (ExecStream events = client.process().stream(ExecOptions.of("true"))) {
+    void anExecStreamCanBeIteratedOnlyOnce() {
+        try (ExecStream events = client.process().exec(ExecOptions.of("true"))) {
             events.iterator();
             assertThatThrownBy(events::iterator).isInstanceOf(IllegalStateException.class);
         }
@@ -112,7 +112,7 @@ class SandboxClientTest {
     void closingAStreamEarlyKillsTheProcess() throws Exception {
         Path pidFile = tmp.resolve("pid");
         ExecStream events =
-                client.process().stream(ExecOptions.shell(Pids.recordingPid(pidFile, "echo started; exec sleep 60")));
+                client.process().exec(ExecOptions.shell(Pids.recordingPid(pidFile, "echo started; exec sleep 60")));
         Iterator<ExecEvent> it = events.iterator();
         assertThat(it.hasNext()).isTrue();
         assertThat(it.next()).isEqualTo(new ExecEvent.Stdout("started", 0, false, 8));
@@ -129,7 +129,7 @@ class SandboxClientTest {
     void closingTheJavaStreamClosesTheExecStream() throws Exception {
         Path pidFile = tmp.resolve("pid");
         ExecStream events =
-                client.process().stream(ExecOptions.shell(Pids.recordingPid(pidFile, "echo started; exec sleep 60")));
+                client.process().exec(ExecOptions.shell(Pids.recordingPid(pidFile, "echo started; exec sleep 60")));
         try (var s = events.stream()) {
             assertThat(s.findFirst()).contains(new ExecEvent.Stdout("started", 0, false, 8));
         }
@@ -167,8 +167,10 @@ class SandboxClientTest {
     @Test
     void eachWaitForTheNextStreamEventIsBoundedByTheTimeout() throws Exception {
         Path pidFile = tmp.resolve("pid");
-        try (ExecStream events = client.process().stream(
-                ExecOptions.shell(Pids.recordingPid(pidFile, "echo started; exec sleep 60")), Duration.ofMillis(500))) {
+        try (ExecStream events = client.process()
+                .exec(
+                        ExecOptions.shell(Pids.recordingPid(pidFile, "echo started; exec sleep 60")),
+                        Duration.ofMillis(500))) {
             Iterator<ExecEvent> it = events.iterator();
             assertThat(it.next()).isInstanceOf(ExecEvent.Stdout.class);
 
@@ -184,8 +186,8 @@ class SandboxClientTest {
     @Test
     void slowOutputWithinTheTimeoutIsNotATimeout() {
         List<ExecEvent> events = new ArrayList<>();
-        try (ExecStream stream = client.process().stream(
-                ExecOptions.shell("for i in 1 2 3; do echo $i; sleep 0.2; done"), Duration.ofMillis(1500))) {
+        try (ExecStream stream = client.process()
+                .exec(ExecOptions.shell("for i in 1 2 3; do echo $i; sleep 0.2; done"), Duration.ofMillis(1500))) {
             stream.forEach(events::add);
         }
         assertThat(events).hasSize(4).last().isInstanceOf(ExecEvent.Exit.class);
@@ -225,7 +227,7 @@ class SandboxClientTest {
         AtomicBoolean flagAfter = new AtomicBoolean();
         Thread worker = new Thread(() -> {
             try (ExecStream events =
-                    client.process().stream(ExecOptions.shell(Pids.recordingPid(pidFile, "exec sleep 60")))) {
+                    client.process().exec(ExecOptions.shell(Pids.recordingPid(pidFile, "exec sleep 60")))) {
                 events.forEach(e -> {});
             } catch (Throwable t) {
                 thrown.set(t);
@@ -271,22 +273,22 @@ class SandboxClientTest {
                         .block(Duration.ofSeconds(10)))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("SandboxClient.ping");
-        assertThatThrownBy(() -> Mono.fromCallable(() -> client.process().stream(ExecOptions.of("true")))
+        assertThatThrownBy(() -> Mono.fromCallable(() -> client.process().exec(ExecOptions.of("true")))
                         .subscribeOn(Schedulers.parallel())
                         .block(Duration.ofSeconds(10)))
                 .isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("ProcessClient.stream");
+                .hasMessageContaining("ProcessClient.exec");
         assertThatThrownBy(() -> Mono.fromCallable(() -> client.process().start(ExecOptions.of("true")))
                         .subscribeOn(Schedulers.parallel())
                         .block(Duration.ofSeconds(10)))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("ProcessClient.start");
-        assertThatThrownBy(() -> Mono.fromCallable(() -> client.fs().stat("."))
+        assertThatThrownBy(() -> Mono.fromCallable(() -> client.files().stat("."))
                         .subscribeOn(Schedulers.parallel())
                         .block(Duration.ofSeconds(10)))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("FileClient.stat");
-        assertThatThrownBy(() -> Mono.fromCallable(() -> client.fs().read("x"))
+        assertThatThrownBy(() -> Mono.fromCallable(() -> client.files().read("x"))
                         .subscribeOn(Schedulers.parallel())
                         .block(Duration.ofSeconds(10)))
                 .isInstanceOf(IllegalStateException.class)
@@ -295,7 +297,7 @@ class SandboxClientTest {
 
     @Test
     void iteratingAStreamOnANonBlockingThreadFailsAtOnce() {
-        try (ExecStream events = client.process().stream(ExecOptions.of("sleep", "5"))) {
+        try (ExecStream events = client.process().exec(ExecOptions.of("sleep", "5"))) {
             assertThatThrownBy(() -> Mono.fromCallable(() -> events.iterator().hasNext())
                             .subscribeOn(Schedulers.parallel())
                             .block(Duration.ofSeconds(10)))
@@ -314,7 +316,7 @@ class SandboxClientTest {
         ExecEvent.Exit exit = null;
         String command = "head -c 20000000 /dev/zero | tr '\\0' a | fold -w 100 &"
                 + " head -c 20000000 /dev/zero | tr '\\0' b | fold -w 100 >&2; wait";
-        try (ExecStream events = client.process().stream(ExecOptions.shell(command))) {
+        try (ExecStream events = client.process().exec(ExecOptions.shell(command))) {
             for (ExecEvent event : events) {
                 switch (event) {
                     case ExecEvent.Stdout out -> {
@@ -347,14 +349,14 @@ class SandboxClientTest {
 
         assertThatThrownBy(() -> client.process().run(ExecOptions.of("true")))
                 .isInstanceOf(SessionClosedException.class);
-        assertThatThrownBy(() -> client.process().stream(ExecOptions.of("true")))
+        assertThatThrownBy(() -> client.process().exec(ExecOptions.of("true")))
                 .isInstanceOf(SessionClosedException.class);
         assertThatThrownBy(() -> client.ping()).isInstanceOf(SessionClosedException.class);
         assertThatThrownBy(() -> client.process().start(ExecOptions.of("true")))
                 .isInstanceOf(SessionClosedException.class);
-        assertThatThrownBy(() -> client.process().list()).isInstanceOf(SessionClosedException.class);
-        assertThatThrownBy(() -> client.fs().list(".")).isInstanceOf(SessionClosedException.class);
-        assertThatThrownBy(() -> client.fs().upload(tmp, "x")).isInstanceOf(SessionClosedException.class);
+        assertThatThrownBy(() -> client.process().processes()).isInstanceOf(SessionClosedException.class);
+        assertThatThrownBy(() -> client.files().list(".")).isInstanceOf(SessionClosedException.class);
+        assertThatThrownBy(() -> client.files().upload(tmp, "x")).isInstanceOf(SessionClosedException.class);
         assertThatThrownBy(() -> client.setLifetime(Duration.ofMinutes(1))).isInstanceOf(SessionClosedException.class);
     }
 
@@ -366,7 +368,7 @@ class SandboxClientTest {
         assertThatThrownBy(() -> client.process().run(ExecOptions.of("ls").withCwd("relative")))
                 .isExactlyInstanceOf(InvalidArgumentException.class)
                 .hasMessageContaining("cwd");
-        try (ExecStream events = client.process().stream(ExecOptions.of("no-such-program-for-sure"))) {
+        try (ExecStream events = client.process().exec(ExecOptions.of("no-such-program-for-sure"))) {
             assertThatThrownBy(() -> events.iterator().hasNext()).isExactlyInstanceOf(ProcessLaunchException.class);
         }
     }
@@ -393,8 +395,9 @@ class SandboxClientTest {
                 }
                 // the second client released its handle only: the session and its process are still there
                 try (SandboxClient third = SandboxClient.attach(provider, sessionId);
-                        LogStream logs = third.process().get(processId).logs(0, 0)) {
-                    assertThat(logs.iterator().next())
+                        ProcessOutput output =
+                                third.process().process(processId).output(0, 0)) {
+                    assertThat(output.iterator().next())
                             .isEqualTo(new ExecEvent.Stdout("from the second client", 0, false, 23));
                 }
             }
@@ -448,7 +451,7 @@ class SandboxClientTest {
     void localCloseClosesTheProviderItOwns() throws Exception {
         SandboxClient local = SandboxClient.local();
         CompletableFuture<Long> pid = new CompletableFuture<>();
-        try (ExecStream events = local.process().stream(ExecOptions.shell("echo $$; exec sleep 60"))) {
+        try (ExecStream events = local.process().exec(ExecOptions.shell("echo $$; exec sleep 60"))) {
             ExecEvent first = events.iterator().next();
             pid.complete(Long.parseLong(((ExecEvent.Stdout) first).text()));
             local.close();

@@ -65,7 +65,7 @@ class SessionLifetimeTest {
 
             assertThat(awaitEnd(client, Duration.ofSeconds(10))).isEqualTo(SessionEndReason.LIFETIME_EXPIRED);
             Pids.assertGoneWithin(pid, Duration.ofSeconds(2));
-            assertThatThrownBy(() -> client.fs().list("."))
+            assertThatThrownBy(() -> client.files().list("."))
                     .isInstanceOfSatisfying(
                             SessionClosedException.class,
                             e -> assertThat(e.reason()).isEqualTo(SessionEndReason.LIFETIME_EXPIRED));
@@ -78,7 +78,7 @@ class SessionLifetimeTest {
             client.setIdleTimeout(Duration.ofMillis(600));
             // activity more often than the idle timeout keeps the session
             for (int i = 0; i < 6; i++) {
-                client.fs().write("beat.txt", new byte[] {(byte) i});
+                client.files().write("beat.txt", new byte[] {(byte) i});
                 Thread.sleep(200);
             }
             assertThat(client.ping().status()).isEqualTo("running");

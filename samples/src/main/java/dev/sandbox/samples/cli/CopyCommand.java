@@ -16,28 +16,28 @@ final class CopyCommand {
     private CopyCommand() {}
 
     static int run(SandboxClient client, CommandLine.Copy copy) {
-        FileClient fs = client.fs();
+        FileClient files = client.files();
         if (copy.source().inSession()) {
             String remote = copy.source().path();
             Path local = Path.of(copy.target().path());
             if (Files.isDirectory(local)) {
                 local = local.resolve(fileName(remote));
             }
-            fs.download(remote, local);
+            files.download(remote, local);
         } else {
             Path local = Path.of(copy.source().path());
             String remote = copy.target().path();
-            if (remote.endsWith("/") || isDirectory(fs, remote)) {
+            if (remote.endsWith("/") || isDirectory(files, remote)) {
                 remote = (remote.endsWith("/") ? remote : remote + "/") + local.getFileName();
             }
-            fs.upload(local, remote);
+            files.upload(local, remote);
         }
         return 0;
     }
 
-    private static boolean isDirectory(FileClient fs, String path) {
+    private static boolean isDirectory(FileClient files, String path) {
         try {
-            return fs.stat(path).type() == FileInfo.Type.DIRECTORY;
+            return files.stat(path).type() == FileInfo.Type.DIRECTORY;
         } catch (FileOperationException e) {
             if (e.reason() == FileOperationException.Reason.NOT_FOUND) {
                 return false;

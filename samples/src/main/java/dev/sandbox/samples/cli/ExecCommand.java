@@ -19,7 +19,7 @@ final class ExecCommand {
         LineSink stdout = new LineSink(out);
         LineSink stderr = new LineSink(err);
         int code = SandboxCli.EXIT_ERROR;
-        try (ExecStream events = client.process().stream(options)) {
+        try (ExecStream events = client.process().exec(options)) {
             Iterator<ExecEvent> it = events.iterator();
             while (it.hasNext()) {
                 switch (it.next()) {

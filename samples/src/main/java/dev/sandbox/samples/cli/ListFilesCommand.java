@@ -22,9 +22,9 @@ final class ListFilesCommand {
 
     static int run(SandboxClient client, CommandLine.ListFiles ls, PrintStream out) {
         String path = ls.location().path();
-        FileInfo info = client.fs().stat(path);
+        FileInfo info = client.files().stat(path);
         List<FileInfo> entries =
-                info.type() == FileInfo.Type.DIRECTORY ? client.fs().list(path) : List.of(info);
+                info.type() == FileInfo.Type.DIRECTORY ? client.files().list(path) : List.of(info);
         for (FileInfo entry : entries) {
             out.println(line(entry));
         }

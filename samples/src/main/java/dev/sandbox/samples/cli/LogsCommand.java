@@ -2,7 +2,7 @@ package dev.sandbox.samples.cli;
 
 import dev.sandbox.ExecEvent;
 import dev.sandbox.blocking.BackgroundProcessHandle;
-import dev.sandbox.blocking.LogStream;
+import dev.sandbox.blocking.ProcessOutput;
 import dev.sandbox.blocking.SandboxClient;
 import java.io.PrintStream;
 import java.util.Iterator;
@@ -16,12 +16,12 @@ final class LogsCommand {
     private LogsCommand() {}
 
     static int run(SandboxClient client, CommandLine.Logs logs, PrintStream out, PrintStream err) {
-        BackgroundProcessHandle process = client.process().get(logs.process());
+        BackgroundProcessHandle process = client.process().process(logs.process());
         LineSink stdout = new LineSink(out);
         LineSink stderr = new LineSink(err);
         int code = 0;
-        try (LogStream events = logs.follow()
-                ? process.logs(logs.stdoutFrom(), logs.stderrFrom())
+        try (ProcessOutput events = logs.follow()
+                ? process.output(logs.stdoutFrom(), logs.stderrFrom())
                 : process.snapshot(logs.stdoutFrom(), logs.stderrFrom())) {
             Iterator<ExecEvent> it = events.iterator();
             while (it.hasNext()) {

@@ -28,7 +28,7 @@ public final class BlockingQuickStart {
             System.out.println(
                     "exit " + result.exitCode() + ": " + result.stdout().strip());
 
-            try (ExecStream events = client.process().stream(ExecOptions.shell("echo one; echo two >&2"))) {
+            try (ExecStream events = client.process().exec(ExecOptions.shell("echo one; echo two >&2"))) {
                 for (ExecEvent event : events) {
                     System.out.println(event);
                 }

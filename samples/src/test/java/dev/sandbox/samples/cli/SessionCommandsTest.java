@@ -109,14 +109,14 @@ class SessionCommandsTest {
     void copyUploadsAndDownloadsIntoDirectoriesAsCpDoes() throws Exception {
         Path local = tmp.resolve("notes.txt");
         Files.writeString(local, "first line\nsecond line\n");
-        client.fs().mkdir("docs");
+        client.files().mkdir("docs");
 
         String session = client.sessionId();
         assertThat(CopyCommand.run(client, copy(local.toString(), session + ":docs")))
                 .isZero();
         assertThat(CopyCommand.run(client, copy(local.toString(), session + ":docs/renamed.txt")))
                 .isZero();
-        assertThat(client.fs().list("docs")).extracting(f -> f.name()).containsExactly("notes.txt", "renamed.txt");
+        assertThat(client.files().list("docs")).extracting(f -> f.name()).containsExactly("notes.txt", "renamed.txt");
 
         Path downloads = Files.createDirectory(tmp.resolve("downloads"));
         assertThat(CopyCommand.run(client, copy(session + ":docs/renamed.txt", downloads.toString())))
