@@ -31,6 +31,10 @@ import java.util.stream.Stream;
  * }</pre>
  */
 public final class DockerCopyThroughput implements Benchmark {
+
+    /** A run of this row with its default settings. */
+    public DockerCopyThroughput() {}
+
     static final long FULL_BYTES = 256L << 20;
     static final long SHORT_BYTES = 32L << 20;
     private static final String SDK_PATH = "/tmp/sandbox-bench-sdk.bin";

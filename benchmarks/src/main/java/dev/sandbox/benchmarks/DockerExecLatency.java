@@ -23,6 +23,10 @@ import java.util.List;
  * }</pre>
  */
 public final class DockerExecLatency implements Benchmark {
+
+    /** A run of this row with its default settings. */
+    public DockerExecLatency() {}
+
     private static final List<String> ECHO = List.of("echo", "hi");
 
     @Override

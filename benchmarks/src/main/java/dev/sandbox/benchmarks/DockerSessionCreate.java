@@ -24,6 +24,10 @@ import java.util.List;
  * }</pre>
  */
 public final class DockerSessionCreate implements Benchmark {
+
+    /** A run of this row with its default settings. */
+    public DockerSessionCreate() {}
+
     private static final List<String> TRUE = List.of("true");
 
     @Override

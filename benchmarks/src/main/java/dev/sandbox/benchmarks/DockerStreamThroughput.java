@@ -24,6 +24,10 @@ import java.util.List;
  * }</pre>
  */
 public final class DockerStreamThroughput implements Benchmark {
+
+    /** A run of this row with its default settings. */
+    public DockerStreamThroughput() {}
+
     static final long LINES = 5_000_000;
     private static final List<String> SEQ = List.of("seq", "1", Long.toString(LINES));
 

@@ -50,6 +50,10 @@ import reactor.core.publisher.Sinks;
  * }</pre>
  */
 public final class LocalConcurrentStreams implements Benchmark {
+
+    /** A run of this row with its default settings. */
+    public LocalConcurrentStreams() {}
+
     static final int COMMANDS = 500;
     static final int LINES = 10_000;
     private static final Duration TIMEOUT = Duration.ofMinutes(3);

@@ -18,6 +18,10 @@ import java.util.concurrent.TimeUnit;
  * }</pre>
  */
 public final class LocalExecLatency implements Benchmark {
+
+    /** A run of this row with its default settings. */
+    public LocalExecLatency() {}
+
     private static final Duration TIMEOUT = Duration.ofSeconds(30);
 
     @Override

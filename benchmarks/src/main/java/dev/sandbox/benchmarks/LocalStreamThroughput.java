@@ -23,6 +23,10 @@ import reactor.core.Disposable;
  * }</pre>
  */
 public final class LocalStreamThroughput implements Benchmark {
+
+    /** A run of this row with its default settings. */
+    public LocalStreamThroughput() {}
+
     static final long LINES = 10_000_000;
     private static final Duration TIMEOUT = Duration.ofMinutes(2);
 

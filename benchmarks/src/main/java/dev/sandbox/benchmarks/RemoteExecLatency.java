@@ -14,6 +14,10 @@ import java.time.Duration;
  * }</pre>
  */
 public final class RemoteExecLatency implements Benchmark {
+
+    /** A run of this row with its default settings. */
+    public RemoteExecLatency() {}
+
     private static final Duration TIMEOUT = Duration.ofSeconds(30);
 
     @Override

@@ -13,6 +13,10 @@ import dev.sandbox.ExecOptions;
  * }</pre>
  */
 public final class RemoteStreamThroughput implements Benchmark {
+
+    /** A run of this row with its default settings. */
+    public RemoteStreamThroughput() {}
+
     private static final ExecOptions SEQ = ExecOptions.of("seq", "1", Long.toString(LocalStreamThroughput.LINES));
 
     @Override

@@ -20,6 +20,10 @@ public final class DockerCondition implements ExecutionCondition {
             + DockerTestSupport.IMAGE + "; .ci/run does both";
 
     private static volatile String problem;
+
+    /** Made by JUnit through {@link RequiresDocker}. */
+    public DockerCondition() {}
+
     private static volatile boolean checked;
 
     @Override

@@ -43,6 +43,7 @@ public interface FilesConformance extends ConformanceBase {
                 .verify(WAIT);
     }
 
+    /** Required: Write then read resolves relative paths against the workdir. */
     @Test
     default void writeThenReadResolvesRelativePathsAgainstTheWorkdir() {
         inSession(s -> {
@@ -78,6 +79,7 @@ public interface FilesConformance extends ConformanceBase {
         });
     }
 
+    /** Required: Directories list, stat, move and remove. */
     @Test
     default void directoriesListStatMoveAndRemove() {
         inSession(s -> {
@@ -115,6 +117,7 @@ public interface FilesConformance extends ConformanceBase {
         });
     }
 
+    /** Required: Errors name the path and the reason. */
     @Test
     default void errorsNameThePathAndTheReason() {
         inSession(s -> {
@@ -134,6 +137,11 @@ public interface FilesConformance extends ConformanceBase {
         });
     }
 
+    /**
+     * Required: Upload and download keep every byte.
+     *
+     * @throws IOException when a host file cannot be made or read
+     */
     @Test
     default void uploadAndDownloadKeepEveryByte() throws IOException {
         Path dir = Files.createTempDirectory("sandbox-kit-");
@@ -165,6 +173,11 @@ public interface FilesConformance extends ConformanceBase {
         }
     }
 
+    /**
+     * Required: Replacing a file leaves the new content and no temporary files.
+     *
+     * @throws IOException when a host file cannot be made or read
+     */
     @Test
     default void replacingAFileLeavesTheNewContentAndNoTemporaryFiles() throws IOException {
         Path dir = Files.createTempDirectory("sandbox-kit-");
@@ -209,6 +222,7 @@ public interface FilesConformance extends ConformanceBase {
         }
     }
 
+    /** Required: Watch sees created, modified and deleted entries. */
     @Test
     default void watchSeesCreatedModifiedAndDeletedEntries() {
         inSession(s -> {
@@ -259,7 +273,11 @@ public interface FilesConformance extends ConformanceBase {
         }
     }
 
-    /** A short pause the watch tests use; exposed for providers whose watch polls. */
+    /**
+     * A short pause the watch tests use; exposed for providers whose watch polls.
+     *
+     * @return the pause
+     */
     default Duration watchSettle() {
         return Duration.ofMillis(300);
     }

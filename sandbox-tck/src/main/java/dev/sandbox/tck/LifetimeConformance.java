@@ -58,6 +58,7 @@ public interface LifetimeConformance extends ConformanceBase {
         }
     }
 
+    /** Required: Lifetime ends the session and status says when. */
     @Test
     default void lifetimeEndsTheSessionAndStatusSaysWhen() {
         Instant before = Instant.now();
@@ -75,6 +76,7 @@ public interface LifetimeConformance extends ConformanceBase {
         }
     }
 
+    /** Required: Lifetime can be extended on a live session. */
     @Test
     default void lifetimeCanBeExtendedOnALiveSession() {
         SandboxSession s = create(Duration.ofMillis(1000), null);
@@ -88,6 +90,7 @@ public interface LifetimeConformance extends ConformanceBase {
         }
     }
 
+    /** Required: Idle timeout ends a quiet session only. */
     @Test
     default void idleTimeoutEndsAQuietSessionOnly() {
         SandboxSession s = create(Duration.ofMinutes(5), Duration.ofMillis(1500));
@@ -108,6 +111,7 @@ public interface LifetimeConformance extends ConformanceBase {
         }
     }
 
+    /** Required: Last activity follows every operation. */
     @Test
     default void lastActivityFollowsEveryOperation() {
         inSession(s -> {

@@ -20,7 +20,11 @@ import reactor.test.StepVerifier;
 /** Pseudo-terminals: a real terminal for the command, typed input, resize, replay on attach. */
 public interface PtyConformance extends ConformanceBase {
 
-    /** Whether the provider under test has PTYs; without them, asking for one must be a typed error. */
+    /**
+     * Whether the provider under test has PTYs; without them, asking for one must be a typed error.
+     *
+     * @return {@code true} unless overridden
+     */
     default boolean supportsPty() {
         return true;
     }
@@ -49,6 +53,7 @@ public interface PtyConformance extends ConformanceBase {
         }
     }
 
+    /** Required: A shell on a terminal runs typed commands. */
     @Test
     default void aShellOnATerminalRunsTypedCommands() {
         inSession(s -> {
@@ -76,6 +81,7 @@ public interface PtyConformance extends ConformanceBase {
         });
     }
 
+    /** Required: Keys typed without waiting arrive in order. */
     @Test
     default void keysTypedWithoutWaitingArriveInOrder() {
         if (!supportsPty()) {
@@ -100,6 +106,7 @@ public interface PtyConformance extends ConformanceBase {
         });
     }
 
+    /** Required: Resize reaches the terminal. */
     @Test
     default void resizeReachesTheTerminal() {
         if (!supportsPty()) {
@@ -126,6 +133,7 @@ public interface PtyConformance extends ConformanceBase {
         });
     }
 
+    /** Required: Attaching replays recent output and is counted. */
     @Test
     default void attachingReplaysRecentOutputAndIsCounted() {
         if (!supportsPty()) {

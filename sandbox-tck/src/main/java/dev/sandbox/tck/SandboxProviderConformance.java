@@ -73,6 +73,7 @@ public interface SandboxProviderConformance
         return (ExecEvent.Exit) events.get(events.size() - 1);
     }
 
+    /** Required: Exec streams lines in order then exactly one exit. */
     @Test
     default void execStreamsLinesInOrderThenExactlyOneExit() {
         withSession(s -> Mono.fromRunnable(() -> {
@@ -87,6 +88,7 @@ public interface SandboxProviderConformance
         }));
     }
 
+    /** Required: Stdout and stderr arrive apart with offsets. */
     @Test
     default void stdoutAndStderrArriveApartWithOffsets() {
         withSession(s -> Mono.fromRunnable(() -> {
@@ -101,6 +103,7 @@ public interface SandboxProviderConformance
         }));
     }
 
+    /** Required: Non-zero exit is data not an error. */
     @Test
     default void nonZeroExitIsDataNotAnError() {
         withSession(s -> Mono.fromRunnable(() -> {
@@ -111,6 +114,7 @@ public interface SandboxProviderConformance
         }));
     }
 
+    /** Required: Killed by signal gives 128 plus the signal. */
     @Test
     default void killedBySignalGives128PlusSignal() {
         withSession(s -> Mono.fromRunnable(() -> {
@@ -120,6 +124,7 @@ public interface SandboxProviderConformance
         }));
     }
 
+    /** Required: Last line without newline and CRLF are handled. */
     @Test
     default void lastLineWithoutNewlineAndCrLfAreHandled() {
         withSession(s -> Mono.fromRunnable(() -> {
@@ -135,6 +140,7 @@ public interface SandboxProviderConformance
         }));
     }
 
+    /** Required: UTF-8 split across reads decodes right. */
     @Test
     default void utf8SplitAcrossReadsDecodesRight() {
         withSession(s -> Mono.fromRunnable(() -> {
@@ -147,6 +153,7 @@ public interface SandboxProviderConformance
         }));
     }
 
+    /** Required: Long lines are split and flagged. */
     @Test
     default void longLinesAreSplitAndFlagged() {
         withSession(s -> Mono.fromRunnable(() -> {
@@ -167,6 +174,7 @@ public interface SandboxProviderConformance
         }));
     }
 
+    /** Required: Timeout kills and keeps partial output. */
     @Test
     default void timeoutKillsAndKeepsPartialOutput() {
         withSession(s -> Mono.fromRunnable(() -> {
@@ -187,6 +195,7 @@ public interface SandboxProviderConformance
         }));
     }
 
+    /** Required: Idle timeout kills a silent command. */
     @Test
     default void idleTimeoutKillsASilentCommand() {
         withSession(s -> Mono.fromRunnable(() -> {
@@ -200,6 +209,7 @@ public interface SandboxProviderConformance
         }));
     }
 
+    /** Required: Cancel kills the process and its children. */
     @Test
     default void cancelKillsTheProcessAndItsChildren() {
         withSession(s -> Mono.fromRunnable(() -> {
@@ -225,6 +235,7 @@ public interface SandboxProviderConformance
         }));
     }
 
+    /** Required: Demand is never exceeded. */
     @Test
     default void demandIsNeverExceeded() {
         withSession(s -> Mono.fromRunnable(() -> StepVerifier.create(s.exec(ExecOptions.of("seq", "1", "1000000")), 0)
@@ -237,6 +248,7 @@ public interface SandboxProviderConformance
                 .verify(WAIT)));
     }
 
+    /** Required: Twenty megabytes on both streams do not deadlock. */
     @Test
     default void twentyMegabytesOnBothStreamsDoNotDeadlock() {
         // the whole test may take as long as its two steps are each allowed (gVisor makes busybox's tr and fold slow)
@@ -270,6 +282,7 @@ public interface SandboxProviderConformance
                 }));
     }
 
+    /** Required: Run keeps text exactly as written and caps the head. */
     @Test
     default void runKeepsTextExactlyAsWrittenAndCapsTheHead() {
         withSession(s -> Mono.fromRunnable(() -> {
@@ -290,6 +303,7 @@ public interface SandboxProviderConformance
         }));
     }
 
+    /** Required: Stdin is fed with backpressure and closed. */
     @Test
     default void stdinIsFedWithBackpressureAndClosed() {
         withSession(s -> Mono.fromRunnable(() -> {
@@ -307,6 +321,7 @@ public interface SandboxProviderConformance
         }));
     }
 
+    /** Required: Environment, cwd and secrets reach the command. */
     @Test
     default void environmentCwdAndSecretsReachTheCommand() {
         SessionOptions options = sessionOptions()
@@ -326,6 +341,7 @@ public interface SandboxProviderConformance
         assertThat(r.stdout()).isEqualTo("s1 exec t0p-secret e1\n" + otherDirectory() + "\n");
     }
 
+    /** Required: Bad input is a typed error naming the field. */
     @Test
     default void badInputIsATypedErrorNamingTheField() {
         withSession(s -> Mono.fromRunnable(() -> {
@@ -360,6 +376,7 @@ public interface SandboxProviderConformance
                 .verify(WAIT);
     }
 
+    /** Required: Use after close is a typed error naming the session. */
     @Test
     default void useAfterCloseIsATypedErrorNamingTheSession() {
         SandboxSession session = newSession();
@@ -396,6 +413,7 @@ public interface SandboxProviderConformance
         }
     }
 
+    /** Required: Attach to an unknown session fails. */
     @Test
     default void attachToAnUnknownSessionFails() {
         StepVerifier.create(provider().attach("no-such-session-" + UUID.randomUUID()))
@@ -405,6 +423,7 @@ public interface SandboxProviderConformance
                 .verify(WAIT);
     }
 
+    /** Required: List finds sessions by labels. */
     @Test
     default void listFindsSessionsByLabels() {
         String run = UUID.randomUUID().toString();
@@ -436,6 +455,7 @@ public interface SandboxProviderConformance
                 .isEmpty();
     }
 
+    /** Required: withSession destroys the session when the body ends. */
     @Test
     default void withSessionDestroysTheSessionWhenTheBodyEnds() {
         String[] id = new String[1];
@@ -473,6 +493,7 @@ public interface SandboxProviderConformance
                 .verify(WAIT);
     }
 
+    /** Required: Ping reports status and running execs. */
     @Test
     default void pingReportsStatusAndRunningExecs() {
         withSession(s -> Mono.fromRunnable(() -> {
@@ -496,6 +517,7 @@ public interface SandboxProviderConformance
         }));
     }
 
+    /** Required: Restore is unsupported or works. */
     @Test
     default void restoreIsUnsupportedOrWorks() {
         // providers without snapshots answer with a typed error rather than hanging or throwing
@@ -504,6 +526,7 @@ public interface SandboxProviderConformance
                 .verify(WAIT);
     }
 
+    /** Required: Session options are validated. */
     @Test
     default void sessionOptionsAreValidated() {
         StepVerifier.create(provider().create(sessionOptions().withWorkdir("not/absolute")))

@@ -37,6 +37,9 @@ public final class PtySockets {
     private final AtomicInteger running = new AtomicInteger();
     private final AtomicInteger attached = new AtomicInteger();
 
+    /** A handler with no socket open yet. */
+    public PtySockets() {}
+
     /**
      * PTYs started through the server and still running.
      *

@@ -24,6 +24,9 @@ import tools.jackson.core.JacksonException;
 @RestControllerAdvice
 public class ApiErrorHandler {
 
+    /** Created by Spring. */
+    public ApiErrorHandler() {}
+
     /**
      * A rejected field.
      *

@@ -17,6 +17,9 @@ import org.springframework.context.annotation.Configuration;
 @Configuration(proxyBeanMethods = false)
 public class SandboxConfiguration {
 
+    /** Created by Spring. */
+    public SandboxConfiguration() {}
+
     /**
      * The provider chosen by configuration.
      *

@@ -21,6 +21,9 @@ import org.springframework.boot.context.properties.ConfigurationPropertiesScan;
 @ConfigurationPropertiesScan
 public class WebfluxDemoApplication {
 
+    /** Created by Spring; start the application with {@link #main}. */
+    public WebfluxDemoApplication() {}
+
     /**
      * Starts the application.
      *
