@@ -1,39 +1,22 @@
 package dev.sandbox.docker;
 
-import com.github.dockerjava.api.command.InspectContainerResponse;
-import com.github.dockerjava.api.model.Container;
 import dev.sandbox.InvalidArgumentException;
-import dev.sandbox.SandboxFiles;
 import dev.sandbox.SandboxProvider;
 import dev.sandbox.SandboxSession;
-import dev.sandbox.SessionEndReason;
 import dev.sandbox.SessionInfo;
-import dev.sandbox.SessionNotFoundException;
 import dev.sandbox.SessionOptions;
 import dev.sandbox.SessionTerminatedException;
-import dev.sandbox.implementation.docker.ContainerExecutor;
 import dev.sandbox.implementation.docker.DockerControl;
 import dev.sandbox.implementation.docker.DockerDataPlane;
+import dev.sandbox.implementation.docker.DockerSessions;
+import dev.sandbox.implementation.docker.DockerSnapshots;
+import dev.sandbox.implementation.docker.DockerSweeper;
 import java.time.Duration;
-import java.time.Instant;
-import java.util.ArrayList;
-import java.util.HashSet;
-import java.util.HexFormat;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
-import java.util.concurrent.Callable;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.atomic.AtomicBoolean;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-import reactor.core.scheduler.Schedulers;
 
 /**
  * The Docker provider: each session is a container on a Docker daemon, and each command an exec in it. Isolation,
@@ -94,8 +77,6 @@ public final class DockerSandboxProvider implements SandboxProvider {
     /** The sweeper's default interval. */
     public static final Duration DEFAULT_SWEEP_INTERVAL = Duration.ofMinutes(1);
 
-    private static final Logger LOG = LoggerFactory.getLogger(DockerSandboxProvider.class);
-
     /** Seconds the container's keep-alive waits past a session's deadline before it ends the container itself. */
     public static final int LIFETIME_GRACE_SECONDS = 5;
 
@@ -107,32 +88,24 @@ public final class DockerSandboxProvider implements SandboxProvider {
 
     private final DockerSettings defaults;
     private final DockerControl control;
-    private final DockerDataPlane data;
-    private final Map<String, DockerSessionState> sessions = new ConcurrentHashMap<>();
-    private final AtomicBoolean closed = new AtomicBoolean();
-    private final Disposable sweeper;
+    private final DockerSessions sessions;
+    private final DockerSnapshots snapshots;
+    private final DockerSweeper sweeper;
 
     private DockerSandboxProvider(Builder b) {
         this.defaults = b.settings.validate();
         this.control = DockerControl.connect(b.dockerHost);
+        DockerDataPlane data;
         try {
-            this.data = new DockerDataPlane(
+            data = new DockerDataPlane(
                     control.dockerHost(), Math.max(2, Runtime.getRuntime().availableProcessors()));
         } catch (RuntimeException e) {
             control.close();
             throw e;
         }
-        this.sweeper = b.sweepInterval == null
-                ? null
-                : Flux.interval(b.sweepInterval, b.sweepInterval)
-                        .onBackpressureDrop()
-                        .concatMap(
-                                tick -> sweep().onErrorResume(e -> {
-                                    LOG.debug("sweep failed: {}", e.toString());
-                                    return Mono.empty();
-                                }),
-                                1)
-                        .subscribe();
+        this.sessions = new DockerSessions(control, data);
+        this.snapshots = new DockerSnapshots(control, sessions);
+        this.sweeper = new DockerSweeper(control, sessions, b.sweepInterval);
     }
 
     /**
@@ -245,10 +218,6 @@ public final class DockerSandboxProvider implements SandboxProvider {
         return control.dockerHost().toString();
     }
 
-    boolean isClosed() {
-        return closed.get();
-    }
-
     /**
      * Creates a session with the provider's default settings.
      *
@@ -268,132 +237,17 @@ public final class DockerSandboxProvider implements SandboxProvider {
      * @return the new session
      */
     public Mono<SandboxSession> create(SessionOptions options, DockerSettings settings) {
-        return Mono.defer(() -> {
-            ensureOpen();
-            options.validate();
-            settings.validate();
-            for (String key : options.labels().keySet()) {
-                if (key.startsWith(DockerControl.INTERNAL_PREFIX)) {
-                    throw new InvalidArgumentException(
-                            "labels",
-                            "labels may not start with '" + DockerControl.INTERNAL_PREFIX + "', got '" + key + "'");
-                }
-            }
-            String id = "docker-"
-                    + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong());
-            Duration lifetime = options.lifetime().orElse(null);
-            Duration idle = options.idleTimeout().orElse(null);
-            Instant now = Instant.now();
-            long deadline = lifetime == null ? 0 : now.plus(lifetime).getEpochSecond() + 1;
-            Map<String, String> labels = new LinkedHashMap<>(options.labels());
-            labels.put(DockerControl.SESSION_LABEL, id);
-            // always set: a container made from a snapshot would otherwise inherit the snapshotted session's values
-            labels.put(DockerControl.EXPIRES_LABEL, deadline > 0 ? Long.toString(deadline) : "never");
-            labels.put(DockerControl.IDLE_LABEL, idle != null ? Long.toString(seconds(idle)) : "none");
-            List<String> env = new ArrayList<>();
-            options.env().forEach((k, v) -> env.add(k + "=" + v));
-            DockerControl.ContainerSpec spec = new DockerControl.ContainerSpec(
-                    id,
-                    settings.image(),
-                    List.of("/bin/sh", "-c", ContainerExecutor.KEEP_ALIVE, "dev.sandbox-keepalive"),
-                    List.of(backstopDeadline(deadline), backstopIdle(idle)),
-                    env,
-                    labels,
-                    options.workdir().orElse(settings.workdir().orElse(null)),
-                    settings.user().orElse(null),
-                    settings.cpuLimit().isPresent()
-                            ? Math.round(settings.cpuLimit().getAsDouble() * 1e9)
-                            : null,
-                    settings.memoryLimit().isPresent() ? settings.memoryLimit().getAsLong() : null,
-                    settings.pidsLimit().isPresent() ? settings.pidsLimit().getAsLong() : null,
-                    settings.network().dockerName(),
-                    settings.runtime().dockerName());
-            return blocking(() -> {
-                Map<String, String> imageLabels = control.ensureImage(
-                        settings.image(), settings.pullPolicy().name());
-                String containerId = control.createAndStart(spec);
-                Map<String, String> visible = new LinkedHashMap<>(userLabels(imageLabels));
-                visible.putAll(options.labels());
-                ContainerExecutor executor = new ContainerExecutor(
-                        control, data, id, containerId, settings.memoryLimit().isPresent(), 0);
-                DockerSessionState state = newState(id, containerId, visible, now, options.secrets(), executor);
-                state.timers.setLifetime(lifetime);
-                state.timers.setIdleTimeout(idle);
-                sessions.put(id, state);
-                LOG.debug("created docker session {} (container {}) with {}", id, containerId, settings);
-                return (SandboxSession) new DockerSession(this, state);
-            });
-        });
+        return sessions.create(options, settings);
     }
 
     @Override
     public Mono<SandboxSession> attach(String sessionId) {
-        return Mono.defer(() -> {
-            ensureOpen();
-            Objects.requireNonNull(sessionId, "sessionId");
-            DockerSessionState ending = sessions.get(sessionId);
-            if (ending != null && ending.ending()) {
-                return Mono.error(new SessionNotFoundException(sessionId));
-            }
-            return blocking(() -> {
-                        List<Container> found =
-                                control.listSessions(Map.of(DockerControl.SESSION_LABEL, sessionId), false);
-                        if (found.isEmpty()) {
-                            throw new SessionNotFoundException(sessionId);
-                        }
-                        return found.get(0);
-                    })
-                    .flatMap(container -> {
-                        DockerSessionState known = sessions.get(sessionId);
-                        if (known != null && !known.destroyed() && known.containerId.equals(container.getId())) {
-                            return Mono.just((SandboxSession) new DockerSession(this, known));
-                        }
-                        return blocking(() -> control.inspectContainer(container.getId()))
-                                .flatMap(inspect -> adopt(sessionId, container, inspect));
-                    });
-        });
-    }
-
-    /** Makes state for a session this provider did not create; reads its OOM count when it has a memory limit. */
-    private Mono<SandboxSession> adopt(String sessionId, Container container, InspectContainerResponse inspect) {
-        Long memory =
-                inspect.getHostConfig() == null ? null : inspect.getHostConfig().getMemory();
-        boolean limited = memory != null && memory > 0;
-        ContainerExecutor executor = new ContainerExecutor(control, data, sessionId, container.getId(), limited, 0);
-        // a counter that cannot be read now (its helper did not run) counts from zero
-        Mono<Long> baseline = limited
-                ? executor.readOomKills()
-                        .onErrorResume(e -> !(e instanceof SessionTerminatedException), e -> Mono.just(0L))
-                : Mono.just(0L);
-        return baseline.zipWith(executor.readTimers()).map(found -> {
-            executor.oomKillsSeen(found.getT1());
-            DockerSessionState state = newState(
-                    sessionId,
-                    container.getId(),
-                    userLabels(container.getLabels()),
-                    createdAt(container),
-                    Map.of(),
-                    executor);
-            // the timers file holds what setLifetime/setIdleTimeout last asked for; the labels what create asked for
-            long[] timers = found.getT2().length == 2 ? found.getT2() : labelTimers(container.getLabels());
-            state.timers.setLifetime(
-                    timers[0] > 0 ? Duration.ofMillis(Math.max(1, timers[0] - System.currentTimeMillis())) : null);
-            state.timers.setIdleTimeout(timers[1] > 0 ? Duration.ofMillis(timers[1]) : null);
-            DockerSessionState existing = sessions.putIfAbsent(sessionId, state);
-            return new DockerSession(this, existing != null && !existing.destroyed() ? existing : state);
-        });
+        return sessions.attach(sessionId);
     }
 
     @Override
     public Flux<SessionInfo> list(Map<String, String> labels) {
-        return Mono.defer(() -> {
-                    ensureOpen();
-                    Map<String, String> filter = Map.copyOf(labels);
-                    return blocking(() -> control.listSessions(filter, false));
-                })
-                .flatMapIterable(containers -> containers)
-                .map(c -> new SessionInfo(
-                        c.getLabels().get(DockerControl.SESSION_LABEL), NAME, userLabels(c.getLabels()), createdAt(c)));
+        return sessions.list(labels);
     }
 
     /**
@@ -417,19 +271,7 @@ public final class DockerSandboxProvider implements SandboxProvider {
      * @return the new session, or {@link InvalidArgumentException} when no such snapshot exists here
      */
     public Mono<SandboxSession> restore(String snapshotRef, SessionOptions options, DockerSettings settings) {
-        return Mono.defer(() -> {
-            if (snapshotRef == null || snapshotRef.isBlank()) {
-                throw new InvalidArgumentException(
-                        "snapshotRef", "snapshotRef must name a snapshot, got '" + snapshotRef + "'");
-            }
-            return create(options, settings.withImage(snapshotRef).withPullPolicy(DockerSettings.PullPolicy.NEVER))
-                    .onErrorMap(
-                            e -> e instanceof InvalidArgumentException i
-                                    && i.field().equals("image"),
-                            e -> new InvalidArgumentException(
-                                    "snapshotRef",
-                                    "no snapshot '" + snapshotRef + "' on this Docker host: " + e.getMessage()));
-        });
+        return snapshots.restore(snapshotRef, options, settings);
     }
 
     /**
@@ -440,22 +282,7 @@ public final class DockerSandboxProvider implements SandboxProvider {
      * @return the snapshot's reference, {@value #SNAPSHOT_REPOSITORY}{@code :<session id>-<millis>}
      */
     public Mono<String> snapshot(String sessionId) {
-        return Mono.defer(() -> {
-            ensureOpen();
-            return blocking(() -> {
-                List<Container> found = control.listSessions(Map.of(DockerControl.SESSION_LABEL, sessionId), false);
-                if (found.isEmpty()) {
-                    throw new SessionNotFoundException(sessionId);
-                }
-                String tag = sessionId + "-" + System.currentTimeMillis();
-                control.commit(
-                        found.get(0).getId(),
-                        SNAPSHOT_REPOSITORY,
-                        tag,
-                        Map.of(DockerControl.SNAPSHOT_SOURCE_LABEL, sessionId));
-                return SNAPSHOT_REPOSITORY + ":" + tag;
-            });
-        });
+        return snapshots.snapshot(sessionId);
     }
 
     /**
@@ -466,14 +293,7 @@ public final class DockerSandboxProvider implements SandboxProvider {
      * @return completes when it is gone
      */
     public Mono<Void> deleteSnapshot(String snapshotRef) {
-        return Mono.defer(() -> {
-            ensureOpen();
-            return blocking(() -> {
-                        control.removeImage(snapshotRef);
-                        return Boolean.TRUE;
-                    })
-                    .then();
-        });
+        return snapshots.deleteSnapshot(snapshotRef);
     }
 
     /**
@@ -483,116 +303,7 @@ public final class DockerSandboxProvider implements SandboxProvider {
      * @return the ids of the sessions removed
      */
     public Mono<List<String>> sweep() {
-        return Mono.defer(() -> {
-            ensureOpen();
-            return blocking(() -> {
-                List<String> removed = control.sweep(Instant.now().getEpochSecond());
-                // forget sessions whose containers are gone (swept, expired, removed from outside); their handles
-                // answer with SessionTerminatedException from now on
-                long listedAt = System.nanoTime();
-                Set<String> alive = new HashSet<>();
-                for (Container c : control.listSessions(Map.of(), true)) {
-                    alive.add(c.getLabels().get(DockerControl.SESSION_LABEL));
-                }
-                sessions.values().removeIf(s -> !alive.contains(s.id) && s.registeredNanos - listedAt < 0);
-                if (!removed.isEmpty()) {
-                    LOG.info("swept expired docker sessions {}", removed);
-                }
-                return List.copyOf(removed);
-            });
-        });
-    }
-
-    private DockerSessionState newState(
-            String id,
-            String containerId,
-            Map<String, String> labels,
-            Instant createdAt,
-            Map<String, String> secrets,
-            ContainerExecutor executor) {
-        DockerSessionState[] self = new DockerSessionState[1];
-        self[0] = new DockerSessionState(id, containerId, labels, createdAt, secrets, executor, reason -> {
-            LOG.debug("docker session {} ends: {}", id, reason);
-            destroy(self[0], reason).block(Duration.ofMinutes(1));
-        });
-        return self[0];
-    }
-
-    SandboxFiles files(DockerSessionState state, Runnable guard) {
-        return new DockerFiles(state, guard);
-    }
-
-    /**
-     * Changes a session's lifetime and idle timeout: here, and in the container for its keep-alive.
-     *
-     * @param state the session
-     * @param lifetime the new lifetime from now, or unchanged when {@code null}
-     * @param idle the new idle timeout, or unchanged when {@code null}
-     * @return completes when the container knows
-     */
-    Mono<Void> setTimers(DockerSessionState state, Duration lifetime, Duration idle) {
-        return Mono.defer(() -> {
-            if (lifetime != null) {
-                state.timers.setLifetime(lifetime);
-            }
-            if (idle != null) {
-                state.timers.setIdleTimeout(idle);
-            }
-            Instant expires = state.timers.expiresAt();
-            Duration idleNow = state.timers.idleTimeout();
-            long deadline = expires == null ? 0 : expires.getEpochSecond() + 1;
-            return state.executor.setTimers(
-                    Long.parseLong(backstopDeadline(deadline)),
-                    Long.parseLong(backstopIdle(idleNow)),
-                    expires == null ? 0 : expires.toEpochMilli(),
-                    idleNow == null ? 0 : idleNow.toMillis());
-        });
-    }
-
-    private static String backstopDeadline(long deadlineEpochSeconds) {
-        return Long.toString(deadlineEpochSeconds > 0 ? deadlineEpochSeconds + LIFETIME_GRACE_SECONDS : 0);
-    }
-
-    private static String backstopIdle(Duration idle) {
-        return Long.toString(idle == null ? 0 : seconds(idle) + IDLE_GRACE_SECONDS);
-    }
-
-    /** The deadline (epoch millis) and idle timeout (millis) a container was created with; 0 for none. */
-    private static long[] labelTimers(Map<String, String> labels) {
-        long[] out = new long[2];
-        try {
-            out[0] = Long.parseLong(labels.getOrDefault(DockerControl.EXPIRES_LABEL, "never")) * 1000;
-        } catch (NumberFormatException e) {
-            out[0] = 0;
-        }
-        try {
-            out[1] = Long.parseLong(labels.getOrDefault(DockerControl.IDLE_LABEL, "none")) * 1000;
-        } catch (NumberFormatException e) {
-            out[1] = 0;
-        }
-        return out;
-    }
-
-    Mono<Void> destroy(DockerSessionState state) {
-        return destroy(state, SessionEndReason.DESTROYED);
-    }
-
-    private Mono<Void> destroy(DockerSessionState state, SessionEndReason reason) {
-        // marked at once, so an attach right after a destroy was started (not finished) finds nothing
-        state.destroying(true);
-        if (reason != SessionEndReason.DESTROYED) {
-            // a timer ended it: say why at once, or a call during the removal sees only a stopped container
-            state.markEnded(reason);
-        }
-        return blocking(() -> {
-                    control.removeContainer(state.containerId, "session " + state.id);
-                    state.markEnded(reason);
-                    sessions.remove(state.id, state);
-                    LOG.debug("destroyed docker session {}", state.id);
-                    return Boolean.TRUE;
-                })
-                .doOnError(e -> state.destroying(false))
-                .then();
+        return sweeper.sweep();
     }
 
     /**
@@ -602,54 +313,7 @@ public final class DockerSandboxProvider implements SandboxProvider {
      */
     @Override
     public void close() {
-        if (closed.compareAndSet(false, true)) {
-            if (sweeper != null) {
-                sweeper.dispose();
-            }
-            for (DockerSessionState state : sessions.values()) {
-                state.timers.stop(); // the containers' keep-alives take over
-                state.runner.killAll();
-            }
-            sessions.clear();
-            try {
-                data.close();
-            } finally {
-                control.close();
-            }
-        }
-    }
-
-    private void ensureOpen() {
-        if (closed.get()) {
-            throw new IllegalStateException("the docker provider is closed");
-        }
-    }
-
-    private static <T> Mono<T> blocking(Callable<T> call) {
-        return Mono.fromCallable(call).subscribeOn(Schedulers.boundedElastic());
-    }
-
-    private static long seconds(Duration d) {
-        if (d == null) {
-            return 0;
-        }
-        long s = d.getSeconds() + (d.getNano() > 0 ? 1 : 0);
-        return Math.max(1, s);
-    }
-
-    private static Instant createdAt(Container c) {
-        return c.getCreated() == null ? Instant.EPOCH : Instant.ofEpochSecond(c.getCreated());
-    }
-
-    private static Map<String, String> userLabels(Map<String, String> labels) {
-        Map<String, String> out = new LinkedHashMap<>();
-        if (labels != null) {
-            labels.forEach((k, v) -> {
-                if (!k.startsWith(DockerControl.INTERNAL_PREFIX)) {
-                    out.put(k, v);
-                }
-            });
-        }
-        return out;
+        sweeper.close();
+        sessions.close();
     }
 }

@@ -1,4 +1,4 @@
-package dev.sandbox.docker;
+package dev.sandbox.implementation.docker;
 
 import dev.sandbox.ExecOptions;
 import dev.sandbox.FileEvent;
@@ -6,10 +6,6 @@ import dev.sandbox.FileInfo;
 import dev.sandbox.FileOperationException;
 import dev.sandbox.InvalidArgumentException;
 import dev.sandbox.SandboxFiles;
-import dev.sandbox.implementation.docker.ContainerArchive;
-import dev.sandbox.implementation.docker.ContainerExecutor;
-import dev.sandbox.implementation.docker.HostBuffers;
-import dev.sandbox.implementation.docker.TarStream;
 import dev.sandbox.implementation.files.LocalFileIo;
 import dev.sandbox.implementation.process.RawEvent;
 import dev.sandbox.implementation.process.SpawnedProcess;

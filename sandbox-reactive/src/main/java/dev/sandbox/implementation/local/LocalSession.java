@@ -1,4 +1,4 @@
-package dev.sandbox.local;
+package dev.sandbox.implementation.local;
 
 import dev.sandbox.ExecOptions;
 import dev.sandbox.SandboxFiles;
@@ -13,13 +13,18 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 
-/** A handle to a local session. */
-final class LocalSession extends RunnerSession {
+/** A handle to a local session. Internal: not part of the public API. */
+public final class LocalSession extends RunnerSession {
     private final LocalSessionState state;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final LocalFiles files;
 
-    LocalSession(LocalSessionState state) {
+    /**
+     * A new handle.
+     *
+     * @param state the session
+     */
+    public LocalSession(LocalSessionState state) {
         super(state.id, state.runner);
         this.state = state;
         this.files = state.files(this::check);

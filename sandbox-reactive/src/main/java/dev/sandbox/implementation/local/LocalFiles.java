@@ -1,4 +1,4 @@
-package dev.sandbox.local;
+package dev.sandbox.implementation.local;
 
 import dev.sandbox.FileEvent;
 import dev.sandbox.FileInfo;

@@ -1,4 +1,4 @@
-package dev.sandbox.local;
+package dev.sandbox.implementation.local;
 
 import dev.sandbox.BackendException;
 import dev.sandbox.ExecOptions;
@@ -12,6 +12,7 @@ import dev.sandbox.implementation.process.ProcessLauncher;
 import dev.sandbox.implementation.process.ProcessSpec;
 import dev.sandbox.implementation.process.SpawnedProcess;
 import dev.sandbox.implementation.session.SessionTimers;
+import dev.sandbox.local.LocalSandboxProvider;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -24,13 +25,17 @@ import java.util.Map;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
 
-/** One local session, shared by every handle attached to it. */
-final class LocalSessionState {
-    final String id;
+/** One local session, shared by every handle attached to it. Internal: not part of the public API. */
+public final class LocalSessionState {
+    /** The session's id. */
+    public final String id;
+
     final Path workdir;
     final boolean ownsWorkdir;
     final Map<String, String> env;
-    final Map<String, String> labels;
+    /** The session's labels. */
+    public final Map<String, String> labels;
+
     final Instant createdAt = Instant.now();
     final ExecRunner runner = new ExecRunner();
     final PathPolicy paths;
@@ -42,10 +47,24 @@ final class LocalSessionState {
     /** Set while {@link #destroy} kills the processes, so that a caller who sees them die also sees why. */
     private volatile SessionEndReason ending;
 
-    final SessionTimers timers;
+    /** Lifetime and idle timeout. */
+    public final SessionTimers timers;
+
     private final Object destroyLock = new Object();
 
-    LocalSessionState(
+    /**
+     * The state of a new session.
+     *
+     * @param id the session's id
+     * @param workdir its workdir, as a real path
+     * @param ownsWorkdir whether destroying the session deletes the workdir
+     * @param env the environment every command starts with
+     * @param labels its labels
+     * @param launcher starts its processes
+     * @param watcher the provider's file watcher
+     * @param onEnd called once the session has ended
+     */
+    public LocalSessionState(
             String id,
             Path workdir,
             boolean ownsWorkdir,
@@ -70,7 +89,12 @@ final class LocalSessionState {
         return endReason != null;
     }
 
-    SessionEndReason endReason() {
+    /**
+     * Why the session ended, or is ending right now.
+     *
+     * @return the reason, or {@code null} while it runs
+     */
+    public SessionEndReason endReason() {
         SessionEndReason ended = endReason;
         return ended != null ? ended : ending;
     }
@@ -83,7 +107,12 @@ final class LocalSessionState {
         return new LocalFiles(paths, guard, watcher);
     }
 
-    SessionInfo info() {
+    /**
+     * The session as {@link dev.sandbox.SandboxProvider#list} shows it.
+     *
+     * @return its info
+     */
+    public SessionInfo info() {
         return new SessionInfo(id, LocalSandboxProvider.NAME, labels, createdAt);
     }
 
@@ -153,8 +182,10 @@ final class LocalSessionState {
     /**
      * Kills every process and deletes the workdir if the session made it. Blocking. When deleting fails the session
      * stays usable so the call can be retried.
+     *
+     * @param reason why it ends
      */
-    void destroy(SessionEndReason reason) {
+    public void destroy(SessionEndReason reason) {
         // a lock of its own: deleting a large workdir must not hold up the timer and status, which take 'this'
         synchronized (destroyLock) {
             if (endReason != null) {

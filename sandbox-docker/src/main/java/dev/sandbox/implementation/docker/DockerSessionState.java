@@ -1,8 +1,8 @@
-package dev.sandbox.docker;
+package dev.sandbox.implementation.docker;
 
 import dev.sandbox.SessionEndReason;
 import dev.sandbox.SessionInfo;
-import dev.sandbox.implementation.docker.ContainerExecutor;
+import dev.sandbox.docker.DockerSandboxProvider;
 import dev.sandbox.implementation.exec.ExecRunner;
 import dev.sandbox.implementation.session.SessionTimers;
 import java.time.Instant;

@@ -1,4 +1,4 @@
-package dev.sandbox.local;
+package dev.sandbox.implementation.local;
 
 import dev.sandbox.BackendException;
 import dev.sandbox.FileEvent;
@@ -25,9 +25,9 @@ import reactor.core.scheduler.Schedulers;
 /**
  * One {@link WatchService} for all watches of a provider, and one daemon thread that dispatches its events to the
  * subscribers of each watched directory. Each subscriber has a bounded queue; past it, events are replaced by one
- * {@link FileEvent.Kind#OVERFLOW}.
+ * {@link FileEvent.Kind#OVERFLOW}. Internal: not part of the public API.
  */
-final class LocalWatcher implements AutoCloseable {
+public final class LocalWatcher implements AutoCloseable {
     static final int MAX_QUEUED = 1024;
 
     private final Map<WatchKey, Set<Subscription>> byKey = new HashMap<>(); // guarded by this

@@ -1,10 +1,11 @@
-package dev.sandbox.docker;
+package dev.sandbox.implementation.docker;
 
 import dev.sandbox.ExecOptions;
 import dev.sandbox.SandboxFiles;
 import dev.sandbox.SessionClosedException;
 import dev.sandbox.SessionEndReason;
 import dev.sandbox.SessionStatus;
+import dev.sandbox.docker.DockerSandboxProvider;
 import dev.sandbox.implementation.Version;
 import dev.sandbox.implementation.process.SpawnedProcess;
 import dev.sandbox.implementation.session.RunnerSession;
@@ -16,16 +17,16 @@ import reactor.core.publisher.Mono;
 
 /** A handle to a Docker session. */
 final class DockerSession extends RunnerSession {
-    private final DockerSandboxProvider provider;
+    private final DockerSessions sessions;
     private final DockerSessionState state;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final SandboxFiles files;
 
-    DockerSession(DockerSandboxProvider provider, DockerSessionState state) {
+    DockerSession(DockerSessions sessions, DockerSessionState state) {
         super(state.id, state.runner);
-        this.provider = provider;
+        this.sessions = sessions;
         this.state = state;
-        this.files = provider.files(state, this::check);
+        this.files = new DockerFiles(state, this::check);
     }
 
     @Override
@@ -48,7 +49,7 @@ final class DockerSession extends RunnerSession {
         if (ended != null) {
             throw new SessionClosedException(state.id, ended);
         }
-        if (provider.isClosed()) {
+        if (sessions.isClosed()) {
             throw new SessionClosedException(state.id, SessionEndReason.PROVIDER_CLOSED);
         }
     }
@@ -73,7 +74,7 @@ final class DockerSession extends RunnerSession {
         return Mono.defer(() -> {
             check();
             positive("lifetime", fromNow);
-            return provider.setTimers(state, fromNow, null);
+            return DockerTimers.setTimers(state, fromNow, null);
         });
     }
 
@@ -82,7 +83,7 @@ final class DockerSession extends RunnerSession {
         return Mono.defer(() -> {
             check();
             positive("idleTimeout", idleTimeout);
-            return provider.setTimers(state, null, idleTimeout);
+            return DockerTimers.setTimers(state, null, idleTimeout);
         });
     }
 
@@ -123,7 +124,7 @@ final class DockerSession extends RunnerSession {
                 closed.set(true);
                 return Mono.empty(); // idempotent: this handle or its session already ended
             }
-            return provider.destroy(state).doOnSuccess(x -> closed.set(true));
+            return sessions.destroy(state).doOnSuccess(x -> closed.set(true));
         });
     }
 

@@ -1,0 +1,302 @@
+package dev.sandbox.implementation.docker;
+
+import static dev.sandbox.implementation.docker.DockerTimers.backstopDeadline;
+import static dev.sandbox.implementation.docker.DockerTimers.backstopIdle;
+import static dev.sandbox.implementation.docker.DockerTimers.labelTimers;
+import static dev.sandbox.implementation.docker.DockerTimers.seconds;
+
+import com.github.dockerjava.api.command.InspectContainerResponse;
+import com.github.dockerjava.api.model.Container;
+import dev.sandbox.InvalidArgumentException;
+import dev.sandbox.SandboxSession;
+import dev.sandbox.SessionEndReason;
+import dev.sandbox.SessionInfo;
+import dev.sandbox.SessionNotFoundException;
+import dev.sandbox.SessionOptions;
+import dev.sandbox.SessionTerminatedException;
+import dev.sandbox.docker.DockerSandboxProvider;
+import dev.sandbox.docker.DockerSettings;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Predicate;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * The sessions of one Docker provider: creates session containers, attaches to and lists them, destroys them, and
+ * keeps the state of every session this provider handed out, shared by all its handles. It owns the provider's
+ * connections to the daemon and closes them. Internal: not part of the public API.
+ */
+public final class DockerSessions implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(DockerSessions.class);
+
+    private final DockerControl control;
+    private final DockerDataPlane data;
+    private final Map<String, DockerSessionState> sessions = new ConcurrentHashMap<>();
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    /**
+     * A registry with no sessions yet.
+     *
+     * @param control the daemon's control plane; closed by {@link #close()}
+     * @param data the daemon's data plane; closed by {@link #close()}
+     */
+    public DockerSessions(DockerControl control, DockerDataPlane data) {
+        this.control = control;
+        this.data = data;
+    }
+
+    boolean isClosed() {
+        return closed.get();
+    }
+
+    /**
+     * Creates a session container and its state.
+     *
+     * @param options workdir, environment, secrets and labels
+     * @param settings image, limits, network, runtime, lifetime
+     * @return the new session
+     */
+    public Mono<SandboxSession> create(SessionOptions options, DockerSettings settings) {
+        return Mono.defer(() -> {
+            ensureOpen();
+            options.validate();
+            settings.validate();
+            for (String key : options.labels().keySet()) {
+                if (key.startsWith(DockerControl.INTERNAL_PREFIX)) {
+                    throw new InvalidArgumentException(
+                            "labels",
+                            "labels may not start with '" + DockerControl.INTERNAL_PREFIX + "', got '" + key + "'");
+                }
+            }
+            String id = "docker-"
+                    + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong());
+            Duration lifetime = options.lifetime().orElse(null);
+            Duration idle = options.idleTimeout().orElse(null);
+            Instant now = Instant.now();
+            long deadline = lifetime == null ? 0 : now.plus(lifetime).getEpochSecond() + 1;
+            Map<String, String> labels = new LinkedHashMap<>(options.labels());
+            labels.put(DockerControl.SESSION_LABEL, id);
+            // always set: a container made from a snapshot would otherwise inherit the snapshotted session's values
+            labels.put(DockerControl.EXPIRES_LABEL, deadline > 0 ? Long.toString(deadline) : "never");
+            labels.put(DockerControl.IDLE_LABEL, idle != null ? Long.toString(seconds(idle)) : "none");
+            List<String> env = new ArrayList<>();
+            options.env().forEach((k, v) -> env.add(k + "=" + v));
+            DockerControl.ContainerSpec spec = new DockerControl.ContainerSpec(
+                    id,
+                    settings.image(),
+                    List.of("/bin/sh", "-c", ContainerExecutor.KEEP_ALIVE, "dev.sandbox-keepalive"),
+                    List.of(backstopDeadline(deadline), backstopIdle(idle)),
+                    env,
+                    labels,
+                    options.workdir().orElse(settings.workdir().orElse(null)),
+                    settings.user().orElse(null),
+                    settings.cpuLimit().isPresent()
+                            ? Math.round(settings.cpuLimit().getAsDouble() * 1e9)
+                            : null,
+                    settings.memoryLimit().isPresent() ? settings.memoryLimit().getAsLong() : null,
+                    settings.pidsLimit().isPresent() ? settings.pidsLimit().getAsLong() : null,
+                    settings.network().dockerName(),
+                    settings.runtime().dockerName());
+            return blocking(() -> {
+                Map<String, String> imageLabels = control.ensureImage(
+                        settings.image(), settings.pullPolicy().name());
+                String containerId = control.createAndStart(spec);
+                Map<String, String> visible = new LinkedHashMap<>(userLabels(imageLabels));
+                visible.putAll(options.labels());
+                ContainerExecutor executor = new ContainerExecutor(
+                        control, data, id, containerId, settings.memoryLimit().isPresent(), 0);
+                DockerSessionState state = newState(id, containerId, visible, now, options.secrets(), executor);
+                state.timers.setLifetime(lifetime);
+                state.timers.setIdleTimeout(idle);
+                sessions.put(id, state);
+                LOG.debug("created docker session {} (container {}) with {}", id, containerId, settings);
+                return (SandboxSession) new DockerSession(this, state);
+            });
+        });
+    }
+
+    /**
+     * A handle to a running session container, whichever client created it.
+     *
+     * @param sessionId the session's id
+     * @return the handle, or {@link SessionNotFoundException}
+     */
+    public Mono<SandboxSession> attach(String sessionId) {
+        return Mono.defer(() -> {
+            ensureOpen();
+            Objects.requireNonNull(sessionId, "sessionId");
+            DockerSessionState ending = sessions.get(sessionId);
+            if (ending != null && ending.ending()) {
+                return Mono.error(new SessionNotFoundException(sessionId));
+            }
+            return blocking(() -> {
+                        List<Container> found =
+                                control.listSessions(Map.of(DockerControl.SESSION_LABEL, sessionId), false);
+                        if (found.isEmpty()) {
+                            throw new SessionNotFoundException(sessionId);
+                        }
+                        return found.get(0);
+                    })
+                    .flatMap(container -> {
+                        DockerSessionState known = sessions.get(sessionId);
+                        if (known != null && !known.destroyed() && known.containerId.equals(container.getId())) {
+                            return Mono.just((SandboxSession) new DockerSession(this, known));
+                        }
+                        return blocking(() -> control.inspectContainer(container.getId()))
+                                .flatMap(inspect -> adopt(sessionId, container, inspect));
+                    });
+        });
+    }
+
+    /** Makes state for a session this provider did not create; reads its OOM count when it has a memory limit. */
+    private Mono<SandboxSession> adopt(String sessionId, Container container, InspectContainerResponse inspect) {
+        Long memory =
+                inspect.getHostConfig() == null ? null : inspect.getHostConfig().getMemory();
+        boolean limited = memory != null && memory > 0;
+        ContainerExecutor executor = new ContainerExecutor(control, data, sessionId, container.getId(), limited, 0);
+        // a counter that cannot be read now (its helper did not run) counts from zero
+        Mono<Long> baseline = limited
+                ? executor.readOomKills()
+                        .onErrorResume(e -> !(e instanceof SessionTerminatedException), e -> Mono.just(0L))
+                : Mono.just(0L);
+        return baseline.zipWith(executor.readTimers()).map(found -> {
+            executor.oomKillsSeen(found.getT1());
+            DockerSessionState state = newState(
+                    sessionId,
+                    container.getId(),
+                    userLabels(container.getLabels()),
+                    createdAt(container),
+                    Map.of(),
+                    executor);
+            // the timers file holds what setLifetime/setIdleTimeout last asked for; the labels what create asked for
+            long[] timers = found.getT2().length == 2 ? found.getT2() : labelTimers(container.getLabels());
+            state.timers.setLifetime(
+                    timers[0] > 0 ? Duration.ofMillis(Math.max(1, timers[0] - System.currentTimeMillis())) : null);
+            state.timers.setIdleTimeout(timers[1] > 0 ? Duration.ofMillis(timers[1]) : null);
+            DockerSessionState existing = sessions.putIfAbsent(sessionId, state);
+            return new DockerSession(this, existing != null && !existing.destroyed() ? existing : state);
+        });
+    }
+
+    /**
+     * The running session containers on the daemon, whichever client created them.
+     *
+     * @param labels labels the sessions must all carry
+     * @return one info per session
+     */
+    public Flux<SessionInfo> list(Map<String, String> labels) {
+        return Mono.defer(() -> {
+                    ensureOpen();
+                    Map<String, String> filter = Map.copyOf(labels);
+                    return blocking(() -> control.listSessions(filter, false));
+                })
+                .flatMapIterable(containers -> containers)
+                .map(c -> new SessionInfo(
+                        c.getLabels().get(DockerControl.SESSION_LABEL),
+                        DockerSandboxProvider.NAME,
+                        userLabels(c.getLabels()),
+                        createdAt(c)));
+    }
+
+    private DockerSessionState newState(
+            String id,
+            String containerId,
+            Map<String, String> labels,
+            Instant createdAt,
+            Map<String, String> secrets,
+            ContainerExecutor executor) {
+        DockerSessionState[] self = new DockerSessionState[1];
+        self[0] = new DockerSessionState(id, containerId, labels, createdAt, secrets, executor, reason -> {
+            LOG.debug("docker session {} ends: {}", id, reason);
+            destroy(self[0], reason).block(Duration.ofMinutes(1));
+        });
+        return self[0];
+    }
+
+    /** Forgets the sessions that match, such as those whose containers are gone; their handles fail from now on. */
+    void forget(Predicate<DockerSessionState> gone) {
+        sessions.values().removeIf(gone);
+    }
+
+    Mono<Void> destroy(DockerSessionState state) {
+        return destroy(state, SessionEndReason.DESTROYED);
+    }
+
+    private Mono<Void> destroy(DockerSessionState state, SessionEndReason reason) {
+        // marked at once, so an attach right after a destroy was started (not finished) finds nothing
+        state.destroying(true);
+        if (reason != SessionEndReason.DESTROYED) {
+            // a timer ended it: say why at once, or a call during the removal sees only a stopped container
+            state.markEnded(reason);
+        }
+        return blocking(() -> {
+                    control.removeContainer(state.containerId, "session " + state.id);
+                    state.markEnded(reason);
+                    sessions.remove(state.id, state);
+                    LOG.debug("destroyed docker session {}", state.id);
+                    return Boolean.TRUE;
+                })
+                .doOnError(e -> state.destroying(false))
+                .then();
+    }
+
+    /**
+     * Stops enforcing the sessions' timers (the containers' keep-alives take over), kills this client's commands,
+     * forgets every session and closes the connections. The containers keep running.
+     */
+    @Override
+    public void close() {
+        if (closed.compareAndSet(false, true)) {
+            for (DockerSessionState state : sessions.values()) {
+                state.timers.stop(); // the containers' keep-alives take over
+                state.runner.killAll();
+            }
+            sessions.clear();
+            try {
+                data.close();
+            } finally {
+                control.close();
+            }
+        }
+    }
+
+    void ensureOpen() {
+        if (closed.get()) {
+            throw new IllegalStateException("the docker provider is closed");
+        }
+    }
+
+    static <T> Mono<T> blocking(Callable<T> call) {
+        return Mono.fromCallable(call).subscribeOn(Schedulers.boundedElastic());
+    }
+
+    private static Instant createdAt(Container c) {
+        return c.getCreated() == null ? Instant.EPOCH : Instant.ofEpochSecond(c.getCreated());
+    }
+
+    private static Map<String, String> userLabels(Map<String, String> labels) {
+        Map<String, String> out = new LinkedHashMap<>();
+        if (labels != null) {
+            labels.forEach((k, v) -> {
+                if (!k.startsWith(DockerControl.INTERNAL_PREFIX)) {
+                    out.put(k, v);
+                }
+            });
+        }
+        return out;
+    }
+}

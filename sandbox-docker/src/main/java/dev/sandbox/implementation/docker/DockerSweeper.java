@@ -1,0 +1,86 @@
+package dev.sandbox.implementation.docker;
+
+import static dev.sandbox.implementation.docker.DockerSessions.blocking;
+
+import com.github.dockerjava.api.model.Container;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * The sweeper: removes the session containers on the daemon that are past their lifetime, have stopped, or were never
+ * started, periodically and on demand, and makes the provider forget the sessions whose containers are gone.
+ * Internal: not part of the public API.
+ */
+public final class DockerSweeper implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(DockerSweeper.class);
+
+    private final DockerControl control;
+    private final DockerSessions sessions;
+    private final Disposable sweeper;
+
+    /**
+     * Starts sweeping.
+     *
+     * @param control the daemon's control plane
+     * @param sessions the provider's sessions
+     * @param sweepInterval how often to sweep, or {@code null} to sweep only on demand
+     */
+    public DockerSweeper(DockerControl control, DockerSessions sessions, Duration sweepInterval) {
+        this.control = control;
+        this.sessions = sessions;
+        this.sweeper = sweepInterval == null
+                ? null
+                : Flux.interval(sweepInterval, sweepInterval)
+                        .onBackpressureDrop()
+                        .concatMap(
+                                tick -> sweep().onErrorResume(e -> {
+                                    LOG.debug("sweep failed: {}", e.toString());
+                                    return Mono.empty();
+                                }),
+                                1)
+                        .subscribe();
+    }
+
+    /**
+     * Sweeps once.
+     *
+     * @return the ids of the sessions removed
+     */
+    public Mono<List<String>> sweep() {
+        return Mono.defer(() -> {
+            sessions.ensureOpen();
+            return blocking(() -> {
+                List<String> removed = control.sweep(Instant.now().getEpochSecond());
+                // forget sessions whose containers are gone (swept, expired, removed from outside); their handles
+                // answer with SessionTerminatedException from now on
+                long listedAt = System.nanoTime();
+                Set<String> alive = new HashSet<>();
+                for (Container c : control.listSessions(Map.of(), true)) {
+                    alive.add(c.getLabels().get(DockerControl.SESSION_LABEL));
+                }
+                sessions.forget(s -> !alive.contains(s.id) && s.registeredNanos - listedAt < 0);
+                if (!removed.isEmpty()) {
+                    LOG.info("swept expired docker sessions {}", removed);
+                }
+                return List.copyOf(removed);
+            });
+        });
+    }
+
+    /** Stops the periodic sweeping; a sweep under way finishes. */
+    @Override
+    public void close() {
+        if (sweeper != null) {
+            sweeper.dispose();
+        }
+    }
+}

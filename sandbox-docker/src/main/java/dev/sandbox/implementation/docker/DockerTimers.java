@@ -1,0 +1,76 @@
+package dev.sandbox.implementation.docker;
+
+import dev.sandbox.docker.DockerSandboxProvider;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import reactor.core.publisher.Mono;
+
+/**
+ * A Docker session's lifetime and idle timeout on both sides: as this client enforces them (the session's {@link
+ * dev.sandbox.implementation.session.SessionTimers}) and as the container's keep-alive enforces them when no client is
+ * left (its arguments, labels and timers file), with the grace the keep-alive adds.
+ */
+final class DockerTimers {
+    private DockerTimers() {}
+
+    /**
+     * Changes a session's lifetime and idle timeout: here, and in the container for its keep-alive.
+     *
+     * @param state the session
+     * @param lifetime the new lifetime from now, or unchanged when {@code null}
+     * @param idle the new idle timeout, or unchanged when {@code null}
+     * @return completes when the container knows
+     */
+    static Mono<Void> setTimers(DockerSessionState state, Duration lifetime, Duration idle) {
+        return Mono.defer(() -> {
+            if (lifetime != null) {
+                state.timers.setLifetime(lifetime);
+            }
+            if (idle != null) {
+                state.timers.setIdleTimeout(idle);
+            }
+            Instant expires = state.timers.expiresAt();
+            Duration idleNow = state.timers.idleTimeout();
+            long deadline = expires == null ? 0 : expires.getEpochSecond() + 1;
+            return state.executor.setTimers(
+                    Long.parseLong(backstopDeadline(deadline)),
+                    Long.parseLong(backstopIdle(idleNow)),
+                    expires == null ? 0 : expires.toEpochMilli(),
+                    idleNow == null ? 0 : idleNow.toMillis());
+        });
+    }
+
+    static String backstopDeadline(long deadlineEpochSeconds) {
+        return Long.toString(
+                deadlineEpochSeconds > 0 ? deadlineEpochSeconds + DockerSandboxProvider.LIFETIME_GRACE_SECONDS : 0);
+    }
+
+    static String backstopIdle(Duration idle) {
+        return Long.toString(idle == null ? 0 : seconds(idle) + DockerSandboxProvider.IDLE_GRACE_SECONDS);
+    }
+
+    /** The deadline (epoch millis) and idle timeout (millis) a container was created with; 0 for none. */
+    static long[] labelTimers(Map<String, String> labels) {
+        long[] out = new long[2];
+        try {
+            out[0] = Long.parseLong(labels.getOrDefault(DockerControl.EXPIRES_LABEL, "never")) * 1000;
+        } catch (NumberFormatException e) {
+            out[0] = 0;
+        }
+        try {
+            out[1] = Long.parseLong(labels.getOrDefault(DockerControl.IDLE_LABEL, "none")) * 1000;
+        } catch (NumberFormatException e) {
+            out[1] = 0;
+        }
+        return out;
+    }
+
+    static long seconds(Duration d) {
+        if (d == null) {
+            return 0;
+        }
+        long s = d.getSeconds() + (d.getNano() > 0 ? 1 : 0);
+        return Math.max(1, s);
+    }
+}
