@@ -34,6 +34,9 @@ public final class LocalWatcher implements AutoCloseable {
     private WatchService service; // guarded by this
     private Thread dispatcher; // guarded by this
 
+    /** A watcher with no watch yet; its service and thread start with the first watch. */
+    public LocalWatcher() {}
+
     Flux<FileEvent> watch(Path dir, String shownPath) {
         return Flux.create(sink -> {
             Subscription sub = new Subscription(sink, dir);
