@@ -11,6 +11,7 @@ import dev.sandbox.SessionInfo;
 import dev.sandbox.SessionNotFoundException;
 import dev.sandbox.SessionOptions;
 import dev.sandbox.SessionTerminatedException;
+import dev.sandbox.implementation.ProviderCloser;
 import dev.sandbox.implementation.docker.ContainerExecutor;
 import dev.sandbox.implementation.docker.DockerControl;
 import dev.sandbox.implementation.docker.DockerDataPlane;
@@ -27,7 +28,6 @@ import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.Disposable;
@@ -105,11 +105,14 @@ public final class DockerSandboxProvider implements SandboxProvider {
      */
     public static final int IDLE_GRACE_SECONDS = 10;
 
+    /** How long {@link #close()} waits for the connections to close. */
+    private static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(30);
+
     private final DockerSettings defaults;
     private final DockerControl control;
     private final DockerDataPlane data;
     private final Map<String, DockerSessionState> sessions = new ConcurrentHashMap<>();
-    private final AtomicBoolean closed = new AtomicBoolean();
+    private final ProviderCloser closer = new ProviderCloser(NAME, this::release);
     private final Disposable sweeper;
 
     private DockerSandboxProvider(Builder b) {
@@ -246,7 +249,7 @@ public final class DockerSandboxProvider implements SandboxProvider {
     }
 
     boolean isClosed() {
-        return closed.get();
+        return closer.isClosed();
     }
 
     /**
@@ -596,33 +599,43 @@ public final class DockerSandboxProvider implements SandboxProvider {
     }
 
     /**
-     * Releases the provider's connections and stops its sweeper. Sessions keep running: attach to them from another
-     * provider, or destroy them first. Handles from this provider fail with {@link dev.sandbox.SessionClosedException}
-     * afterwards. Blocks briefly while connections close.
+     * Releases the provider's connections and stops its sweeper, waiting up to 30 seconds; see {@link #closeAsync()}.
      */
     @Override
     public void close() {
-        if (closed.compareAndSet(false, true)) {
-            if (sweeper != null) {
-                sweeper.dispose();
-            }
-            for (DockerSessionState state : sessions.values()) {
-                state.timers.stop(); // the containers' keep-alives take over
-                state.runner.killAll();
-            }
-            sessions.clear();
-            try {
-                data.close();
-            } finally {
-                control.close();
-            }
+        closer.close(CLOSE_TIMEOUT);
+    }
+
+    /**
+     * Releases the provider without blocking the subscribing thread: stops the sweeper and the session timers, stops
+     * the commands its handles started, shuts the exec streams' event loops down, and closes the docker-java client
+     * (on {@link Schedulers#boundedElastic()}). Sessions keep running: attach to them from another provider, or
+     * destroy them first; the containers' keep-alives enforce their lifetimes from now on. Handles from this provider
+     * fail with {@link dev.sandbox.SessionClosedException} afterwards, and the provider refuses new work with {@link
+     * dev.sandbox.ProviderClosedException}.
+     *
+     * @return completes once the connections are closed
+     */
+    @Override
+    public Mono<Void> closeAsync() {
+        return closer.closeAsync();
+    }
+
+    private Mono<Void> release() {
+        if (sweeper != null) {
+            sweeper.dispose();
         }
+        for (DockerSessionState state : sessions.values()) {
+            state.timers.stop(); // the containers' keep-alives take over
+            state.runner.killAll();
+        }
+        sessions.clear();
+        return Mono.whenDelayError(
+                data.closeAsync(), Mono.fromRunnable(control::close).subscribeOn(Schedulers.boundedElastic()));
     }
 
     private void ensureOpen() {
-        if (closed.get()) {
-            throw new IllegalStateException("the docker provider is closed");
-        }
+        closer.ensureOpen();
     }
 
     private static <T> Mono<T> blocking(Callable<T> call) {
