@@ -4,6 +4,10 @@ package dev.sandbox;
  * A command could not be started: the program was not found or not executable, or the working directory does not
  * exist. A command that starts and then fails is not an error; it ends with its exit code.
  *
+ * <p>Those causes are lasting ({@link #isRetryable()} is {@code false}); a start that failed because the host was
+ * short of processes, memory or file descriptors ({@code EAGAIN}, {@code ENOMEM}, {@code EMFILE}, {@code ENFILE})
+ * is retryable.
+ *
  * <pre>{@code
  * session.run(ExecOptions.of("no-such-program"))
  *     .onErrorResume(ProcessLaunchException.class, e -> Mono.just(notInstalled(e.getMessage())));
@@ -20,5 +24,16 @@ public class ProcessLaunchException extends BackendException {
      */
     public ProcessLaunchException(String message, Throwable cause) {
         super(message, cause);
+    }
+
+    /**
+     * Creates the exception, saying whether retrying can help.
+     *
+     * @param message what could not be started and why
+     * @param cause the original error, or {@code null}
+     * @param retryable whether the start failed for a passing shortage rather than for the program or directory
+     */
+    public ProcessLaunchException(String message, Throwable cause, boolean retryable) {
+        super(message, cause, retryable);
     }
 }

@@ -5,6 +5,7 @@ import java.util.function.Function;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 
 /**
  * Creates and finds sandbox sessions of one kind: local processes, Docker containers, or sessions on a remote
@@ -76,8 +77,34 @@ public interface SandboxProvider extends AutoCloseable {
     }
 
     /**
-     * Releases the provider. Providers whose sessions live in this JVM (the local provider) destroy them here.
+     * Releases the provider and waits until it is released. Providers whose sessions live in this JVM (the local
+     * provider) destroy them here. Idempotent. Each provider bounds the wait (a {@link SandboxTimeoutException} when
+     * it runs out; the release goes on in the background). On a Reactor non-blocking thread, where waiting is not
+     * allowed, it starts the release and returns at once: use {@link #closeAsync()} there to know when it is done.
+     * After close, {@link #create}, {@link #attach} and {@link #list} fail with {@link ProviderClosedException}.
      */
     @Override
     void close();
+
+    /**
+     * Releases the provider without blocking the calling thread: the same release as {@link #close()}, started when
+     * the returned {@code Mono} is subscribed and completing when it is done. Idempotent: every subscription, to this
+     * or to a later call, completes (or fails) with the first release; cancelling a subscription does not stop it.
+     * From the start of the release, the provider refuses new work with {@link ProviderClosedException}.
+     *
+     * <pre>{@code
+     * // in a WebFlux application's shutdown hook, or anywhere on an event loop
+     * provider.closeAsync()
+     *     .timeout(Duration.ofSeconds(30))
+     *     .subscribe(null, e -> log.warn("provider did not close cleanly", e));
+     * }</pre>
+     *
+     * <p>The default runs {@link #close()} on {@link Schedulers#boundedElastic()}; the SDK's providers release
+     * without holding a thread where they can.
+     *
+     * @return completes once the provider's resources are released
+     */
+    default Mono<Void> closeAsync() {
+        return Mono.<Void>fromRunnable(this::close).subscribeOn(Schedulers.boundedElastic());
+    }
 }

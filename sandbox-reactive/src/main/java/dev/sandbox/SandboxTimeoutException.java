@@ -32,6 +32,17 @@ public class SandboxTimeoutException extends SandboxException {
     }
 
     /**
+     * Always {@code true}: the operation may finish in time when it is tried again (a slow daemon or server, a busy
+     * host). An operation that always takes longer than its limit fails the same way again; raise the limit instead.
+     *
+     * @return {@code true}
+     */
+    @Override
+    public boolean isRetryable() {
+        return true;
+    }
+
+    /**
      * The limit that was exceeded.
      *
      * @return the timeout

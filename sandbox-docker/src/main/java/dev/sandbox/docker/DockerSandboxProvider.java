@@ -92,6 +92,9 @@ public final class DockerSandboxProvider implements SandboxProvider {
     private final DockerSnapshots snapshots;
     private final DockerSweeper sweeper;
 
+    /** How long {@link #close()} waits for the connections to close. */
+    private static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(30);
+
     private DockerSandboxProvider(Builder b) {
         this.defaults = b.settings.validate();
         this.control = DockerControl.connect(b.dockerHost);
@@ -307,13 +310,33 @@ public final class DockerSandboxProvider implements SandboxProvider {
     }
 
     /**
-     * Releases the provider's connections and stops its sweeper. Sessions keep running: attach to them from another
-     * provider, or destroy them first. Handles from this provider fail with {@link dev.sandbox.SessionClosedException}
-     * afterwards. Blocks briefly while connections close.
+     * Releases the provider's connections and stops its sweeper, waiting up to 30 seconds; see {@link #closeAsync()}.
      */
     @Override
     public void close() {
         sweeper.close();
-        sessions.close();
+        sessions.close(CLOSE_TIMEOUT);
+    }
+
+    /**
+     * Releases the provider without blocking the subscribing thread: stops the sweeper and the session timers, stops
+     * the commands its handles started, shuts the exec streams' event loops down, and closes the docker-java client
+     * (on a bounded-elastic thread). Sessions keep running: attach to them from another provider, or destroy them
+     * first; the containers' keep-alives enforce their lifetimes from now on. Handles from this provider fail with
+     * {@link dev.sandbox.SessionClosedException} afterwards, and the provider refuses new work with {@link
+     * dev.sandbox.ProviderClosedException}.
+     *
+     * <pre>{@code
+     * docker.closeAsync().subscribe(); // from an event loop: nothing waits on this thread
+     * }</pre>
+     *
+     * @return completes once the connections are closed
+     */
+    @Override
+    public Mono<Void> closeAsync() {
+        return Mono.defer(() -> {
+            sweeper.close();
+            return sessions.closeAsync();
+        });
     }
 }

@@ -4,11 +4,11 @@ import dev.sandbox.BackendException;
 import dev.sandbox.InvalidArgumentException;
 import dev.sandbox.SandboxProvider;
 import dev.sandbox.SandboxSession;
-import dev.sandbox.SandboxStateException;
 import dev.sandbox.SessionEndReason;
 import dev.sandbox.SessionInfo;
 import dev.sandbox.SessionNotFoundException;
 import dev.sandbox.SessionOptions;
+import dev.sandbox.implementation.ProviderCloser;
 import dev.sandbox.implementation.local.LocalSession;
 import dev.sandbox.implementation.local.LocalSessionState;
 import dev.sandbox.implementation.local.LocalWatcher;
@@ -16,7 +16,9 @@ import dev.sandbox.implementation.process.ProcessLauncher;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
@@ -38,9 +40,9 @@ import reactor.core.scheduler.Schedulers;
  * directories), {@code HOME} (the workdir) and {@code LANG=C.UTF-8}, then the session's env and secrets, then the
  * command's env. Each command runs in its own process group, so a kill reaches its children too.
  *
- * <p>Sessions live as long as this provider: {@link #close()} destroys every session it still has. Each session
- * also ends by itself at the end of its lifetime ({@link SessionOptions#DEFAULT_LIFETIME} unless set) or after its
- * idle timeout.
+ * <p>Sessions live as long as this provider: {@link #close()} and {@link #closeAsync()} destroy every session it
+ * still has. Each session also ends by itself at the end of its lifetime ({@link SessionOptions#DEFAULT_LIFETIME}
+ * unless set) or after its idle timeout.
  *
  * <p>The files API of a local session is confined to its workdir: relative paths resolve against it, and a path that
  * leaves it (by {@code ..}, an absolute path elsewhere, or a symbolic link pointing out) is an {@link
@@ -62,11 +64,13 @@ public final class LocalSandboxProvider implements SandboxProvider {
 
     private static final Logger LOG = LoggerFactory.getLogger(LocalSandboxProvider.class);
     private static final AtomicBoolean WARNED = new AtomicBoolean();
+    /** How long {@link #close()} waits for the sessions' processes to die and their workdirs to be deleted. */
+    private static final Duration CLOSE_TIMEOUT = Duration.ofMinutes(2);
 
     private final ProcessLauncher launcher;
     private final Path tempRoot;
     private final Map<String, LocalSessionState> sessions = new ConcurrentHashMap<>();
-    private final AtomicBoolean closed = new AtomicBoolean();
+    private final ProviderCloser closer = new ProviderCloser(NAME, this::release);
     private final LocalWatcher watcher = new LocalWatcher();
 
     private LocalSandboxProvider(ProcessLauncher launcher, Path tempRoot) {
@@ -119,9 +123,7 @@ public final class LocalSandboxProvider implements SandboxProvider {
     @Override
     public Mono<SandboxSession> create(SessionOptions options) {
         return Mono.fromCallable(() -> {
-                    if (closed.get()) {
-                        throw new SandboxStateException("the local provider is closed");
-                    }
+                    closer.ensureOpen();
                     options.validate();
                     String id = "local-" + UUID.randomUUID();
                     Path workdir;
@@ -158,6 +160,10 @@ public final class LocalSandboxProvider implements SandboxProvider {
                             watcher,
                             s -> sessions.remove(s.id, s));
                     sessions.put(id, state);
+                    if (closer.isClosed()) { // closed while this one was being made: the close may not have seen it
+                        state.destroy(SessionEndReason.PROVIDER_CLOSED);
+                        closer.ensureOpen();
+                    }
                     state.timers.setLifetime(options.lifetime().orElse(null));
                     options.idleTimeout().ifPresent(state.timers::setIdleTimeout);
                     LOG.debug("created local session {} in {}", id, workdir);
@@ -169,6 +175,7 @@ public final class LocalSandboxProvider implements SandboxProvider {
     @Override
     public Mono<SandboxSession> attach(String sessionId) {
         return Mono.fromCallable(() -> {
+            closer.ensureOpen();
             LocalSessionState state = sessions.get(sessionId);
             if (state == null || state.endReason() != null) { // ended, or ending right now
                 throw new SessionNotFoundException(sessionId);
@@ -179,23 +186,45 @@ public final class LocalSandboxProvider implements SandboxProvider {
 
     @Override
     public Flux<SessionInfo> list(Map<String, String> labels) {
-        return Flux.defer(() -> Flux.fromIterable(sessions.values())
-                .filter(s -> s.endReason() == null && s.labels.entrySet().containsAll(labels.entrySet()))
-                .map(LocalSessionState::info));
+        return Flux.defer(() -> {
+            closer.ensureOpen();
+            return Flux.fromIterable(sessions.values())
+                    .filter(s -> s.endReason() == null && s.labels.entrySet().containsAll(labels.entrySet()))
+                    .map(LocalSessionState::info);
+        });
     }
 
-    /** Destroys every session this provider still has. Blocks while processes are killed and workdirs deleted. */
+    /**
+     * Destroys every session this provider still has and stops its file watcher. Blocks while processes are killed
+     * and workdirs deleted, for at most two minutes (then {@link dev.sandbox.SandboxTimeoutException}; the rest goes
+     * on in the background). See {@link #closeAsync()}.
+     */
     @Override
     public void close() {
-        if (closed.compareAndSet(false, true)) {
-            for (LocalSessionState state : sessions.values()) {
-                try {
-                    state.destroy(SessionEndReason.PROVIDER_CLOSED);
-                } catch (RuntimeException e) {
-                    LOG.warn("could not destroy local session {}: {}", state.id, e.toString());
-                }
-            }
-            watcher.close();
-        }
+        closer.close(CLOSE_TIMEOUT);
+    }
+
+    /**
+     * Destroys every session this provider still has, killing their processes and deleting the workdirs it made,
+     * and stops its file watcher, all on {@link Schedulers#boundedElastic()}: nothing blocks the subscribing thread.
+     * Sessions are destroyed in parallel; one that cannot be destroyed is logged and the rest go on. Handles of its
+     * sessions then fail with {@link dev.sandbox.SessionClosedException} ({@code PROVIDER_CLOSED}).
+     *
+     * @return completes once every session is gone and the watcher stopped
+     */
+    @Override
+    public Mono<Void> closeAsync() {
+        return closer.closeAsync();
+    }
+
+    private Mono<Void> release() {
+        return Flux.fromIterable(List.copyOf(sessions.values()))
+                .flatMap(state -> Mono.fromRunnable(() -> state.destroy(SessionEndReason.PROVIDER_CLOSED))
+                        .subscribeOn(Schedulers.boundedElastic())
+                        .onErrorResume(e -> {
+                            LOG.warn("could not destroy local session {}: {}", state.id, e.toString());
+                            return Mono.empty();
+                        }))
+                .then(Mono.<Void>fromRunnable(watcher::close).subscribeOn(Schedulers.boundedElastic()));
     }
 }

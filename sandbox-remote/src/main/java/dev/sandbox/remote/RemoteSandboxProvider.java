@@ -1,11 +1,12 @@
 package dev.sandbox.remote;
 
-import dev.sandbox.BackendException;
 import dev.sandbox.InvalidArgumentException;
 import dev.sandbox.SandboxProvider;
 import dev.sandbox.SandboxSession;
 import dev.sandbox.SessionInfo;
 import dev.sandbox.SessionOptions;
+import dev.sandbox.implementation.ProviderCloser;
+import dev.sandbox.implementation.remote.RemoteErrors;
 import dev.sandbox.implementation.remote.RemoteSession;
 import dev.sandbox.implementation.remote.RemoteTransport;
 import dev.sandbox.implementation.remote.Wire;
@@ -41,10 +42,15 @@ public final class RemoteSandboxProvider implements SandboxProvider {
     /** The provider's name. */
     public static final String NAME = RemoteSession.PROVIDER;
 
+    /** How long {@link #close()} waits for the connections to close. */
+    private static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(10);
+
     private final RemoteTransport transport;
+    private final ProviderCloser closer;
 
     private RemoteSandboxProvider(RemoteTransport transport) {
         this.transport = transport;
+        this.closer = new ProviderCloser(NAME, transport::closeAsync);
     }
 
     /**
@@ -73,25 +79,30 @@ public final class RemoteSandboxProvider implements SandboxProvider {
     @Override
     public Mono<SandboxSession> create(SessionOptions options) {
         return Mono.defer(() -> {
+            closer.ensureOpen();
             options.validate();
             return transport
                     .call(HttpMethod.POST, "/v1/sessions", Wire.sessionOptions(options))
-                    .switchIfEmpty(Mono.error(() -> new BackendException("the server sent no session", null)))
+                    .switchIfEmpty(Mono.error(() -> RemoteErrors.protocol("the server sent no session")))
                     .map(n -> new RemoteSession(transport, n.path("id").asText(), Wire.labels(n)));
         });
     }
 
     @Override
     public Mono<SandboxSession> attach(String sessionId) {
-        return Mono.defer(() -> transport
-                .call(HttpMethod.GET, "/v1/sessions/" + RemoteTransport.enc(sessionId), null)
-                .switchIfEmpty(Mono.error(() -> new BackendException("the server sent no session", null)))
-                .map(n -> new RemoteSession(transport, n.path("id").asText(), Wire.labels(n))));
+        return Mono.defer(() -> {
+            closer.ensureOpen();
+            return transport
+                    .call(HttpMethod.GET, "/v1/sessions/" + RemoteTransport.enc(sessionId), null)
+                    .switchIfEmpty(Mono.error(() -> RemoteErrors.protocol("the server sent no session")))
+                    .map(n -> new RemoteSession(transport, n.path("id").asText(), Wire.labels(n)));
+        });
     }
 
     @Override
     public Flux<SessionInfo> list(Map<String, String> labels) {
         return Flux.defer(() -> {
+            closer.ensureOpen();
             StringBuilder q = new StringBuilder("/v1/sessions");
             char sep = '?';
             for (Map.Entry<String, String> e : labels.entrySet()) {
@@ -109,10 +120,26 @@ public final class RemoteSandboxProvider implements SandboxProvider {
         });
     }
 
-    /** Releases this provider's connections; the sessions stay on the server. */
+    /**
+     * Releases this provider's connections, waiting up to 10 seconds; the sessions stay on the server. See {@link
+     * #closeAsync()}.
+     */
     @Override
     public void close() {
-        transport.close();
+        closer.close(CLOSE_TIMEOUT);
+    }
+
+    /**
+     * Releases this provider's connections without blocking: refuses new requests, then closes the connection pool
+     * and with it every open connection (streams in flight end with an error). The sessions stay on the server;
+     * attach to them from another provider. Calls on handles of this provider, like {@link #create}, fail with
+     * {@link dev.sandbox.ProviderClosedException} afterwards.
+     *
+     * @return completes once the connections are closed
+     */
+    @Override
+    public Mono<Void> closeAsync() {
+        return closer.closeAsync();
     }
 
     @Override

@@ -2,9 +2,7 @@ package dev.sandbox.implementation.docker;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.sandbox.BackendException;
 import dev.sandbox.SandboxException;
-import dev.sandbox.SessionTerminatedException;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.http.HttpHeaderNames;
@@ -251,13 +249,7 @@ public final class ContainerArchive {
     }
 
     private RuntimeException failure(int status, String message) {
-        if (status == 404 && message.contains("No such container")) {
-            return new SessionTerminatedException(sessionId, "its container no longer exists");
-        }
-        if (status == 409) {
-            return new SessionTerminatedException(sessionId, "its container is not running (" + message + ")");
-        }
-        return new ArchiveException(status, message);
+        return DockerErrors.archive(sessionId, status, message);
     }
 
     private Throwable transportFailure(Throwable e) {
@@ -270,10 +262,8 @@ public final class ContainerArchive {
         if (e instanceof IllegalStateException) {
             return e; // our own content checks
         }
-        return new BackendException(
-                "docker: archive request to container " + containerId + " of session " + sessionId + " at "
-                        + data.dockerHost() + " failed: " + e,
-                e);
+        return DockerErrors.connection(
+                data.dockerHost(), "archive request to container " + containerId + " of session " + sessionId, e);
     }
 
     private static String message(String body) {

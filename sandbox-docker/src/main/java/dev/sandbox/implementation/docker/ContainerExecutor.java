@@ -428,8 +428,8 @@ public final class ContainerExecutor {
     public Mono<Long> readOomKills() {
         return runInternal(List.of("/bin/sh", "-c", OOM_COUNT)).map(out -> {
             if (!out.contains(HELPER_DONE)) {
-                throw new BackendException(
-                        "the helper that reads the OOM kill counter did not run: " + out.strip(), null);
+                throw DockerErrors.helperFailed(
+                        "the helper that reads the OOM kill counter did not run: " + out.strip());
             }
             for (String line : out.split("\n")) {
                 String[] parts = line.trim().split("\\s+");
@@ -472,13 +472,7 @@ public final class ContainerExecutor {
      * @return the error
      */
     RuntimeException streamError(int status, String message) {
-        if (status == 404 || status == 409) {
-            return new SessionTerminatedException(sessionId, message);
-        }
-        return new BackendException(
-                "docker: exec stream in session " + sessionId + " failed" + (status > 0 ? " (HTTP " + status + ")" : "")
-                        + ": " + message,
-                null);
+        return DockerErrors.execStart(sessionId, status, message);
     }
 
     private static <T> Mono<T> blocking(java.util.concurrent.Callable<T> call) {

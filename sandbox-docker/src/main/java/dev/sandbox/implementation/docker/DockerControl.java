@@ -8,7 +8,6 @@ import com.github.dockerjava.api.command.InspectImageResponse;
 import com.github.dockerjava.api.command.PullImageResultCallback;
 import com.github.dockerjava.api.exception.BadRequestException;
 import com.github.dockerjava.api.exception.ConflictException;
-import com.github.dockerjava.api.exception.DockerException;
 import com.github.dockerjava.api.exception.NotFoundException;
 import com.github.dockerjava.api.model.Container;
 import com.github.dockerjava.api.model.HostConfig;
@@ -16,9 +15,7 @@ import com.github.dockerjava.core.DefaultDockerClientConfig;
 import com.github.dockerjava.core.DockerClientImpl;
 import com.github.dockerjava.transport.DockerHttpClient;
 import com.github.dockerjava.zerodep.ZerodepDockerHttpClient;
-import dev.sandbox.BackendException;
 import dev.sandbox.InvalidArgumentException;
-import dev.sandbox.SandboxException;
 import dev.sandbox.SessionTerminatedException;
 import java.io.IOException;
 import java.io.InputStream;
@@ -125,7 +122,7 @@ public final class DockerControl implements AutoCloseable {
             pull(image);
             found = inspectImage(image);
             if (found == null) {
-                throw new BackendException("image '" + image + "' is still missing after a pull", null);
+                throw DockerErrors.missingAfterPull(image);
             }
         }
         Map<String, String> labels =
@@ -152,15 +149,13 @@ public final class DockerControl implements AutoCloseable {
                     .exec(new PullImageResultCallback())
                     .awaitCompletion(PULL_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
             if (!done) {
-                throw new BackendException("pulling image '" + image + "' did not finish within " + PULL_TIMEOUT, null);
+                throw DockerErrors.pullTimedOut(image, PULL_TIMEOUT);
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new BackendException("interrupted while pulling image '" + image + "'", e);
-        } catch (SandboxException e) {
-            throw e;
+            throw DockerErrors.interrupted("pulling image '" + image + "'", e);
         } catch (RuntimeException e) {
-            throw new BackendException("cannot pull image '" + image + "': " + message(e), e);
+            throw translate("pull image '" + image + "'", e);
         }
     }
 
@@ -359,7 +354,7 @@ public final class DockerControl implements AutoCloseable {
         } catch (ConflictException e) {
             String m = message(e);
             if (m.contains("paused")) {
-                throw new BackendException("session " + sessionId + "'s container is paused: " + m, e);
+                throw DockerErrors.paused(sessionId, m, e);
             }
             throw new SessionTerminatedException(sessionId, "its container is not running (" + m + ")");
         } catch (RuntimeException e) {
@@ -429,16 +424,17 @@ public final class DockerControl implements AutoCloseable {
         } catch (RuntimeException e) {
             throw translate("remove " + what, e);
         }
-        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        Duration wait = Duration.ofSeconds(30);
+        long deadline = System.nanoTime() + wait.toNanos();
         while (inspectContainer(containerId) != null) {
             if (System.nanoTime() > deadline) {
-                throw new BackendException(what + " was still there 30 s after its removal started", null);
+                throw DockerErrors.removalTimedOut(what, wait);
             }
             try {
                 Thread.sleep(20);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                throw new BackendException("interrupted while removing " + what, e);
+                throw DockerErrors.interrupted("removing " + what, e);
             }
         }
     }
@@ -539,29 +535,14 @@ public final class DockerControl implements AutoCloseable {
     }
 
     /**
-     * Turns a docker-java failure into an SDK error naming what was attempted.
+     * Turns a docker-java failure into an SDK error naming what was attempted (see {@link DockerErrors#client}).
      *
      * @param what the operation
      * @param e the failure
      * @return the error to throw
      */
     public RuntimeException translate(String what, RuntimeException e) {
-        if (e instanceof SandboxException) {
-            return e;
-        }
-        if (e instanceof DockerException d) {
-            return new BackendException(
-                    "docker: cannot " + what + " (HTTP " + d.getHttpStatus() + "): " + message(e), e);
-        }
-        Throwable io = e;
-        while (io != null && !(io instanceof IOException)) {
-            io = io.getCause();
-        }
-        if (io != null) {
-            return new BackendException(
-                    "docker: cannot " + what + ": the daemon at " + dockerHost + " is not reachable (" + io + ")", e);
-        }
-        return new BackendException("docker: cannot " + what + ": " + e, e);
+        return DockerErrors.client(dockerHost, what, e);
     }
 
     /**
@@ -586,7 +567,7 @@ public final class DockerControl implements AutoCloseable {
         try {
             client.close();
         } catch (IOException e) {
-            throw new BackendException("cannot close the docker client", e);
+            throw DockerErrors.closeFailed("docker client", e);
         }
     }
 }

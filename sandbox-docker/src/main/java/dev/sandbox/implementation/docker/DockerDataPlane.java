@@ -1,6 +1,5 @@
 package dev.sandbox.implementation.docker;
 
-import dev.sandbox.BackendException;
 import dev.sandbox.SandboxException;
 import dev.sandbox.UnsupportedFeatureException;
 import dev.sandbox.implementation.process.RawEvent;
@@ -191,10 +190,7 @@ public final class DockerDataPlane implements AutoCloseable {
                 .<Connection>map(c -> c)
                 .onErrorMap(
                         e -> !(e instanceof SandboxException),
-                        e -> new BackendException(
-                                "docker: the daemon at " + dockerHost + " is not reachable for an exec stream (" + e
-                                        + ")",
-                                e));
+                        e -> DockerErrors.connection(dockerHost, "an exec stream", e));
     }
 
     /** Writes stdin one buffer at a time, each after the previous one left for the socket, then half-closes. */
@@ -225,6 +221,16 @@ public final class DockerDataPlane implements AutoCloseable {
 
     @Override
     public void close() {
-        loops.disposeLater(Duration.ZERO, Duration.ofSeconds(2)).block(Duration.ofSeconds(5));
+        closeAsync().block(Duration.ofSeconds(5));
+    }
+
+    /**
+     * Shuts the event loops down without blocking: every open connection closes, and the loops stop within two
+     * seconds.
+     *
+     * @return completes once the loops have stopped
+     */
+    public Mono<Void> closeAsync() {
+        return loops.disposeLater(Duration.ZERO, Duration.ofSeconds(2));
     }
 }

@@ -16,6 +16,7 @@ import dev.sandbox.SessionOptions;
 import dev.sandbox.SessionTerminatedException;
 import dev.sandbox.docker.DockerSandboxProvider;
 import dev.sandbox.docker.DockerSettings;
+import dev.sandbox.implementation.ProviderCloser;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -27,7 +28,6 @@ import java.util.Objects;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -40,19 +40,19 @@ import reactor.core.scheduler.Schedulers;
  * keeps the state of every session this provider handed out, shared by all its handles. It owns the provider's
  * connections to the daemon and closes them. Internal: not part of the public API.
  */
-public final class DockerSessions implements AutoCloseable {
+public final class DockerSessions {
     private static final Logger LOG = LoggerFactory.getLogger(DockerSessions.class);
 
     private final DockerControl control;
     private final DockerDataPlane data;
     private final Map<String, DockerSessionState> sessions = new ConcurrentHashMap<>();
-    private final AtomicBoolean closed = new AtomicBoolean();
+    private final ProviderCloser closer = new ProviderCloser(DockerSandboxProvider.NAME, this::release);
 
     /**
      * A registry with no sessions yet.
      *
-     * @param control the daemon's control plane; closed by {@link #close()}
-     * @param data the daemon's data plane; closed by {@link #close()}
+     * @param control the daemon's control plane; closed by {@link #closeAsync()}
+     * @param data the daemon's data plane; closed by {@link #closeAsync()}
      */
     public DockerSessions(DockerControl control, DockerDataPlane data) {
         this.control = control;
@@ -60,7 +60,7 @@ public final class DockerSessions implements AutoCloseable {
     }
 
     boolean isClosed() {
-        return closed.get();
+        return closer.isClosed();
     }
 
     /**
@@ -256,28 +256,36 @@ public final class DockerSessions implements AutoCloseable {
 
     /**
      * Stops enforcing the sessions' timers (the containers' keep-alives take over), kills this client's commands,
-     * forgets every session and closes the connections. The containers keep running.
+     * forgets every session and closes the connections, without blocking the subscriber. The containers keep running.
+     * Idempotent: later calls complete with the first.
+     *
+     * @return completes once the connections are closed
      */
-    @Override
-    public void close() {
-        if (closed.compareAndSet(false, true)) {
-            for (DockerSessionState state : sessions.values()) {
-                state.timers.stop(); // the containers' keep-alives take over
-                state.runner.killAll();
-            }
-            sessions.clear();
-            try {
-                data.close();
-            } finally {
-                control.close();
-            }
+    public Mono<Void> closeAsync() {
+        return closer.closeAsync();
+    }
+
+    /**
+     * {@link #closeAsync()}, waiting for it.
+     *
+     * @param timeout the longest wait
+     */
+    public void close(Duration timeout) {
+        closer.close(timeout);
+    }
+
+    private Mono<Void> release() {
+        for (DockerSessionState state : sessions.values()) {
+            state.timers.stop(); // the containers' keep-alives take over
+            state.runner.killAll();
         }
+        sessions.clear();
+        return Mono.whenDelayError(
+                data.closeAsync(), Mono.fromRunnable(control::close).subscribeOn(Schedulers.boundedElastic()));
     }
 
     void ensureOpen() {
-        if (closed.get()) {
-            throw new IllegalStateException("the docker provider is closed");
-        }
+        closer.ensureOpen();
     }
 
     static <T> Mono<T> blocking(Callable<T> call) {

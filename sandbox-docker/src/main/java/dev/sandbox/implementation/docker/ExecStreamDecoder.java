@@ -28,7 +28,8 @@ public final class ExecStreamDecoder {
         /**
          * Makes the error.
          *
-         * @param status the HTTP status
+         * @param status the HTTP status; 0 when the connection ended before an answer, -1 for an answer that is
+         *     not HTTP
          * @param message the daemon's message
          * @return the error to signal
          */
@@ -194,7 +195,7 @@ public final class ExecStreamDecoder {
                 return;
             }
             if (head.size() > MAX_HEAD) {
-                throw errors.map(0, "the daemon's response head is longer than " + MAX_HEAD + " bytes");
+                throw errors.map(-1, "the daemon's response head is longer than " + MAX_HEAD + " bytes");
             }
         }
     }
@@ -203,12 +204,12 @@ public final class ExecStreamDecoder {
         String[] lines = text.split("\r\n");
         String[] statusLine = lines[0].split(" ", 3);
         if (statusLine.length < 2 || !statusLine[0].startsWith("HTTP/")) {
-            throw errors.map(0, "the daemon answered with '" + lines[0] + "'");
+            throw errors.map(-1, "the daemon answered with '" + lines[0] + "'");
         }
         try {
             status = Integer.parseInt(statusLine[1]);
         } catch (NumberFormatException e) {
-            throw errors.map(0, "the daemon answered with '" + lines[0] + "'");
+            throw errors.map(-1, "the daemon answered with '" + lines[0] + "'");
         }
         for (int i = 1; i < lines.length; i++) {
             int colon = lines[i].indexOf(':');

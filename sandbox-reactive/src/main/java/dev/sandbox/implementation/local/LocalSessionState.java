@@ -237,6 +237,7 @@ public final class LocalSessionState {
                 break;
             }
         }
-        throw new BackendException("cannot delete workdir '" + root + "'", last);
+        // retryable: the destroy left the session open, and what kept a file is most often a process still dying
+        throw new BackendException("cannot delete workdir '" + root + "'", last, true);
     }
 }

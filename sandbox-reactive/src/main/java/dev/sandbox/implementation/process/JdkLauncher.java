@@ -1,6 +1,5 @@
 package dev.sandbox.implementation.process;
 
-import dev.sandbox.ProcessLaunchException;
 import dev.sandbox.UnsupportedFeatureException;
 import java.io.File;
 import java.io.IOException;
@@ -45,8 +44,7 @@ final class JdkLauncher implements ProcessLauncher {
         try {
             process = builder.start();
         } catch (IOException e) {
-            throw new ProcessLaunchException(
-                    "cannot start " + spec.program() + " in " + spec.cwd() + ": " + e.getMessage(), e);
+            throw LaunchErrors.failure("cannot start " + spec.program() + " in " + spec.cwd(), e);
         }
         if (spec.stdin() != null) {
             OutputStream in = process.getOutputStream();

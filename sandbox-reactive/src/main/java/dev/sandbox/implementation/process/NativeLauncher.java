@@ -2,7 +2,6 @@ package dev.sandbox.implementation.process;
 
 import com.sun.jna.Memory;
 import com.sun.jna.StringArray;
-import dev.sandbox.ProcessLaunchException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -75,8 +74,7 @@ final class NativeLauncher implements ProcessLauncher {
             int[] pidOut = new int[1];
             int rc = LibC.posix_spawn(pidOut, spec.program(), actions, attr, argv, envp);
             if (rc != 0) {
-                throw new ProcessLaunchException(
-                        "cannot start " + spec.program() + " in " + spec.cwd() + ": " + LibC.strerror(rc), null);
+                throw LaunchErrors.failure("cannot start " + spec.program() + " in " + spec.cwd(), rc);
             }
             pid = pidOut[0];
         } finally {
@@ -114,7 +112,7 @@ final class NativeLauncher implements ProcessLauncher {
             if (in != null) {
                 LibC.close(in[1]);
             }
-            throw new ProcessLaunchException("pidfd_open failed for pid " + pid + ": " + LibC.strerror(e), null);
+            throw LaunchErrors.failure("pidfd_open failed for pid " + pid, e);
         }
         nonBlocking(out[0]);
         nonBlocking(err[0]);
@@ -130,7 +128,7 @@ final class NativeLauncher implements ProcessLauncher {
     public SpawnedProcess spawnPty(ProcessSpec spec, int cols, int rows) {
         int master = LibC.posix_openpt(LibC.O_RDWR | LibC.O_NOCTTY | LibC.O_CLOEXEC);
         if (master < 0) {
-            throw new ProcessLaunchException("posix_openpt failed: " + LibC.strerror(LibC.errno()), null);
+            throw LaunchErrors.failure("posix_openpt failed", LibC.errno());
         }
         int writer = -1;
         Memory actions = new Memory(LibC.FILE_ACTIONS_SIZE);
@@ -140,7 +138,7 @@ final class NativeLauncher implements ProcessLauncher {
         int pid = -1;
         try {
             if (LibC.grantpt(master) != 0 || LibC.unlockpt(master) != 0) {
-                throw new ProcessLaunchException("cannot unlock the terminal: " + LibC.strerror(LibC.errno()), null);
+                throw LaunchErrors.failure("cannot unlock the terminal", LibC.errno());
             }
             Memory name = new Memory(256);
             check(LibC.ptsname_r(master, name, 256), "ptsname_r");
@@ -168,8 +166,7 @@ final class NativeLauncher implements ProcessLauncher {
             int[] pidOut = new int[1];
             int rc = LibC.posix_spawn(pidOut, spec.program(), actions, attr, argv, envp);
             if (rc != 0) {
-                throw new ProcessLaunchException(
-                        "cannot start " + spec.program() + " in " + spec.cwd() + ": " + LibC.strerror(rc), null);
+                throw LaunchErrors.failure("cannot start " + spec.program() + " in " + spec.cwd(), rc);
             }
             pid = pidOut[0];
             writer = LibC.fcntl(master, LibC.F_DUPFD_CLOEXEC, 3);
@@ -193,7 +190,7 @@ final class NativeLauncher implements ProcessLauncher {
             if (writer >= 0) {
                 LibC.close(writer);
             }
-            throw new ProcessLaunchException("cannot watch pid " + pid + ": " + LibC.strerror(e), null);
+            throw LaunchErrors.failure("cannot watch pid " + pid, e);
         }
         nonBlocking(master);
         nonBlocking(writer);
@@ -230,7 +227,7 @@ final class NativeLauncher implements ProcessLauncher {
     private static int[] pipe() {
         int[] fds = new int[2];
         if (LibC.pipe2(fds, LibC.O_CLOEXEC) != 0) {
-            throw new ProcessLaunchException("pipe2 failed: " + LibC.strerror(LibC.errno()), null);
+            throw LaunchErrors.failure("pipe2 failed", LibC.errno());
         }
         return fds;
     }
@@ -242,7 +239,7 @@ final class NativeLauncher implements ProcessLauncher {
 
     private static void check(int rc, String what) {
         if (rc != 0) {
-            throw new ProcessLaunchException(what + " failed: " + LibC.strerror(rc), null);
+            throw LaunchErrors.failure(what + " failed", rc);
         }
     }
 }

@@ -1,7 +1,6 @@
 package dev.sandbox.implementation.remote;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.sandbox.BackendException;
 import dev.sandbox.BackgroundProcess;
 import dev.sandbox.ExecEvent;
 import dev.sandbox.ExecResult;
@@ -111,8 +110,7 @@ final class RemoteBackgroundProcess implements BackgroundProcess {
             session.checkOpen();
             return t.longCall(HttpMethod.POST, path + "/collect", null)
                     .map(Wire::execResult)
-                    .switchIfEmpty(
-                            Mono.error(() -> new BackendException("the server sent no result for collect", null)));
+                    .switchIfEmpty(Mono.error(() -> RemoteErrors.protocol("the server sent no result for collect")));
         });
     }
 

@@ -1,7 +1,6 @@
 package dev.sandbox.implementation.remote;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.sandbox.BackendException;
 import dev.sandbox.FileEvent;
 import dev.sandbox.FileInfo;
 import dev.sandbox.FileOperationException;
@@ -72,7 +71,7 @@ final class RemoteFiles implements SandboxFiles {
             guard.run();
             return t.upload(HttpMethod.PUT, path + "/content" + q(file), content, true)
                     .map(Wire::fileInfo)
-                    .switchIfEmpty(Mono.error(() -> new BackendException("the server sent no file info", null)));
+                    .switchIfEmpty(Mono.error(() -> RemoteErrors.protocol("the server sent no file info")));
         });
     }
 

@@ -2,7 +2,6 @@ package dev.sandbox.implementation.remote;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.sandbox.BackendException;
 import dev.sandbox.BackgroundOptions;
 import dev.sandbox.BackgroundProcess;
 import dev.sandbox.ExecEvent;
@@ -88,7 +87,7 @@ public final class RemoteSession implements SandboxSession {
             Disposable[] upload = new Disposable[1];
             return t.runCall(HttpMethod.POST, path + "/run", body)
                     .map(Wire::execResult)
-                    .switchIfEmpty(Mono.error(() -> new BackendException("the server sent no result for run", null)))
+                    .switchIfEmpty(Mono.error(() -> RemoteErrors.protocol("the server sent no result for run")))
                     .doOnSubscribe(s -> {
                         if (stdinId != null) {
                             upload[0] = RemoteStreams.uploadStdin(
@@ -152,7 +151,7 @@ public final class RemoteSession implements SandboxSession {
             checkOpen();
             options.toExecOptions(); // validates before anything is sent
             return t.call(HttpMethod.POST, path + "/ptys", Wire.ptyOptions(options))
-                    .switchIfEmpty(Mono.error(() -> new BackendException("the server sent no PTY", null)))
+                    .switchIfEmpty(Mono.error(() -> RemoteErrors.protocol("the server sent no PTY")))
                     .map(n -> new RemotePtySession(t, this, path, n));
         });
     }
@@ -162,7 +161,7 @@ public final class RemoteSession implements SandboxSession {
         return Mono.defer(() -> {
             checkOpen();
             return t.call(HttpMethod.GET, path + "/ptys/" + RemoteTransport.enc(ptyId), null)
-                    .switchIfEmpty(Mono.error(() -> new BackendException("the server sent no PTY", null)))
+                    .switchIfEmpty(Mono.error(() -> RemoteErrors.protocol("the server sent no PTY")))
                     .map(n -> new RemotePtySession(t, this, path, n));
         });
     }

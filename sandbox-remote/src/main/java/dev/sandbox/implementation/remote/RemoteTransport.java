@@ -2,7 +2,7 @@ package dev.sandbox.implementation.remote;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.sandbox.BackendException;
-import dev.sandbox.SandboxException;
+import dev.sandbox.ProviderClosedException;
 import dev.sandbox.implementation.Version;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -18,6 +18,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiFunction;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
@@ -53,6 +54,7 @@ public final class RemoteTransport implements AutoCloseable {
     private final HttpClient streaming;
     private final int reconnectAttempts;
     private final Duration reconnectBackoff;
+    private final AtomicBoolean closed = new AtomicBoolean();
 
     /**
      * Creates the transport.
@@ -87,10 +89,18 @@ public final class RemoteTransport implements AutoCloseable {
                 .baseUrl(this.baseUrl)
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int)
                         Math.min(Integer.MAX_VALUE, connectTimeout.toMillis()))
-                .headersWhen(h -> Mono.fromSupplier(() -> h.set(HttpHeaderNames.AUTHORIZATION, bearer())));
+                .headersWhen(h -> Mono.fromSupplier(() -> h.set(HttpHeaderNames.AUTHORIZATION, authorization())));
         this.streaming = base;
         Version.get(); // reads a resource: load it here, not on an event loop
         this.control = base.responseTimeout(responseTimeout);
+    }
+
+    /** The bearer header of a request; refuses every request once the transport is closed. */
+    private String authorization() {
+        if (closed.get()) {
+            throw new ProviderClosedException(RemoteSession.PROVIDER);
+        }
+        return bearer();
     }
 
     private String bearer() {
@@ -219,14 +229,14 @@ public final class RemoteTransport implements AutoCloseable {
     private static Mono<JsonNode> answer(HttpClientResponse res, byte[] bytes) {
         int code = res.status().code();
         if (code >= 400) {
-            return Mono.error(Wire.exception(Wire.lenient(bytes), code));
+            return Mono.error(RemoteErrors.answer(code, bytes));
         }
         if (bytes.length == 0) {
             return Mono.empty();
         }
         JsonNode n = Wire.lenient(bytes);
         if (n == null) {
-            return Mono.error(new BackendException("the sandbox server sent a body that is not JSON", null));
+            return Mono.error(RemoteErrors.protocol("the sandbox server sent a body that is not JSON"));
         }
         return Mono.just(n);
     }
@@ -282,7 +292,7 @@ public final class RemoteTransport implements AutoCloseable {
                         return content.aggregate()
                                 .asByteArray()
                                 .defaultIfEmpty(EMPTY)
-                                .flatMapMany(b -> Flux.error(Wire.exception(Wire.lenient(b), code)));
+                                .flatMapMany(b -> Flux.error(RemoteErrors.answer(code, b)));
                     }
                     onResponse.accept(res);
                     LineSplitter splitter = new LineSplitter();
@@ -344,7 +354,7 @@ public final class RemoteTransport implements AutoCloseable {
                         return content.aggregate()
                                 .asByteArray()
                                 .defaultIfEmpty(EMPTY)
-                                .flatMapMany(b -> Flux.error(Wire.exception(Wire.lenient(b), code)));
+                                .flatMapMany(b -> Flux.error(RemoteErrors.answer(code, b)));
                     }
                     return content.asByteArray().map(ByteBuffer::wrap);
                 })
@@ -386,7 +396,10 @@ public final class RemoteTransport implements AutoCloseable {
         private final int status;
 
         WebSocketRefused(int status, Throwable cause) {
-            super("the sandbox server refused the WebSocket with HTTP " + status, cause);
+            super(
+                    "the sandbox server refused the WebSocket with HTTP " + status,
+                    cause,
+                    RemoteErrors.retryableStatus(status));
             this.status = status;
         }
 
@@ -410,10 +423,8 @@ public final class RemoteTransport implements AutoCloseable {
                 .maxBackoff(Duration.ofSeconds(2))
                 .transientErrors(true)
                 .filter(RemoteTransport::isDrop)
-                .onRetryExhaustedThrow((spec, signal) -> new BackendException(
-                        "the stream from the sandbox server at " + baseUrl + " dropped and could not be resumed after "
-                                + signal.totalRetriesInARow() + " reconnects",
-                        signal.failure()));
+                .onRetryExhaustedThrow(
+                        (spec, signal) -> RemoteErrors.dropped(baseUrl, signal.totalRetriesInARow(), signal.failure()));
     }
 
     /**
@@ -431,16 +442,14 @@ public final class RemoteTransport implements AutoCloseable {
     }
 
     /**
-     * Maps a transport failure (not an answer of the server) to a {@link BackendException} naming the server.
+     * Maps a transport failure (not an answer of the server) to a {@link BackendException} naming the server (see
+     * {@link RemoteErrors#transport}).
      *
      * @param t the error
      * @return the error to signal
      */
     public Throwable transportError(Throwable t) {
-        if (t instanceof SandboxException) {
-            return t;
-        }
-        return new BackendException("the call to the sandbox server at " + baseUrl + " failed: " + t, t);
+        return RemoteErrors.transport(baseUrl, t, closed.get());
     }
 
     /** A stream that ended before its last event: the connection dropped. */
@@ -467,9 +476,19 @@ public final class RemoteTransport implements AutoCloseable {
         call(method, path, null).onErrorResume(e -> Mono.empty()).subscribe();
     }
 
-    /** Closes the connection pool. */
+    /** Closes the connection pool without waiting; requests fail with {@code ProviderClosedException} from now on. */
     @Override
     public void close() {
-        pool.disposeLater().subscribe();
+        closeAsync().subscribe();
+    }
+
+    /**
+     * Refuses new requests from now on and closes the connection pool, and with it every open connection.
+     *
+     * @return completes once the pool is closed
+     */
+    public Mono<Void> closeAsync() {
+        closed.set(true);
+        return pool.disposeLater();
     }
 }

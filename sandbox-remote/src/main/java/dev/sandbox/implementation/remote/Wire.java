@@ -1347,7 +1347,7 @@ public final class Wire {
     public static RuntimeException exception(JsonNode body, int status) {
         JsonNode e = body == null ? null : body.get("error");
         if (e == null || !e.isObject()) {
-            return new BackendException("the sandbox server answered HTTP " + status, null);
+            return RemoteErrors.answered(status, null, "the sandbox server answered HTTP " + status, null);
         }
         String type = e.path("type").asText("");
         String message = e.path("message").asText("");
@@ -1375,16 +1375,20 @@ public final class Wire {
                     new SandboxTimeoutException(
                             message, Duration.ofMillis(e.path("timeoutMs").asLong()));
                 case "UnsupportedFeatureException" -> new RemoteUnsupportedFeatureException(message);
-                case "ProcessLaunchException" -> new ProcessLaunchException(message, null);
-                case "BackendException" -> new BackendException(message, null);
-                case "SandboxException" -> new SandboxException(message);
+                case "ProcessLaunchException" ->
+                    new ProcessLaunchException(message, null, RemoteErrors.retryable(e, status));
+                case "BackendException" -> RemoteErrors.answered(status, e, message, null);
+                case "SandboxException" -> new SandboxException(message, null, RemoteErrors.retryable(e, status));
                 default ->
-                    new BackendException(
-                            "the sandbox server answered HTTP " + status + " " + type + ": " + message, null);
+                    RemoteErrors.answered(
+                            status,
+                            e,
+                            "the sandbox server answered HTTP " + status + " " + type + ": " + message,
+                            null);
             };
         } catch (IllegalArgumentException bad) {
-            return new BackendException(
-                    "the sandbox server answered HTTP " + status + " " + type + ": " + message, bad);
+            return RemoteErrors.answered(
+                    status, e, "the sandbox server answered HTTP " + status + " " + type + ": " + message, bad);
         }
     }
 

@@ -18,7 +18,8 @@ import java.util.Set;
 
 /**
  * The one place where errors become HTTP answers: the status for each SDK exception and the JSON body ({@code
- * {"error": {"type": ..., "message": ..., ...}}}) that the remote provider turns back into the same exception.
+ * {"error": {"type": ..., "message": ..., "retryable": ..., ...}}}) that the remote provider turns back into the same
+ * exception, as retryable as it was here.
  */
 public final class ErrorMapping {
     /** The fields of file routes that carry paths: a rejected path there is a confinement refusal, so 403. */
@@ -68,12 +69,29 @@ public final class ErrorMapping {
      * @return the body
      */
     public static ObjectNode body(Throwable t) {
-        return switch (t) {
+        ObjectNode body = switch (t) {
             case HttpError e -> Wire.error(e.type(), e.getMessage());
             case Wire.MalformedJsonException e -> Wire.error("MalformedRequest", e.getMessage());
             case SandboxException e -> Wire.error(e);
             default ->
                 Wire.error("InternalError", "internal error: " + t.getClass().getSimpleName());
+        };
+        ((ObjectNode) body.get("error")).put("retryable", retryable(t));
+        return body;
+    }
+
+    /**
+     * Whether the same request may succeed when sent again: what the SDK exception says, and for the server's own
+     * errors the passing ones, too many sessions or commands (429) and shutting down (503).
+     *
+     * @param t the error
+     * @return the {@code retryable} field of the error object
+     */
+    public static boolean retryable(Throwable t) {
+        return switch (t) {
+            case HttpError e -> e.status() == 429 || e.status() == 503;
+            case SandboxException e -> e.isRetryable();
+            default -> false;
         };
     }
 }
