@@ -128,6 +128,14 @@ class SandboxCliJarIT {
     }
 
     @Test
+    void help() throws Exception {
+        Result help = run("--help");
+        assertThat(help.code()).isZero();
+        assertThat(help.out().head()).startsWith("usage: sandbox exec").contains("sandbox help [SUBCOMMAND]");
+        assertThat(help.err().bytes()).isZero();
+    }
+
+    @Test
     void usageErrorExits2() throws Exception {
         Result r = run("exec", "sleep", "1");
 

@@ -134,7 +134,7 @@ class SandboxCliTest {
         Outcome o = cli("--help");
 
         assertThat(o.code()).isZero();
-        assertThat(o.out()).isEqualTo(CommandLine.USAGE);
+        assertThat(o.out()).isEqualTo(SandboxCommand.USAGE);
         assertThat(o.err()).isEmpty();
     }
 
