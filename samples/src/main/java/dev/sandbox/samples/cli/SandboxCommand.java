@@ -3,6 +3,7 @@ package dev.sandbox.samples.cli;
 import dev.sandbox.ProcessLaunchException;
 import dev.sandbox.SandboxException;
 import dev.sandbox.SandboxTimeoutException;
+import dev.sandbox.implementation.Version;
 import java.io.OutputStreamWriter;
 import java.io.PrintStream;
 import java.io.PrintWriter;
@@ -14,8 +15,8 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Help;
 import picocli.CommandLine.HelpCommand;
+import picocli.CommandLine.IVersionProvider;
 import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.ParseResult;
 import picocli.CommandLine.Spec;
@@ -28,6 +29,8 @@ import picocli.CommandLine.UnmatchedArgumentException;
  */
 @Command(
         name = "sandbox",
+        mixinStandardHelpOptions = true,
+        versionProvider = SandboxCommand.SdkVersion.class,
         subcommands = {
             ExecCommand.class,
             RunCommand.class,
@@ -58,7 +61,7 @@ final class SandboxCommand implements Callable<Integer> {
                    sandbox serve [--provider local|docker [DOCKER]] [--host HOST] [--port PORT]
                                  --token-file FILE
                    sandbox help [SUBCOMMAND]
-                   sandbox --help
+                   sandbox --help | --version
 
             Commands in a new sandbox session, destroyed when they end:
               exec      streams CMD's stdout to stdout and its stderr to stderr, line by line
@@ -137,6 +140,7 @@ final class SandboxCommand implements Callable<Integer> {
               --from OFFSET       logs only: where to start, OFFSET or OUT,ERR bytes [0]
               --follow            logs only: wait for more output until the process ends
               -h, --help          print this help (after a subcommand: that subcommand's)
+              -V, --version       print the SDK's version
 
             D is a whole number with a unit: 500ms, 10s, 2m, 1h.
             CMD's stdin is empty (except in shell). Output is passed on as lines: a last line
@@ -154,12 +158,6 @@ final class SandboxCommand implements Callable<Integer> {
 
     @Spec
     CommandSpec spec;
-
-    @Option(
-            names = {"-h", "--help"},
-            usageHelp = true,
-            description = "print this help")
-    boolean help;
 
     SandboxCommand(PrintStream out, PrintStream err) {
         this.out = out;
@@ -245,5 +243,13 @@ final class SandboxCommand implements Callable<Integer> {
             default -> throw e;
         };
         return SandboxCli.fail(err, e.getMessage(), code);
+    }
+
+    /** {@code sandbox --version}: the SDK's version, as its build recorded it. */
+    static final class SdkVersion implements IVersionProvider {
+        @Override
+        public String[] getVersion() {
+            return new String[] {"sandbox " + Version.get()};
+        }
     }
 }

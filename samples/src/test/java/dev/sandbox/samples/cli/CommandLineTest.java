@@ -388,7 +388,8 @@ class CommandLineTest {
                 "--session",
                 "--port",
                 "--host",
-                "--help")) {
+                "--help",
+                "--version")) {
             assertThat(SandboxCommand.USAGE).contains(option);
         }
         for (String subcommand : List.of(

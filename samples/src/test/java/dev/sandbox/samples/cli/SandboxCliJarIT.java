@@ -128,11 +128,16 @@ class SandboxCliJarIT {
     }
 
     @Test
-    void help() throws Exception {
+    void helpAndVersion() throws Exception {
         Result help = run("--help");
         assertThat(help.code()).isZero();
-        assertThat(help.out().head()).startsWith("usage: sandbox exec").contains("sandbox help [SUBCOMMAND]");
+        assertThat(help.out().head()).startsWith("usage: sandbox exec").contains("sandbox --help | --version");
         assertThat(help.err().bytes()).isZero();
+
+        Result version = run("--version");
+        assertThat(version.code()).isZero();
+        assertThat(version.out().head()).matches("sandbox \\d+\\.\\d+\\.\\d+\\S*\n");
+        assertThat(version.err().bytes()).isZero();
     }
 
     @Test

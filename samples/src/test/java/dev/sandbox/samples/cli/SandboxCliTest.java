@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.sandbox.implementation.Version;
 import java.io.ByteArrayOutputStream;
 import java.io.OutputStream;
 import java.io.PrintStream;
@@ -136,6 +137,17 @@ class SandboxCliTest {
         assertThat(o.code()).isZero();
         assertThat(o.out()).isEqualTo(SandboxCommand.USAGE);
         assertThat(o.err()).isEmpty();
+    }
+
+    @Test
+    void versionPrintsTheSdksVersionAndExitsZero() {
+        Outcome o = cli("--version");
+
+        assertThat(o.code()).isZero();
+        assertThat(o.out()).isEqualTo("sandbox " + Version.get() + "\n");
+        assertThat(Version.get()).isNotEqualTo("unknown");
+        assertThat(o.err()).isEmpty();
+        assertThat(cli("-V")).isEqualTo(o);
     }
 
     @Test
