@@ -8,7 +8,8 @@ import picocli.CommandLine;
  * The {@code sandbox} command: runs one command in a fresh sandbox session through the blocking {@link
  * SandboxClient}, streaming its output ({@code exec}) or printing it as JSON ({@code run}), and exits with the
  * command's exit code. {@code sandbox --help} prints the usage, {@code sandbox SUBCOMMAND --help} a subcommand's, and
- * {@code sandbox --version} the SDK's version. The command line is parsed by picocli ({@link SandboxCommand}).
+ * {@code sandbox --version} the SDK's version; {@code sandbox generate-completion} prints a bash and zsh completion
+ * script. The command line is parsed by picocli ({@link SandboxCommand}).
  *
  * <p>{@code create}, {@code ls}, {@code destroy}, {@code snapshot}, {@code exec --session}, {@code exec --background},
  * {@code logs}, {@code cp} and {@code ls-files} work with sessions that outlive one CLI run; they get their sessions

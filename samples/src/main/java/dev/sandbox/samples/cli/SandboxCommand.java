@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import picocli.AutoComplete;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Help;
@@ -43,6 +44,7 @@ import picocli.CommandLine.UnmatchedArgumentException;
             ListFilesCommand.class,
             ShellCommand.class,
             ServeCommand.class,
+            AutoComplete.GenerateCompletion.class,
             HelpCommand.class
         })
 final class SandboxCommand implements Callable<Integer> {
@@ -60,6 +62,7 @@ final class SandboxCommand implements Callable<Integer> {
                    sandbox shell [PROVIDER] [--session SESSION] [-- CMD [ARG...]]
                    sandbox serve [--provider local|docker [DOCKER]] [--host HOST] [--port PORT]
                                  --token-file FILE
+                   sandbox generate-completion
                    sandbox help [SUBCOMMAND]
                    sandbox --help | --version
 
@@ -106,9 +109,12 @@ final class SandboxCommand implements Callable<Integer> {
                         that send the token in FILE; prints "serving on URL" and runs until
                         SIGINT or SIGTERM, then stops gracefully (its sessions are destroyed)
 
-            Help:
+            Help and shell completion:
               help      prints this help, or with SUBCOMMAND that subcommand's own (as does
                         SUBCOMMAND --help)
+              generate-completion
+                        prints a bash and zsh completion script for sandbox; load it with
+                        source <(sandbox generate-completion)
 
             PROVIDER and OPTIONS:
               --provider NAME     where to run: local (host processes, no isolation), docker

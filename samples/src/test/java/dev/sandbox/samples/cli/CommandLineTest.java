@@ -400,6 +400,7 @@ class CommandLineTest {
                 "sandbox ls-files",
                 "sandbox shell",
                 "sandbox serve",
+                "sandbox generate-completion",
                 "sandbox help")) {
             assertThat(SandboxCommand.USAGE).contains(subcommand);
         }

@@ -151,6 +151,42 @@ class SandboxCliTest {
     }
 
     @Test
+    void generateCompletionPrintsAScriptThatKnowsEverySubcommand() {
+        Outcome o = cli("generate-completion");
+
+        assertThat(o.code()).isZero();
+        assertThat(o.err()).isEmpty();
+        assertThat(o.out()).startsWith("#!/usr/bin/env bash").endsWith("\n");
+        assertThat(o.out()).contains("complete -F _complete_sandbox -o default sandbox");
+        String topLevel = o.out()
+                .lines()
+                .filter(line -> line.strip().startsWith("local commands=\"exec "))
+                .findFirst()
+                .orElseThrow();
+        assertThat(topLevel.substring(topLevel.indexOf('"') + 1, topLevel.lastIndexOf('"'))
+                        .split(" "))
+                .containsExactly(
+                        "exec",
+                        "run",
+                        "create",
+                        "ls",
+                        "destroy",
+                        "snapshot",
+                        "logs",
+                        "cp",
+                        "ls-files",
+                        "shell",
+                        "serve",
+                        "generate-completion",
+                        "help");
+        // the values of the options that have a fixed set
+        assertThat(o.out()).contains("(\"local\" \"docker\" \"remote\") # --provider values");
+        assertThat(o.out()).contains("(\"always\" \"if-not-present\" \"never\") # --pull values");
+        // zsh loads it through bashcompinit
+        assertThat(o.out()).contains("ZSH_VERSION");
+    }
+
+    @Test
     void usageErrorsPrintTheUsageToStderrAndExit2() {
         String[][] cases = {
             {},
