@@ -22,8 +22,6 @@ import picocli.CommandLine.Option;
                     + " exits with CMD's exit code."
         })
 final class RunCommand extends CommandInSession {
-    private static final ObjectMapper JSON = new ObjectMapper();
-
     @Option(
             names = "--max-output",
             paramLabel = "BYTES",
@@ -57,7 +55,9 @@ final class RunCommand extends CommandInSession {
     }
 
     static String toJson(ExecResult result) {
-        ObjectNode json = JSON.createObjectNode();
+        // made here, not when picocli makes the command: it takes a while, and only run prints JSON
+        ObjectMapper mapper = new ObjectMapper();
+        ObjectNode json = mapper.createObjectNode();
         json.put("exitCode", result.exitCode());
         json.put("stdout", result.stdout());
         json.put("stderr", result.stderr());
@@ -68,7 +68,7 @@ final class RunCommand extends CommandInSession {
         json.put("stderrBytes", result.stderrBytes());
         json.put("termination", result.termination().name().toLowerCase(Locale.ROOT));
         try {
-            return JSON.writeValueAsString(json);
+            return mapper.writeValueAsString(json);
         } catch (JsonProcessingException e) {
             throw new UncheckedIOException(e);
         }
