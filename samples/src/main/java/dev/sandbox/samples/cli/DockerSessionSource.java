@@ -18,7 +18,7 @@ final class DockerSessionSource extends ProviderSessionSource {
         this.provider = provider;
     }
 
-    static DockerSessionSource open(CommandLine.Provider settings) {
+    static DockerSessionSource open(Provider settings) {
         return new DockerSessionSource(DockerSandboxProvider.builder()
                 .settings(settings(settings.docker()))
                 .sweepInterval(null)
@@ -26,11 +26,11 @@ final class DockerSessionSource extends ProviderSessionSource {
     }
 
     /** The provider for {@code sandbox serve --provider docker}, with its periodic sweeper. */
-    static DockerSandboxProvider serving(CommandLine.Provider settings) {
+    static DockerSandboxProvider serving(Provider settings) {
         return DockerSandboxProvider.create(settings(settings.docker()));
     }
 
-    private static DockerSettings settings(CommandLine.Docker d) {
+    private static DockerSettings settings(Provider.Docker d) {
         DockerSettings s = DockerSettings.of(d.image());
         if (d.pull() != null) {
             s = s.withPullPolicy(DockerSettings.PullPolicy.valueOf(

@@ -3,26 +3,23 @@ package dev.sandbox.samples.cli;
 import java.time.Duration;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import picocli.CommandLine.ITypeConverter;
+import picocli.CommandLine.TypeConversionException;
 
-/** Parses the CLI's durations: a whole number and a unit, {@code ms}, {@code s}, {@code m} or {@code h}. */
-final class Durations {
+/**
+ * The CLI's durations: a whole number and a unit, {@code ms}, {@code s}, {@code m} or {@code h}, such as {@code 500ms},
+ * {@code 10s}, {@code 2m} or {@code 1h}; positive, and short enough for the SDK's timers. Registered for every {@link
+ * Duration} option; picocli names the option when a value is rejected.
+ */
+final class Durations implements ITypeConverter<Duration> {
     private static final Pattern FORMAT = Pattern.compile("(\\d+)(ms|s|m|h)");
 
-    private Durations() {}
-
-    /**
-     * Parses a positive duration such as {@code 500ms}, {@code 10s}, {@code 2m} or {@code 1h}.
-     *
-     * @param option the option the text was given to, for the message
-     * @param text the text
-     * @return the duration
-     * @throws UsageException when the text is not a positive duration in that form
-     */
-    static Duration parse(String option, String text) throws UsageException {
+    @Override
+    public Duration convert(String text) {
         Matcher m = FORMAT.matcher(text);
         if (!m.matches()) {
-            throw new UsageException("invalid duration for " + option + ": '" + text
-                    + "' (use a whole number and a unit: 500ms, 10s, 2m or 1h)");
+            throw new TypeConversionException(
+                    "'" + text + "' is not a duration (use a whole number and a unit: 500ms, 10s, 2m or 1h)");
         }
         Duration d;
         try {
@@ -35,10 +32,10 @@ final class Durations {
             };
             d.toNanos(); // the SDK's timers work in nanoseconds
         } catch (NumberFormatException | ArithmeticException e) {
-            throw new UsageException("duration for " + option + " is too long: '" + text + "'");
+            throw new TypeConversionException("duration '" + text + "' is too long");
         }
         if (d.isZero()) {
-            throw new UsageException("duration for " + option + " must be positive, got '" + text + "'");
+            throw new TypeConversionException("duration must be positive, got '" + text + "'");
         }
         return d;
     }

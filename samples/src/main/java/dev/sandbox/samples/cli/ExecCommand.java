@@ -2,22 +2,67 @@ package dev.sandbox.samples.cli;
 
 import dev.sandbox.ExecEvent;
 import dev.sandbox.ExecOptions;
+import dev.sandbox.SessionOptions;
 import dev.sandbox.blocking.ExecStream;
 import dev.sandbox.blocking.SandboxClient;
-import java.io.PrintStream;
 import java.util.Iterator;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
 
 /**
- * {@code sandbox exec}: copies the command's lines to stdout and stderr as they arrive. Output is buffered and
- * flushed only when no further event is waiting, so a lone line shows at once and bulk output is written in large
- * blocks.
+ * {@code sandbox exec}: copies the command's lines to stdout and stderr as they arrive. Output is buffered and flushed
+ * only when no further event is waiting, so a lone line shows at once and bulk output is written in large blocks. With
+ * {@code --background}, starts the command in a session that outlives the CLI instead ({@link BackgroundCommand}).
  */
-final class ExecCommand {
-    private ExecCommand() {}
+@Command(
+        name = "exec",
+        customSynopsis = "sandbox exec [OPTIONS] [--background | --session SESSION] -- CMD [ARG...]",
+        description = {
+            "Runs CMD in a new sandbox session, destroyed when it ends (or, with --session, in an existing one),"
+                    + " streams CMD's stdout to stdout and its stderr to stderr, line by line as they are written,"
+                    + " and exits with CMD's exit code.",
+            "With --background, starts CMD in a new session that stays, prints \"SESSION PROCESS\" (the ids"
+                    + " sandbox logs takes) and exits 0."
+        })
+final class ExecCommand extends CommandInSession {
+    @Option(
+            names = "--background",
+            arity = "0",
+            description = "start CMD in a new session that stays (docker, remote) [lifetime 5m]")
+    boolean background;
 
-    static int run(SandboxClient client, ExecOptions options, PrintStream out, PrintStream err) {
-        LineSink stdout = new LineSink(out);
-        LineSink stderr = new LineSink(err);
+    /** {@code run}'s option, accepted only to say so. */
+    @Option(names = "--max-output", hidden = true)
+    String maxOutput;
+
+    @Override
+    void validate() {
+        if (maxOutput != null) {
+            throw usageError("--max-output applies to 'sandbox run' only");
+        }
+        super.validate();
+        if (session != null && background) {
+            throw usageError("--session and --background do not go together: --background makes a session");
+        }
+    }
+
+    @Override
+    int execute() throws UsageException {
+        if (!background) {
+            return super.execute();
+        }
+        SessionOptions options =
+                lifetime == null ? sessionOptions() : sessionOptions().withLifetime(lifetime);
+        try (SessionSource source = sessions();
+                SandboxClient client = source.createDetached(options, SandboxClient.DEFAULT_TIMEOUT)) {
+            return BackgroundCommand.run(client, execOptions(), cli.out);
+        }
+    }
+
+    @Override
+    int run(SandboxClient client, ExecOptions options) {
+        LineSink stdout = new LineSink(cli.out);
+        LineSink stderr = new LineSink(cli.err);
         int code = SandboxCli.EXIT_ERROR;
         try (ExecStream events = client.process().exec(options)) {
             Iterator<ExecEvent> it = events.iterator();

@@ -5,6 +5,8 @@ import dev.sandbox.blocking.SandboxClient;
 import java.io.PrintStream;
 import java.time.temporal.ChronoUnit;
 import java.util.List;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Parameters;
 
 /**
  * {@code sandbox ls-files}: one line per entry of a session's directory (or for the one file named), in name order:
@@ -17,11 +19,30 @@ import java.util.List;
  * lrwxrwxrwx           9 2025-01-31T10:15:03Z latest -&gt; notes.txt
  * </pre>
  */
-final class ListFilesCommand {
-    private ListFilesCommand() {}
+@Command(
+        name = "ls-files",
+        customSynopsis = "sandbox ls-files [PROVIDER] SESSION:PATH",
+        description = {
+            "Lists directory PATH of session SESSION (SESSION: for its workdir), or describes file PATH: type, mode,"
+                    + " size, modification time, name."
+        })
+final class ListFilesCommand extends SessionSubcommand {
+    @Parameters(
+            paramLabel = "SESSION:PATH",
+            converter = Location.InSession.class,
+            description = "the session and the path in it")
+    Location location;
 
-    static int run(SandboxClient client, CommandLine.ListFiles ls, PrintStream out) {
-        String path = ls.location().path();
+    @Override
+    int execute() throws UsageException {
+        try (SessionSource sessions = sessions();
+                SandboxClient client = sessions.attach(location.session(), SandboxClient.DEFAULT_TIMEOUT)) {
+            return run(client, cli.out);
+        }
+    }
+
+    int run(SandboxClient client, PrintStream out) {
+        String path = location.path();
         FileInfo info = client.files().stat(path);
         List<FileInfo> entries =
                 info.type() == FileInfo.Type.DIRECTORY ? client.files().list(path) : List.of(info);

@@ -27,16 +27,13 @@ final class LocalSessionSource implements SessionSource {
     public SandboxClient createDetached(SessionOptions options, Duration wait) throws UsageException {
         throw new UsageException(
                 "exec --background: a background process needs a session that outlives this command, but "
-                        + NOT_PERSISTENT,
-                false);
+                        + NOT_PERSISTENT);
     }
 
     @Override
     public SandboxClient attach(String sessionId, Duration wait) throws UsageException {
-        throw new UsageException(
-                "cannot reach session '" + sessionId + "': " + NOT_PERSISTENT
-                        + "; for the local provider, run the whole job in one 'sandbox exec'",
-                false);
+        throw new UsageException("cannot reach session '" + sessionId + "': " + NOT_PERSISTENT
+                + "; for the local provider, run the whole job in one 'sandbox exec'");
     }
 
     @Override
@@ -63,12 +60,12 @@ final class LocalSessionSource implements SessionSource {
 
     @Override
     public String createSession(SessionOptions options, String fromSnapshot, Duration wait) throws UsageException {
-        throw new UsageException("create: " + NOT_PERSISTENT, false);
+        throw new UsageException("create: " + NOT_PERSISTENT);
     }
 
     @Override
     public List<SessionInfo> list(Map<String, String> labels, Duration wait) throws UsageException {
-        throw new UsageException("ls: " + NOT_PERSISTENT + "; there is nothing to list", false);
+        throw new UsageException("ls: " + NOT_PERSISTENT + "; there is nothing to list");
     }
 
     @Override

@@ -6,29 +6,85 @@ import dev.sandbox.blocking.ProcessOutput;
 import dev.sandbox.blocking.SandboxClient;
 import java.io.PrintStream;
 import java.util.Iterator;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.ITypeConverter;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.TypeConversionException;
 
 /**
  * {@code sandbox logs}: copies a background process's lines from the given offsets to stdout and stderr, as {@code
  * exec} does. Without {@code --follow} it prints what the process's ring buffers hold now and exits 0; with it, it
  * waits for more until the process ends and exits with its exit code.
  */
-final class LogsCommand {
-    private LogsCommand() {}
+@Command(
+        name = "logs",
+        customSynopsis = "sandbox logs [PROVIDER] [--from OFFSET] [--follow] SESSION PROCESS",
+        description = {
+            "Prints what background process PROCESS of session SESSION wrote (see exec --background), from byte"
+                    + " offset OFFSET, and exits 0; with --follow, waits for more until the process ends and exits"
+                    + " with its exit code."
+        })
+final class LogsCommand extends SessionSubcommand {
+    @Option(
+            names = "--from",
+            paramLabel = "OFFSET",
+            converter = Offsets.Converter.class,
+            description = "where to start: OFFSET, or OUT,ERR (one per stream) [0]")
+    Offsets from = new Offsets(0, 0);
 
-    static int run(SandboxClient client, CommandLine.Logs logs, PrintStream out, PrintStream err) {
-        BackgroundProcessHandle process = client.process().process(logs.process());
+    @Option(names = "--follow", arity = "0", description = "wait for more output until the process ends")
+    boolean follow;
+
+    @Parameters(index = "0", paramLabel = "SESSION", converter = Values.NonBlank.class, description = "the session")
+    String session;
+
+    @Parameters(index = "1", paramLabel = "PROCESS", converter = Values.NonBlank.class, description = "the process")
+    String process;
+
+    /**
+     * Byte offsets to start from, one per stream.
+     *
+     * @param stdout where stdout starts
+     * @param stderr where stderr starts
+     */
+    record Offsets(long stdout, long stderr) {
+        /** Reads {@code OFFSET} (both streams) or {@code OUT,ERR}. */
+        static final class Converter implements ITypeConverter<Offsets> {
+            @Override
+            public Offsets convert(String text) {
+                String[] parts = text.split(",", -1);
+                if (parts.length > 2) {
+                    throw new TypeConversionException("expected OFFSET or OUT,ERR, got '" + text + "'");
+                }
+                long out = Values.wholeNumber(parts[0], text);
+                return new Offsets(out, parts.length == 1 ? out : Values.wholeNumber(parts[1], text));
+            }
+        }
+    }
+
+    @Override
+    int execute() throws UsageException {
+        // following waits for the process, however long it takes; each event of it is short
+        try (SessionSource source = sessions();
+                SandboxClient client = source.attach(session, CommandInSession.UNBOUNDED)) {
+            return run(client, cli.out, cli.err);
+        }
+    }
+
+    int run(SandboxClient client, PrintStream out, PrintStream err) {
+        BackgroundProcessHandle handle = client.process().process(process);
         LineSink stdout = new LineSink(out);
         LineSink stderr = new LineSink(err);
         int code = 0;
-        try (ProcessOutput events = logs.follow()
-                ? process.output(logs.stdoutFrom(), logs.stderrFrom())
-                : process.snapshot(logs.stdoutFrom(), logs.stderrFrom())) {
+        try (ProcessOutput events =
+                follow ? handle.output(from.stdout(), from.stderr()) : handle.snapshot(from.stdout(), from.stderr())) {
             Iterator<ExecEvent> it = events.iterator();
             while (it.hasNext()) {
                 switch (it.next()) {
                     case ExecEvent.Stdout line -> stdout.write(line);
                     case ExecEvent.Stderr line -> stderr.write(line);
-                    case ExecEvent.Exit exit -> code = logs.follow() ? exit.code() : 0;
+                    case ExecEvent.Exit exit -> code = follow ? exit.code() : 0;
                 }
                 if (!events.ready()) {
                     stdout.flush();

@@ -11,7 +11,7 @@ final class RemoteSessionSource extends ProviderSessionSource {
         super(provider);
     }
 
-    static RemoteSessionSource open(CommandLine.Provider settings) throws UsageException {
+    static RemoteSessionSource open(Provider settings) throws UsageException {
         char[] token = TokenFile.read(settings.tokenFile());
         return new RemoteSessionSource(RemoteSandboxProvider.builder()
                 .baseUrl(settings.url())

@@ -6,25 +6,58 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sandbox.ExecOptions;
 import dev.sandbox.ExecResult;
 import dev.sandbox.blocking.SandboxClient;
-import java.io.PrintStream;
 import java.io.UncheckedIOException;
 import java.util.Locale;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
 
 /** {@code sandbox run}: runs the command to its end and prints the result as one JSON object on one line. */
-final class RunCommand {
-    private static final ObjectMapper JSON = new ObjectMapper();
+@Command(
+        name = "run",
+        customSynopsis = "sandbox run [OPTIONS] [--max-output BYTES] [--session SESSION] -- CMD [ARG...]",
+        description = {
+            "Runs CMD in a new sandbox session, destroyed when it ends (or, with --session, in an existing one),"
+                    + " waits for it and prints one JSON object to stdout: exitCode, stdout, stderr,"
+                    + " stdoutTruncated, stderrTruncated, durationMs (and stdoutBytes, stderrBytes, termination);"
+                    + " exits with CMD's exit code."
+        })
+final class RunCommand extends CommandInSession {
+    @Option(
+            names = "--max-output",
+            paramLabel = "BYTES",
+            converter = Values.WholeNumber.class,
+            description = "keep at most BYTES of each stream [1048576]")
+    Long maxOutput;
 
-    private RunCommand() {}
+    /** {@code exec}'s option, accepted only to say so. */
+    @Option(names = "--background", arity = "0", hidden = true)
+    boolean background;
 
-    static int run(SandboxClient client, ExecOptions options, PrintStream out) {
+    @Override
+    void validate() {
+        if (background) {
+            throw usageError("--background applies to 'sandbox exec' only");
+        }
+        super.validate();
+    }
+
+    @Override
+    ExecOptions execOptions() {
+        return maxOutput == null ? super.execOptions() : super.execOptions().withMaxOutputBytes(maxOutput);
+    }
+
+    @Override
+    int run(SandboxClient client, ExecOptions options) {
         ExecResult result = client.process().run(options);
-        out.println(toJson(result));
-        out.flush();
+        cli.out.println(toJson(result));
+        cli.out.flush();
         return result.exitCode();
     }
 
     static String toJson(ExecResult result) {
-        ObjectNode json = JSON.createObjectNode();
+        // made here, not when picocli makes the command: it takes a while, and only run prints JSON
+        ObjectMapper mapper = new ObjectMapper();
+        ObjectNode json = mapper.createObjectNode();
         json.put("exitCode", result.exitCode());
         json.put("stdout", result.stdout());
         json.put("stderr", result.stderr());
@@ -35,7 +68,7 @@ final class RunCommand {
         json.put("stderrBytes", result.stderrBytes());
         json.put("termination", result.termination().name().toLowerCase(Locale.ROOT));
         try {
-            return JSON.writeValueAsString(json);
+            return mapper.writeValueAsString(json);
         } catch (JsonProcessingException e) {
             throw new UncheckedIOException(e);
         }

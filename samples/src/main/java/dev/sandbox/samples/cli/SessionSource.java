@@ -108,7 +108,7 @@ interface SessionSource extends AutoCloseable {
      * @throws UsageException when the provider has no snapshots
      */
     default String snapshot(String sessionId, Duration wait) throws UsageException {
-        throw new UsageException("snapshots need --provider docker", false);
+        throw new UsageException("snapshots need --provider docker");
     }
 
     /** Releases the provider. */
@@ -122,7 +122,7 @@ interface SessionSource extends AutoCloseable {
      * @return its source
      * @throws UsageException when the provider's settings cannot be used (an unreadable token file)
      */
-    static SessionSource forProvider(CommandLine.Provider provider) throws UsageException {
+    static SessionSource forProvider(Provider provider) throws UsageException {
         return switch (provider.name()) {
             case "local" -> new LocalSessionSource();
             case "remote" -> RemoteSessionSource.open(provider);

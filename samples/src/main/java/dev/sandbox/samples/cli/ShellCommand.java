@@ -4,6 +4,7 @@ import dev.sandbox.ExecEvent;
 import dev.sandbox.PtyOptions;
 import dev.sandbox.PtySession;
 import dev.sandbox.SandboxSession;
+import dev.sandbox.blocking.SandboxClient;
 import java.io.FileDescriptor;
 import java.io.FileInputStream;
 import java.io.FileOutputStream;
@@ -15,21 +16,58 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
 
 /**
  * {@code sandbox shell}: a command on a terminal in a session, wired to this terminal. The terminal is put in raw
  * mode (and restored on the way out, also when the JVM is stopped), keys are passed on as typed, the command's output
  * is written as it comes, and the terminal's size is checked a few times a second and passed on when it changes.
  */
-final class ShellCommand {
+@Command(
+        name = "shell",
+        customSynopsis = "sandbox shell [PROVIDER] [--session SESSION] [-- CMD [ARG...]]",
+        description = {
+            "Runs CMD [/bin/sh] on a terminal in a new session (or, with --session, in an existing one), with this"
+                    + " terminal in raw mode and its size passed on as it changes; exits with CMD's exit code."
+        })
+final class ShellCommand extends SessionSubcommand {
     /** How long a single step (start, one write, a resize, the exit) may take. */
     private static final Duration STEP = Duration.ofSeconds(30);
     /** How often the terminal's size is checked. */
     private static final long SIZE_POLL_MS = 250;
 
-    private ShellCommand() {}
+    @Option(
+            names = "--session",
+            paramLabel = "SESSION",
+            converter = Values.NonBlank.class,
+            description = "use this existing session, which stays (docker, remote) [a new one]")
+    String session;
 
-    static int run(SandboxSession session, List<String> command, Tty tty) {
+    @Parameters(paramLabel = "CMD", arity = "0..*", description = "the command and its arguments, after -- [/bin/sh]")
+    List<String> args = List.of();
+
+    /** CMD and its arguments, known after {@link #validate()}. */
+    List<String> command;
+
+    @Override
+    void validate() {
+        super.validate();
+        List<String> given = afterDashes(args);
+        command = given == null ? List.of("/bin/sh") : given;
+    }
+
+    @Override
+    int execute() throws UsageException {
+        Tty tty = Tty.open();
+        try (SessionSource sessions = sessions();
+                SessionSource.Lease lease = sessions.session(session, SandboxClient.DEFAULT_TIMEOUT)) {
+            return run(lease.session(), command, tty);
+        }
+    }
+
+    private static int run(SandboxSession session, List<String> command, Tty tty) {
         int[] size = tty.size();
         PtyOptions options = PtyOptions.of(command.toArray(String[]::new));
         if (size != null) {

@@ -17,7 +17,7 @@ final class TokenFile {
         try {
             bytes = Files.readAllBytes(file);
         } catch (IOException e) {
-            throw new UsageException("cannot read --token-file '" + file + "': " + e.getMessage(), false);
+            throw new UsageException("cannot read --token-file '" + file + "': " + e.getMessage());
         }
         CharBuffer chars = StandardCharsets.UTF_8.decode(ByteBuffer.wrap(bytes));
         Arrays.fill(bytes, (byte) 0);
@@ -30,7 +30,7 @@ final class TokenFile {
             end--;
         }
         if (start == end) {
-            throw new UsageException("--token-file '" + file + "' is empty", false);
+            throw new UsageException("--token-file '" + file + "' is empty");
         }
         char[] token = new char[end - start];
         chars.position(start);

@@ -26,8 +26,7 @@ final class Tty {
     static Tty open() throws UsageException {
         String saved = stty("-g");
         if (saved == null || saved.isBlank()) {
-            throw new UsageException(
-                    "sandbox shell needs a terminal: /dev/tty cannot be used (run it from one)", false);
+            throw new UsageException("sandbox shell needs a terminal: /dev/tty cannot be used (run it from one)");
         }
         return new Tty(saved.strip());
     }

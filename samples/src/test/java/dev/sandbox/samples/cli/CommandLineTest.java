@@ -1,49 +1,101 @@
 package dev.sandbox.samples.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.io.ByteArrayOutputStream;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import picocli.CommandLine.ParseResult;
 
+/**
+ * The command line as the CLI reads it: what each subcommand gets from it, and the usage errors, which exit 2 with a
+ * first line naming what is wrong, then the usage.
+ */
 class CommandLineTest {
 
-    private static CommandLine parse(String... args) throws UsageException {
-        return CommandLine.parse(args);
+    /** Parses and checks {@code args} as the CLI does, without running anything. */
+    static <T extends Subcommand> T parse(Class<T> type, String... args) {
+        PrintStream nowhere = new PrintStream(OutputStream.nullOutputStream(), false, StandardCharsets.UTF_8);
+        ParseResult parsed = new SandboxCommand(nowhere, nowhere).commandLine().parseArgs(args);
+        T subcommand = type.cast(parsed.subcommand().commandSpec().userObject());
+        subcommand.validate();
+        return subcommand;
     }
 
-    private static CommandLine.Exec exec(String... args) throws UsageException {
-        return (CommandLine.Exec) CommandLine.parse(args);
+    record Outcome(int code, String out, String err) {
+        String firstErrorLine() {
+            return err.lines().findFirst().orElse("");
+        }
+    }
+
+    /** Runs the CLI in-process, as {@code SandboxCliTest} does. */
+    static Outcome cli(String... args) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int code;
+        try (PrintStream o = new PrintStream(out, false, StandardCharsets.UTF_8);
+                PrintStream e = new PrintStream(err, false, StandardCharsets.UTF_8)) {
+            code = SandboxCli.run(args, o, e);
+        }
+        return new Outcome(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
     }
 
     private static void assertUsageError(String message, String... args) {
-        assertThatThrownBy(() -> CommandLine.parse(args))
-                .isInstanceOf(UsageException.class)
-                .hasMessageContaining(message);
+        Outcome o = cli(args);
+        String shown = String.join(" ", args);
+        assertThat(o.code()).as(shown).isEqualTo(2);
+        assertThat(o.out()).as(shown).isEmpty();
+        assertThat(o.firstErrorLine()).as(shown).startsWith("sandbox: ").contains(message);
+        assertThat(o.err()).as(shown).contains("\nusage: sandbox ");
+    }
+
+    private static void assertHelp(String usage, String... args) {
+        Outcome o = cli(args);
+        String shown = String.join(" ", args);
+        assertThat(o.code()).as(shown).isZero();
+        assertThat(o.err()).as(shown).isEmpty();
+        assertThat(o.out()).as(shown).startsWith("usage: " + usage);
+    }
+
+    private static ExecCommand exec(String... args) {
+        return parse(ExecCommand.class, args);
+    }
+
+    /** What {@code sandbox logs} got: provider, session, process, offsets, follow. */
+    private static List<Object> logs(String... args) {
+        LogsCommand logs = parse(LogsCommand.class, args);
+        return List.of(logs.provider, logs.session, logs.process, logs.from, logs.follow);
+    }
+
+    private static List<Object> logs(Provider provider, String session, String process, long out, long err, boolean f) {
+        return List.of(provider, session, process, new LogsCommand.Offsets(out, err), f);
     }
 
     @Test
-    void execWithDefaults() throws UsageException {
-        CommandLine.Exec cl = exec("exec", "--", "echo", "hi");
+    void execWithDefaults() {
+        ExecCommand cl = exec("exec", "--", "echo", "hi");
 
-        assertThat(cl.mode()).isEqualTo(CommandLine.Mode.EXEC);
-        assertThat(cl.provider().name()).isEqualTo("local");
-        assertThat(cl.workdir()).isNull();
-        assertThat(cl.env()).isEmpty();
-        assertThat(cl.timeout()).isNull();
-        assertThat(cl.idleTimeout()).isNull();
-        assertThat(cl.lifetime()).isNull();
-        assertThat(cl.maxOutput()).isNull();
-        assertThat(cl.background()).isFalse();
-        assertThat(cl.command()).containsExactly("echo", "hi");
+        assertThat(cl.provider.name()).isEqualTo("local");
+        assertThat(cl.workdir).isNull();
+        assertThat(cl.environment()).isEmpty();
+        assertThat(cl.timeout).isNull();
+        assertThat(cl.idleTimeout).isNull();
+        assertThat(cl.lifetime).isNull();
+        assertThat(cl.background).isFalse();
+        assertThat(cl.session).isNull();
+        assertThat(cl.command).containsExactly("echo", "hi");
     }
 
     @Test
-    void everyOptionInBothForms() throws UsageException {
-        CommandLine.Exec cl = exec(
+    void everyOptionInBothForms() {
+        RunCommand cl = parse(
+                RunCommand.class,
                 "run",
                 "--provider",
                 "local",
@@ -65,41 +117,54 @@ class CommandLineTest {
                 "-c",
                 "exit 3");
 
-        assertThat(cl.mode()).isEqualTo(CommandLine.Mode.RUN);
-        assertThat(cl.workdir()).isEqualTo("/tmp");
-        assertThat(cl.env()).containsExactly(Map.entry("A", "1"), Map.entry("B", "x=y"), Map.entry("EMPTY", ""));
-        assertThat(cl.timeout()).isEqualTo(Duration.ofSeconds(10));
-        assertThat(cl.idleTimeout()).isEqualTo(Duration.ofMillis(500));
-        assertThat(cl.lifetime()).isEqualTo(Duration.ofHours(1));
-        assertThat(cl.maxOutput()).isEqualTo(42L);
-        assertThat(cl.command()).containsExactly("sh", "-c", "exit 3");
+        assertThat(cl.workdir).isEqualTo("/tmp");
+        assertThat(cl.environment())
+                .containsExactly(Map.entry("A", "1"), Map.entry("B", "x=y"), Map.entry("EMPTY", ""));
+        assertThat(cl.timeout).isEqualTo(Duration.ofSeconds(10));
+        assertThat(cl.idleTimeout).isEqualTo(Duration.ofMillis(500));
+        assertThat(cl.lifetime).isEqualTo(Duration.ofHours(1));
+        assertThat(cl.maxOutput).isEqualTo(42L);
+        assertThat(cl.execOptions().maxOutputBytes()).isEqualTo(42L);
+        assertThat(cl.command).containsExactly("sh", "-c", "exit 3");
     }
 
     @Test
-    void argumentsAfterTheDashesBelongToTheCommand() throws UsageException {
-        CommandLine.Exec cl = exec("exec", "--", "grep", "--help", "-h", "--", "--timeout");
+    void aRepeatedOptionKeepsItsLastValue() {
+        ExecCommand cl = exec("exec", "--timeout", "1s", "--timeout=2s", "--env", "A=1", "--env", "A=2", "--", "true");
 
-        assertThat(cl.mode()).isEqualTo(CommandLine.Mode.EXEC);
-        assertThat(cl.command()).containsExactly("grep", "--help", "-h", "--", "--timeout");
+        assertThat(cl.timeout).isEqualTo(Duration.ofSeconds(2));
+        assertThat(cl.environment()).containsExactly(Map.entry("A", "2"));
     }
 
     @Test
-    void relativeWorkdirIsMadeAbsolute() throws UsageException {
-        CommandLine.Exec cl = exec("exec", "--workdir", "some/dir/..", "--", "true");
+    void argumentsAfterTheDashesBelongToTheCommand() {
+        ExecCommand cl = exec("exec", "--", "grep", "--help", "-h", "--", "--timeout", "@file");
 
-        assertThat(cl.workdir())
+        assertThat(cl.command).containsExactly("grep", "--help", "-h", "--", "--timeout", "@file");
+    }
+
+    @Test
+    void relativeWorkdirIsMadeAbsolute() {
+        ExecCommand cl = exec("exec", "--workdir", "some/dir/..", "--", "true");
+
+        assertThat(cl.workdir)
                 .isEqualTo(Path.of("some").toAbsolutePath().normalize().toString());
     }
 
     @Test
-    void helpAnywhereBeforeTheDashes() throws UsageException {
-        assertThat(parse("--help")).isInstanceOf(CommandLine.Help.class);
-        assertThat(parse("-h")).isInstanceOf(CommandLine.Help.class);
-        assertThat(parse("help")).isInstanceOf(CommandLine.Help.class);
-        assertThat(parse("exec", "--help")).isInstanceOf(CommandLine.Help.class);
-        assertThat(parse("run", "--bogus", "-h", "--", "x")).isInstanceOf(CommandLine.Help.class);
-        assertThat(parse("logs", "s", "--help")).isInstanceOf(CommandLine.Help.class);
-        assertThat(parse("cp", "-h")).isInstanceOf(CommandLine.Help.class);
+    void helpAnywhereBeforeTheDashes() {
+        for (String[] args : new String[][] {{"--help"}, {"-h"}, {"help"}}) {
+            Outcome o = cli(args);
+            assertThat(o.code()).isZero();
+            assertThat(o.out()).isEqualTo(SandboxCommand.USAGE);
+            assertThat(o.err()).isEmpty();
+        }
+        // a subcommand's help is its own
+        assertHelp("sandbox exec [OPTIONS]", "exec", "--help");
+        assertHelp("sandbox run [OPTIONS]", "run", "--bogus", "-h", "--", "x");
+        assertHelp("sandbox logs [PROVIDER]", "logs", "s", "--help");
+        assertHelp("sandbox cp [PROVIDER] SRC DST", "cp", "-h");
+        assertHelp("sandbox ls-files [PROVIDER] SESSION:PATH", "help", "ls-files");
     }
 
     @Test
@@ -112,114 +177,197 @@ class CommandLineTest {
                 "sh",
                 "--",
                 "ls");
-        assertUsageError("unknown option '--verbose'", "--verbose");
-        assertUsageError("unknown option '--bogus'", "exec", "--bogus", "--", "ls");
-        assertUsageError("unknown option '--bogus'", "exec", "--bogus=1", "--", "ls");
+        assertUsageError("Unknown option: '--verbose'", "--verbose");
+        assertUsageError("Unknown option: '--bogus'", "exec", "--bogus", "--", "ls");
+        assertUsageError("Unknown option: '--bogus=1'", "exec", "--bogus=1", "--", "ls");
         assertUsageError("missing -- before the command", "exec");
         assertUsageError("unexpected argument 'ls'", "exec", "ls");
         assertUsageError("missing command after --", "exec", "--");
         assertUsageError("missing command after --", "run", "--timeout", "1s", "--");
-        assertUsageError("--timeout needs a value", "exec", "--timeout");
-        assertUsageError("invalid duration for --timeout: 'soon'", "exec", "--timeout", "soon", "--", "ls");
-        assertUsageError("invalid duration for --idle-timeout", "exec", "--idle-timeout=5", "--", "ls");
-        assertUsageError("invalid --env 'NOVALUE'", "exec", "--env", "NOVALUE", "--", "ls");
-        assertUsageError("invalid --env '=x'", "exec", "--env", "=x", "--", "ls");
+        assertUsageError("Missing required parameter for option '--timeout'", "exec", "--timeout");
         assertUsageError(
-                "unknown provider 'k8s' (available: local, docker, remote)", "exec", "--provider", "k8s", "--", "ls");
+                "Invalid value for option '--timeout': 'soon' is not a duration (use a whole number and a unit:"
+                        + " 500ms, 10s, 2m or 1h)",
+                "exec",
+                "--timeout",
+                "soon",
+                "--",
+                "ls");
+        assertUsageError(
+                "Invalid value for option '--idle-timeout': '5' is not a duration",
+                "exec",
+                "--idle-timeout=5",
+                "--",
+                "ls");
+        assertUsageError(
+                "Invalid value for option '--timeout': duration must be positive, got '0s'",
+                "exec",
+                "--timeout",
+                "0s",
+                "--",
+                "ls");
+        assertUsageError(
+                "Invalid value for option '--env' (NAME=VALUE): expected a name, '=' and a value, got 'NOVALUE'",
+                "exec",
+                "--env",
+                "NOVALUE",
+                "--",
+                "ls");
+        assertUsageError("Invalid value for option '--env' (NAME=VALUE)", "exec", "--env", "=x", "--", "ls");
+        assertUsageError("got '=x'", "exec", "--env", "=x", "--", "ls");
+        assertUsageError(
+                "Invalid value for option '--provider': expected one of local, docker, remote, got 'k8s'",
+                "exec",
+                "--provider",
+                "k8s",
+                "--",
+                "ls");
         assertUsageError("--max-output applies to 'sandbox run' only", "exec", "--max-output", "5", "--", "ls");
-        assertUsageError("invalid --max-output '5k'", "run", "--max-output", "5k", "--", "ls");
-        assertUsageError("invalid --max-output '-1'", "run", "--max-output=-1", "--", "ls");
-        assertUsageError("--workdir needs a directory", "exec", "--workdir=", "--", "ls");
+        assertUsageError(
+                "Invalid value for option '--max-output': expected a whole number, got '5k'",
+                "run",
+                "--max-output",
+                "5k",
+                "--",
+                "ls");
+        assertUsageError(
+                "Invalid value for option '--max-output': expected a whole number, got '-1'",
+                "run",
+                "--max-output=-1",
+                "--",
+                "ls");
+        assertUsageError("Invalid value for option '--workdir': needs a directory", "exec", "--workdir=", "--", "ls");
         assertUsageError("--background applies to 'sandbox exec' only", "run", "--background", "--", "ls");
-        assertUsageError("option --background takes no value", "exec", "--background=yes", "--", "ls");
-        assertUsageError("invalid duration for --lifetime", "exec", "--lifetime", "forever", "--", "ls");
+        assertUsageError(
+                "option '--background' should be specified without 'yes' parameter",
+                "exec",
+                "--background=yes",
+                "--",
+                "ls");
+        assertUsageError(
+                "Invalid value for option '--lifetime': 'forever' is not a duration",
+                "exec",
+                "--lifetime",
+                "forever",
+                "--",
+                "ls");
     }
 
     @Test
-    void execInTheBackground() throws UsageException {
-        CommandLine.Exec cl = exec("exec", "--background", "--lifetime", "2h", "--timeout=90m", "--", "sleep", "1");
+    void typosGetSuggestions() {
+        Outcome subcommand = cli("exce", "--", "true");
+        assertThat(subcommand.code()).isEqualTo(2);
+        assertThat(subcommand.firstErrorLine()).startsWith("sandbox: unknown subcommand 'exce'");
+        assertThat(subcommand.err().lines().toList().get(1)).isEqualTo("Did you mean: sandbox exec?");
 
-        assertThat(cl.mode()).isEqualTo(CommandLine.Mode.EXEC);
-        assertThat(cl.background()).isTrue();
-        assertThat(cl.lifetime()).isEqualTo(Duration.ofHours(2));
-        assertThat(cl.timeout()).isEqualTo(Duration.ofMinutes(90));
-        assertThat(cl.command()).containsExactly("sleep", "1");
+        Outcome option = cli("exec", "--timout", "1s", "--", "true");
+        assertThat(option.code()).isEqualTo(2);
+        assertThat(option.firstErrorLine()).isEqualTo("sandbox: Unknown option: '--timout'");
+        assertThat(option.err().lines().toList().get(1)).isEqualTo("Possible solutions: --timeout");
     }
 
     @Test
-    void logsWithDefaultsAndWithEveryOption() throws UsageException {
-        assertThat(parse("logs", "sess-1", "p-2"))
-                .isEqualTo(new CommandLine.Logs(CommandLine.Provider.LOCAL, "sess-1", "p-2", 0, 0, false));
-        assertThat(parse("logs", "--follow", "--from", "4096", "sess-1", "p-2"))
-                .isEqualTo(new CommandLine.Logs(CommandLine.Provider.LOCAL, "sess-1", "p-2", 4096, 4096, true));
-        assertThat(parse("logs", "sess-1", "--from=10,20", "p-2", "--provider", "local", "--follow"))
-                .isEqualTo(new CommandLine.Logs(CommandLine.Provider.LOCAL, "sess-1", "p-2", 10, 20, true));
+    void execInTheBackground() {
+        ExecCommand cl = exec("exec", "--background", "--lifetime", "2h", "--timeout=90m", "--", "sleep", "1");
+
+        assertThat(cl.background).isTrue();
+        assertThat(cl.lifetime).isEqualTo(Duration.ofHours(2));
+        assertThat(cl.timeout).isEqualTo(Duration.ofMinutes(90));
+        assertThat(cl.command).containsExactly("sleep", "1");
+    }
+
+    @Test
+    void logsWithDefaultsAndWithEveryOption() {
+        assertThat(logs("logs", "sess-1", "p-2")).isEqualTo(logs(Provider.LOCAL, "sess-1", "p-2", 0, 0, false));
+        assertThat(logs("logs", "--follow", "--from", "4096", "sess-1", "p-2"))
+                .isEqualTo(logs(Provider.LOCAL, "sess-1", "p-2", 4096, 4096, true));
+        assertThat(logs("logs", "sess-1", "--from=10,20", "p-2", "--provider", "local", "--follow"))
+                .isEqualTo(logs(Provider.LOCAL, "sess-1", "p-2", 10, 20, true));
         // ids that look like options go after --
-        assertThat(parse("logs", "--", "-odd", "--id"))
-                .isEqualTo(new CommandLine.Logs(CommandLine.Provider.LOCAL, "-odd", "--id", 0, 0, false));
+        assertThat(logs("logs", "--", "-odd", "--id")).isEqualTo(logs(Provider.LOCAL, "-odd", "--id", 0, 0, false));
     }
 
     @Test
     void logsUsageErrors() {
-        assertUsageError("sandbox logs needs a SESSION and a PROCESS id", "logs");
-        assertUsageError("sandbox logs needs a SESSION and a PROCESS id", "logs", "sess-1");
-        assertUsageError("unexpected argument 'extra'", "logs", "s", "p", "extra");
-        assertUsageError("invalid --from 'x'", "logs", "--from", "x", "s", "p");
-        assertUsageError("invalid --from '-5'", "logs", "--from=-5", "s", "p");
-        assertUsageError("invalid --from ''", "logs", "--from", "1,", "s", "p");
-        assertUsageError("invalid --from '2,3'", "logs", "--from", "1,2,3", "s", "p");
-        assertUsageError("option --from needs a value", "logs", "s", "p", "--from");
-        assertUsageError("option --follow takes no value", "logs", "--follow=1", "s", "p");
-        assertUsageError("unknown option '--timeout'", "logs", "--timeout", "1s", "s", "p");
-        assertUsageError("unknown provider 'kubernetes'", "logs", "--provider", "kubernetes", "s", "p");
-        assertUsageError("PROCESS must not be empty", "logs", "s", " ");
+        assertUsageError("Missing required parameters: 'SESSION', 'PROCESS'", "logs");
+        assertUsageError("Missing required parameter: 'PROCESS'", "logs", "sess-1");
+        assertUsageError("Unmatched argument at index 3: 'extra'", "logs", "s", "p", "extra");
+        assertUsageError(
+                "Invalid value for option '--from': expected a whole number, got 'x'", "logs", "--from", "x", "s", "p");
+        assertUsageError(
+                "Invalid value for option '--from': expected a whole number, got '-5'", "logs", "--from=-5", "s", "p");
+        assertUsageError(
+                "Invalid value for option '--from': expected a whole number, got '1,'",
+                "logs",
+                "--from",
+                "1,",
+                "s",
+                "p");
+        assertUsageError(
+                "Invalid value for option '--from': expected OFFSET or OUT,ERR, got '1,2,3'",
+                "logs",
+                "--from",
+                "1,2,3",
+                "s",
+                "p");
+        assertUsageError("Missing required parameter for option '--from'", "logs", "s", "p", "--from");
+        assertUsageError("option '--follow' should be specified without '1' parameter", "logs", "--follow=1", "s", "p");
+        assertUsageError("Unknown options: '--timeout'", "logs", "--timeout", "1s", "s", "p");
+        assertUsageError(
+                "Invalid value for option '--provider': expected one of local, docker, remote, got 'kubernetes'",
+                "logs",
+                "--provider",
+                "kubernetes",
+                "s",
+                "p");
+        assertUsageError(
+                "Invalid value for positional parameter at index 1 (PROCESS): must not be empty", "logs", "s", " ");
     }
 
     @Test
-    void copyInEitherDirection() throws UsageException {
-        CommandLine.Copy up = (CommandLine.Copy) parse("cp", "build/app.jar", "sess-1:/srv/app.jar");
-        assertThat(up.source()).isEqualTo(new CommandLine.Location(null, "build/app.jar"));
-        assertThat(up.target()).isEqualTo(new CommandLine.Location("sess-1", "/srv/app.jar"));
+    void copyInEitherDirection() {
+        CopyCommand up = parse(CopyCommand.class, "cp", "build/app.jar", "sess-1:/srv/app.jar");
+        assertThat(up.source).isEqualTo(new Location(null, "build/app.jar"));
+        assertThat(up.target).isEqualTo(new Location("sess-1", "/srv/app.jar"));
         assertThat(up.session()).isEqualTo("sess-1");
-        assertThat(up.provider().name()).isEqualTo("local");
+        assertThat(up.provider.name()).isEqualTo("local");
 
-        CommandLine.Copy down = (CommandLine.Copy) parse("cp", "--provider=local", "sess-1:out/report.csv", ".");
-        assertThat(down.source()).isEqualTo(new CommandLine.Location("sess-1", "out/report.csv"));
-        assertThat(down.target()).isEqualTo(new CommandLine.Location(null, "."));
+        CopyCommand down = parse(CopyCommand.class, "cp", "--provider=local", "sess-1:out/report.csv", ".");
+        assertThat(down.source).isEqualTo(new Location("sess-1", "out/report.csv"));
+        assertThat(down.target).isEqualTo(new Location(null, "."));
         assertThat(down.session()).isEqualTo("sess-1");
 
         // a colon after a slash, or at the start, belongs to a local name
-        CommandLine.Copy odd = (CommandLine.Copy) parse("cp", "./a:b", "s:c");
-        assertThat(odd.source().inSession()).isFalse();
-        assertThat(odd.source().path()).isEqualTo("./a:b");
-        assertThat(((CommandLine.Copy) parse("cp", ":x", "s:y")).source().inSession())
+        CopyCommand odd = parse(CopyCommand.class, "cp", "./a:b", "s:c");
+        assertThat(odd.source.inSession()).isFalse();
+        assertThat(odd.source.path()).isEqualTo("./a:b");
+        assertThat(parse(CopyCommand.class, "cp", ":x", "s:y").source.inSession())
                 .isFalse();
     }
 
     @Test
     void copyUsageErrors() {
-        assertUsageError("sandbox cp needs a SRC and a DST", "cp");
-        assertUsageError("sandbox cp needs a SRC and a DST", "cp", "a");
-        assertUsageError("unexpected argument 'c'", "cp", "a", "s:b", "c");
+        assertUsageError("Missing required parameters: 'SRC', 'DST'", "cp");
+        assertUsageError("Missing required parameter: 'DST'", "cp", "a");
+        assertUsageError("Unmatched argument at index 3: 'c'", "cp", "a", "s:b", "c");
         assertUsageError("one of SRC and DST must be SESSION:PATH", "cp", "a", "b");
         assertUsageError("one of SRC and DST must be a local path", "cp", "s:a", "t:b");
         assertUsageError("missing path after 's:'", "cp", "a", "s:");
-        assertUsageError("unknown option '--recursive'", "cp", "--recursive", "a", "s:b");
-        assertUsageError("empty path", "cp", "", "s:b");
+        assertUsageError("Unknown option: '--recursive'", "cp", "--recursive", "a", "s:b");
+        assertUsageError("Invalid value for positional parameter at index 0 (SRC): empty path", "cp", "", "s:b");
     }
 
     @Test
-    void listFiles() throws UsageException {
-        assertThat(parse("ls-files", "sess-1:/srv"))
-                .isEqualTo(new CommandLine.ListFiles(
-                        CommandLine.Provider.LOCAL, new CommandLine.Location("sess-1", "/srv")));
-        assertThat(parse("ls-files", "sess-1:"))
-                .isEqualTo(
-                        new CommandLine.ListFiles(CommandLine.Provider.LOCAL, new CommandLine.Location("sess-1", ".")));
+    void listFiles() {
+        assertThat(parse(ListFilesCommand.class, "ls-files", "sess-1:/srv").location)
+                .isEqualTo(new Location("sess-1", "/srv"));
+        ListFilesCommand workdir = parse(ListFilesCommand.class, "ls-files", "sess-1:");
+        assertThat(workdir.location).isEqualTo(new Location("sess-1", "."));
+        assertThat(workdir.provider).isEqualTo(Provider.LOCAL);
 
-        assertUsageError("sandbox ls-files needs SESSION:PATH", "ls-files");
-        assertUsageError("sandbox ls-files needs SESSION:PATH, got 'local/dir'", "ls-files", "local/dir");
-        assertUsageError("unexpected argument 's:b'", "ls-files", "s:a", "s:b");
+        assertUsageError("Missing required parameter: 'SESSION:PATH'", "ls-files");
+        assertUsageError("expected SESSION:PATH, got 'local/dir'", "ls-files", "local/dir");
+        assertUsageError("Unmatched argument at index 2: 's:b'", "ls-files", "s:a", "s:b");
     }
 
     @Test
@@ -240,8 +388,9 @@ class CommandLineTest {
                 "--session",
                 "--port",
                 "--host",
-                "--help")) {
-            assertThat(CommandLine.USAGE).contains(option);
+                "--help",
+                "--version")) {
+            assertThat(SandboxCommand.USAGE).contains(option);
         }
         for (String subcommand : List.of(
                 "sandbox exec",
@@ -250,26 +399,54 @@ class CommandLineTest {
                 "sandbox cp",
                 "sandbox ls-files",
                 "sandbox shell",
-                "sandbox serve")) {
-            assertThat(CommandLine.USAGE).contains(subcommand);
+                "sandbox serve",
+                "sandbox generate-completion",
+                "sandbox help")) {
+            assertThat(SandboxCommand.USAGE).contains(subcommand);
         }
-        assertThat(CommandLine.USAGE).contains("124", "127", "500ms");
+        assertThat(SandboxCommand.USAGE).contains("124", "127", "500ms");
     }
 
     @Test
-    void remoteProviderOptionsOnEverySessionCommand() throws UsageException {
-        CommandLine.Provider remote =
-                new CommandLine.Provider("remote", "http://127.0.0.1:7070", java.nio.file.Path.of("tok"), null);
+    void eachSubcommandsHelpNamesItsOptions() {
+        Map<String, List<String>> options = Map.of(
+                "exec",
+                List.of("--provider", "--image", "--workdir", "--env", "--timeout", "--lifetime", "--background"),
+                "run",
+                List.of("--provider", "--url", "--session", "--idle-timeout", "--max-output"),
+                "logs",
+                List.of("--provider", "--token-file", "--from", "--follow", "SESSION", "PROCESS"),
+                "create",
+                List.of("--provider", "--memory", "--label", "--lifetime", "--idle-timeout", "--from-snapshot"),
+                "serve",
+                List.of("--provider", "--host", "--port", "--token-file", "--pids-limit"),
+                "shell",
+                List.of("--provider", "--session", "CMD"));
+        options.forEach((subcommand, names) -> {
+            Outcome o = cli(subcommand, "--help");
+            assertThat(o.code()).isZero();
+            assertThat(o.out()).as(subcommand).contains(names).contains("-h, --help");
+        });
+        // each accepts the other's option only to say where it belongs, and does not list it
+        assertThat(cli("exec", "--help").out()).doesNotContain("--max-output");
+        assertThat(cli("run", "--help").out()).doesNotContain("--background");
+    }
+
+    @Test
+    void remoteProviderOptionsOnEverySessionCommand() {
+        Provider remote = new Provider("remote", "http://127.0.0.1:7070", Path.of("tok"), null);
         String[] r = {"--provider", "remote", "--url", "http://127.0.0.1:7070", "--token-file", "tok"};
-        assertThat(exec(concat(new String[] {"exec"}, r, new String[] {"--", "ls"}))
-                        .provider())
+        assertThat(exec(concat(new String[] {"exec"}, r, new String[] {"--", "ls"})).provider)
                 .isEqualTo(remote);
-        assertThat(parse(concat(new String[] {"logs"}, r, new String[] {"s", "p"})))
-                .isEqualTo(new CommandLine.Logs(remote, "s", "p", 0, 0, false));
-        assertThat(parse(concat(new String[] {"ls-files"}, r, new String[] {"s:"})))
-                .isEqualTo(new CommandLine.ListFiles(remote, new CommandLine.Location("s", ".")));
-        assertThat(parse(concat(new String[] {"shell"}, r, new String[] {"--session", "s"})))
-                .isEqualTo(new CommandLine.Shell(remote, "s", List.of("/bin/sh")));
+        assertThat(logs(concat(new String[] {"logs"}, r, new String[] {"s", "p"})))
+                .isEqualTo(logs(remote, "s", "p", 0, 0, false));
+        ListFilesCommand ls = parse(ListFilesCommand.class, concat(new String[] {"ls-files"}, r, new String[] {"s:"}));
+        assertThat(ls.provider).isEqualTo(remote);
+        assertThat(ls.location).isEqualTo(new Location("s", "."));
+        ShellCommand shell =
+                parse(ShellCommand.class, concat(new String[] {"shell"}, r, new String[] {"--session", "s"}));
+        assertThat(List.of(shell.provider, shell.session, shell.command))
+                .isEqualTo(List.of(remote, "s", List.of("/bin/sh")));
 
         assertUsageError(
                 "--provider remote needs --url URL and --token-file FILE", "exec", "--provider", "remote", "--", "ls");
@@ -284,7 +461,7 @@ class CommandLineTest {
                 "s:b");
         assertUsageError("--url applies to --provider remote only", "exec", "--url", "http://h:1", "--", "ls");
         assertUsageError(
-                "invalid --url 'ftp://h'",
+                "Invalid value for option '--url': expected http://HOST:PORT, got 'ftp://h'",
                 "ls-files",
                 "--provider",
                 "remote",
@@ -296,31 +473,52 @@ class CommandLineTest {
     }
 
     @Test
-    void shellAndServe() throws UsageException {
-        assertThat(parse("shell"))
-                .isEqualTo(new CommandLine.Shell(CommandLine.Provider.LOCAL, null, List.of("/bin/sh")));
-        assertThat(parse("shell", "--", "bash", "-l"))
-                .isEqualTo(new CommandLine.Shell(CommandLine.Provider.LOCAL, null, List.of("bash", "-l")));
+    void shellAndServe() {
+        ShellCommand shell = parse(ShellCommand.class, "shell");
+        assertThat(List.of(shell.provider, shell.command)).isEqualTo(List.of(Provider.LOCAL, List.of("/bin/sh")));
+        assertThat(shell.session).isNull();
+        assertThat(parse(ShellCommand.class, "shell", "--", "bash", "-l").command)
+                .containsExactly("bash", "-l");
         assertUsageError("missing command after --", "shell", "--");
         assertUsageError("unexpected argument 'bash'", "shell", "bash");
 
-        assertThat(parse("serve", "--token-file", "t"))
-                .isEqualTo(new CommandLine.Serve(
-                        "127.0.0.1", 7070, java.nio.file.Path.of("t"), CommandLine.Provider.LOCAL));
-        assertThat(parse("serve", "--port=0", "--host", "0.0.0.0", "--provider", "local", "--token-file=t"))
-                .isEqualTo(new CommandLine.Serve("0.0.0.0", 0, java.nio.file.Path.of("t"), CommandLine.Provider.LOCAL));
-        assertThat(parse("serve", "--provider", "docker", "--image", "img:1", "--memory", "1g", "--token-file", "t")
+        ServeCommand serve = parse(ServeCommand.class, "serve", "--token-file", "t");
+        assertThat(List.of(serve.host, serve.port, serve.tokenFile, serve.served))
+                .isEqualTo(List.of("127.0.0.1", 7070, Path.of("t"), Provider.LOCAL));
+        serve = parse(
+                ServeCommand.class, "serve", "--port=0", "--host", "0.0.0.0", "--provider", "local", "--token-file=t");
+        assertThat(List.of(serve.host, serve.port, serve.tokenFile, serve.served))
+                .isEqualTo(List.of("0.0.0.0", 0, Path.of("t"), Provider.LOCAL));
+        assertThat(parse(
+                                ServeCommand.class,
+                                "serve",
+                                "--provider",
+                                "docker",
+                                "--image",
+                                "img:1",
+                                "--memory",
+                                "1g",
+                                "--token-file",
+                                "t")
+                        .served
                         .toString())
                 .contains("img:1", "memory=1073741824");
-        assertUsageError("sandbox serve needs --token-file FILE", "serve", "--port", "1");
-        assertUsageError("invalid --port '70000'", "serve", "--port", "70000", "--token-file", "t");
+        assertUsageError("Missing required option: '--token-file=FILE'", "serve", "--port", "1");
+        assertUsageError(
+                "Invalid value for option '--port': expected 0 to 65535, got '70000'",
+                "serve",
+                "--port",
+                "70000",
+                "--token-file",
+                "t");
         assertUsageError(
                 "serves the local or the docker provider", "serve", "--provider", "remote", "--token-file", "t");
+        assertUsageError("--image applies to --provider docker only", "serve", "--image", "x", "--token-file", "t");
     }
 
     @Test
-    void dockerProviderOptionsAndSessionCommands() throws UsageException {
-        CommandLine.Exec exec = exec(
+    void dockerProviderOptionsAndSessionCommands() {
+        ExecCommand exec = exec(
                 "exec",
                 "--provider",
                 "docker",
@@ -340,43 +538,88 @@ class CommandLineTest {
                 "64",
                 "--",
                 "python3");
-        assertThat(exec.provider())
-                .isEqualTo(new CommandLine.Provider(
+        assertThat(exec.provider)
+                .isEqualTo(new Provider(
                         "docker",
                         null,
                         null,
-                        new CommandLine.Docker("python:3.12-slim", "never", "runsc", "bridge", 1.5, 512L << 20, 64L)));
-        assertThat(exec("exec", "--provider", "docker", "--session", "docker-1", "--", "true")
-                        .session())
+                        new Provider.Docker("python:3.12-slim", "never", "runsc", "bridge", 1.5, 512L << 20, 64L)));
+        assertThat(exec("exec", "--provider", "docker", "--session", "docker-1", "--", "true").session)
                 .isEqualTo("docker-1");
-        assertThat(parse("create", "--provider", "docker", "--label", "a=b", "--label", "c=d", "--lifetime", "2m"))
-                .isEqualTo(new CommandLine.Create(
-                        new CommandLine.Provider(
-                                "docker",
-                                null,
-                                null,
-                                new CommandLine.Docker(
-                                        CommandLine.Docker.DEFAULT_IMAGE, null, null, null, null, null, null)),
-                        java.util.Map.of("a", "b", "c", "d"),
-                        java.time.Duration.ofMinutes(2),
-                        null,
-                        null));
-        assertThat(parse("destroy", "--provider", "docker", "s1", "s2"))
-                .isEqualTo(new CommandLine.Destroy(
-                        ((CommandLine.Create) parse("create", "--provider", "docker")).provider(),
-                        List.of("s1", "s2")));
-        assertThat(parse("ls", "--label", "k=v")).isInstanceOf(CommandLine.ListSessions.class);
-        assertThat(parse("snapshot", "s1")).isInstanceOf(CommandLine.Snapshot.class);
+        CreateCommand create = parse(
+                CreateCommand.class,
+                "create",
+                "--provider",
+                "docker",
+                "--label",
+                "a=b",
+                "--label",
+                "c=d",
+                "--lifetime",
+                "2m");
+        Provider docker = new Provider(
+                "docker",
+                null,
+                null,
+                new Provider.Docker(Provider.Docker.DEFAULT_IMAGE, null, null, null, null, null, null));
+        assertThat(create.provider).isEqualTo(docker);
+        assertThat(create.labels).containsExactly(new Values.KeyValue("a", "b"), new Values.KeyValue("c", "d"));
+        assertThat(create.lifetime).isEqualTo(Duration.ofMinutes(2));
+        assertThat(create.idleTimeout).isNull();
+        assertThat(create.fromSnapshot).isNull();
+        DestroyCommand destroy = parse(DestroyCommand.class, "destroy", "--provider", "docker", "s1", "s2");
+        assertThat(destroy.provider).isEqualTo(docker);
+        assertThat(destroy.sessions).containsExactly("s1", "s2");
+        assertThat(parse(ListSessionsCommand.class, "ls", "--label", "k=v").labels())
+                .isEqualTo(Map.of("k", "v"));
+        assertThat(parse(SnapshotCommand.class, "snapshot", "s1").session).isEqualTo("s1");
 
         assertUsageError("--image applies to --provider docker only", "exec", "--image", "x", "--", "ls");
-        assertUsageError("invalid --pull 'sometimes'", "create", "--provider", "docker", "--pull", "sometimes");
-        assertUsageError("invalid --runtime 'kata'", "create", "--provider", "docker", "--runtime", "kata");
-        assertUsageError("invalid --network 'host'", "create", "--provider", "docker", "--network", "host");
-        assertUsageError("invalid --cpus '0'", "create", "--provider", "docker", "--cpus", "0");
-        assertUsageError("invalid --memory '1x'", "create", "--provider", "docker", "--memory", "1x");
-        assertUsageError("invalid --label 'novalue'", "create", "--provider", "docker", "--label", "novalue");
-        assertUsageError("sandbox destroy needs at least one SESSION id", "destroy", "--provider", "docker");
-        assertUsageError("sandbox snapshot needs a SESSION id", "snapshot");
+        assertUsageError(
+                "Invalid value for option '--pull': expected one of always, if-not-present, never, got 'sometimes'",
+                "create",
+                "--provider",
+                "docker",
+                "--pull",
+                "sometimes");
+        assertUsageError(
+                "Invalid value for option '--runtime': expected one of runc, runsc, got 'kata'",
+                "create",
+                "--provider",
+                "docker",
+                "--runtime",
+                "kata");
+        assertUsageError(
+                "Invalid value for option '--network': expected one of none, bridge, got 'host'",
+                "create",
+                "--provider",
+                "docker",
+                "--network",
+                "host");
+        assertUsageError(
+                "Invalid value for option '--cpus': expected a positive number such as 0.5, got '0'",
+                "create",
+                "--provider",
+                "docker",
+                "--cpus",
+                "0");
+        assertUsageError(
+                "Invalid value for option '--memory': expected a number of bytes with an optional k, m or g suffix,"
+                        + " got '1x'",
+                "create",
+                "--provider",
+                "docker",
+                "--memory",
+                "1x");
+        assertUsageError(
+                "Invalid value for option '--label' (K=V): expected a name, '=' and a value, got 'novalue'",
+                "create",
+                "--provider",
+                "docker",
+                "--label",
+                "novalue");
+        assertUsageError("Missing required parameter: 'SESSION'", "destroy", "--provider", "docker");
+        assertUsageError("Missing required parameter: 'SESSION'", "snapshot");
         assertUsageError(
                 "--session and --background do not go together",
                 "exec",

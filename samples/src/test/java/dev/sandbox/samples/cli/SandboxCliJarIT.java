@@ -128,6 +128,56 @@ class SandboxCliJarIT {
     }
 
     @Test
+    void helpAndVersion() throws Exception {
+        Result help = run("--help");
+        assertThat(help.code()).isZero();
+        assertThat(help.out().head()).startsWith("usage: sandbox exec").contains("generate-completion");
+        assertThat(help.err().bytes()).isZero();
+
+        Result version = run("--version");
+        assertThat(version.code()).isZero();
+        assertThat(version.out().head()).matches("sandbox \\d+\\.\\d+\\.\\d+\\S*\n");
+        assertThat(version.err().bytes()).isZero();
+    }
+
+    /** The generated script, sourced in bash, registers itself and completes subcommands and option values. */
+    @Test
+    void theCompletionScriptLoadsInBashAndCompletes() throws Exception {
+        String script = """
+                source <("$1" -jar "$2" generate-completion) || exit 1
+                complete -p sandbox || exit 1
+                words() {
+                    COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMP_LINE="$*"; COMP_POINT=${#COMP_LINE}
+                    COMPREPLY=(); _complete_sandbox 2>/dev/null; echo "${COMPREPLY[*]}"
+                }
+                words sandbox ex
+                words sandbox ls
+                words sandbox exec --provider ''
+                words sandbox run --ti
+                """;
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        Process p = new ProcessBuilder("bash", "-c", script, "bash", java, jar.toString())
+                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
+                .start();
+        CompletableFuture<Drained> out = drain(p.getInputStream(), (byte) 0);
+        CompletableFuture<Drained> err = drain(p.getErrorStream(), (byte) 0);
+        boolean exited = p.waitFor(90, TimeUnit.SECONDS);
+        if (!exited) {
+            p.destroyForcibly();
+        }
+        assertThat(exited).as("bash exited").isTrue();
+        String stderr = err.get(30, TimeUnit.SECONDS).head();
+        assertThat(p.exitValue()).as(stderr).isZero();
+        assertThat(out.get(30, TimeUnit.SECONDS).head().lines())
+                .containsExactly(
+                        "complete -o default -F _complete_sandbox sandbox",
+                        "exec",
+                        "ls ls-files",
+                        "local docker remote",
+                        "--timeout");
+    }
+
+    @Test
     void usageErrorExits2() throws Exception {
         Result r = run("exec", "sleep", "1");
 

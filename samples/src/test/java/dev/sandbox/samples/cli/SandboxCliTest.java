@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.sandbox.implementation.Version;
 import java.io.ByteArrayOutputStream;
 import java.io.OutputStream;
 import java.io.PrintStream;
@@ -134,8 +135,55 @@ class SandboxCliTest {
         Outcome o = cli("--help");
 
         assertThat(o.code()).isZero();
-        assertThat(o.out()).isEqualTo(CommandLine.USAGE);
+        assertThat(o.out()).isEqualTo(SandboxCommand.USAGE);
         assertThat(o.err()).isEmpty();
+    }
+
+    @Test
+    void versionPrintsTheSdksVersionAndExitsZero() {
+        Outcome o = cli("--version");
+
+        assertThat(o.code()).isZero();
+        assertThat(o.out()).isEqualTo("sandbox " + Version.get() + "\n");
+        assertThat(Version.get()).isNotEqualTo("unknown");
+        assertThat(o.err()).isEmpty();
+        assertThat(cli("-V")).isEqualTo(o);
+    }
+
+    @Test
+    void generateCompletionPrintsAScriptThatKnowsEverySubcommand() {
+        Outcome o = cli("generate-completion");
+
+        assertThat(o.code()).isZero();
+        assertThat(o.err()).isEmpty();
+        assertThat(o.out()).startsWith("#!/usr/bin/env bash").endsWith("\n");
+        assertThat(o.out()).contains("complete -F _complete_sandbox -o default sandbox");
+        String topLevel = o.out()
+                .lines()
+                .filter(line -> line.strip().startsWith("local commands=\"exec "))
+                .findFirst()
+                .orElseThrow();
+        assertThat(topLevel.substring(topLevel.indexOf('"') + 1, topLevel.lastIndexOf('"'))
+                        .split(" "))
+                .containsExactly(
+                        "exec",
+                        "run",
+                        "create",
+                        "ls",
+                        "destroy",
+                        "snapshot",
+                        "logs",
+                        "cp",
+                        "ls-files",
+                        "shell",
+                        "serve",
+                        "generate-completion",
+                        "help");
+        // the values of the options that have a fixed set
+        assertThat(o.out()).contains("(\"local\" \"docker\" \"remote\") # --provider values");
+        assertThat(o.out()).contains("(\"always\" \"if-not-present\" \"never\") # --pull values");
+        // zsh loads it through bashcompinit
+        assertThat(o.out()).contains("ZSH_VERSION");
     }
 
     @Test

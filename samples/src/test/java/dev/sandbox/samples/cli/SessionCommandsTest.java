@@ -14,6 +14,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
@@ -59,9 +60,13 @@ class SessionCommandsTest {
     }
 
     private Printed logs(String processId, long from, boolean follow) {
-        CommandLine.Logs logs =
-                new CommandLine.Logs(CommandLine.Provider.LOCAL, client.sessionId(), processId, from, from, follow);
-        return capture(s -> LogsCommand.run(client, logs, s[0], s[1]));
+        List<String> args =
+                new ArrayList<>(List.of("logs", "--from", Long.toString(from), client.sessionId(), processId));
+        if (follow) {
+            args.add("--follow");
+        }
+        LogsCommand logs = CommandLineTest.parse(LogsCommand.class, args.toArray(String[]::new));
+        return capture(s -> logs.run(client, s[0], s[1]));
     }
 
     @Test
@@ -112,29 +117,25 @@ class SessionCommandsTest {
         client.files().mkdir("docs");
 
         String session = client.sessionId();
-        assertThat(CopyCommand.run(client, copy(local.toString(), session + ":docs")))
-                .isZero();
-        assertThat(CopyCommand.run(client, copy(local.toString(), session + ":docs/renamed.txt")))
+        assertThat(copy(local.toString(), session + ":docs").run(client)).isZero();
+        assertThat(copy(local.toString(), session + ":docs/renamed.txt").run(client))
                 .isZero();
         assertThat(client.files().list("docs")).extracting(f -> f.name()).containsExactly("notes.txt", "renamed.txt");
 
         Path downloads = Files.createDirectory(tmp.resolve("downloads"));
-        assertThat(CopyCommand.run(client, copy(session + ":docs/renamed.txt", downloads.toString())))
+        assertThat(copy(session + ":docs/renamed.txt", downloads.toString()).run(client))
                 .isZero();
         assertThat(downloads.resolve("renamed.txt")).hasSameTextualContentAs(local);
 
-        assertThatThrownBy(() -> CopyCommand.run(client, copy(session + ":docs/missing.txt", downloads.toString())))
+        assertThatThrownBy(() -> copy(session + ":docs/missing.txt", downloads.toString())
+                        .run(client))
                 .isInstanceOfSatisfying(
                         FileOperationException.class,
                         e -> assertThat(e.reason()).isEqualTo(FileOperationException.Reason.NOT_FOUND));
     }
 
-    private static CommandLine.Copy copy(String from, String to) {
-        try {
-            return (CommandLine.Copy) CommandLine.parse(new String[] {"cp", from, to});
-        } catch (UsageException e) {
-            throw new AssertionError(e);
-        }
+    private static CopyCommand copy(String from, String to) {
+        return CommandLineTest.parse(CopyCommand.class, "cp", from, to);
     }
 
     @Test
@@ -143,11 +144,7 @@ class SessionCommandsTest {
                 .run(ExecOptions.shell("mkdir -p d/sub && printf 12345 > d/five.txt && chmod 640 d/five.txt"
                         + " && ln -s five.txt d/link"));
 
-        Printed listed = capture(s -> ListFilesCommand.run(
-                client,
-                new CommandLine.ListFiles(
-                        CommandLine.Provider.LOCAL, new CommandLine.Location(client.sessionId(), "d")),
-                s[0]));
+        Printed listed = capture(s -> listFiles(client.sessionId() + ":d").run(client, s[0]));
 
         List<String> lines = listed.out().lines().toList();
         assertThat(lines).hasSize(3);
@@ -155,11 +152,11 @@ class SessionCommandsTest {
         assertThat(lines.get(1)).matches("lrwxrwxrwx +8 \\S+ link -> five\\.txt");
         assertThat(lines.get(2)).matches("drwx.* sub");
 
-        Printed one = capture(s -> ListFilesCommand.run(
-                client,
-                new CommandLine.ListFiles(
-                        CommandLine.Provider.LOCAL, new CommandLine.Location(client.sessionId(), "d/five.txt")),
-                s[0]));
+        Printed one = capture(s -> listFiles(client.sessionId() + ":d/five.txt").run(client, s[0]));
         assertThat(one.out().lines().toList()).containsExactly(lines.get(0));
+    }
+
+    private static ListFilesCommand listFiles(String location) {
+        return CommandLineTest.parse(ListFilesCommand.class, "ls-files", location);
     }
 }

@@ -1,0 +1,60 @@
+package dev.sandbox.samples.cli;
+
+import java.nio.file.Path;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+
+/**
+ * The options that choose where a subcommand's sessions are, a mixin: {@code --provider local|docker|remote}, the
+ * remote provider's {@code --url} and {@code --token-file}, and the Docker provider's settings.
+ */
+final class ProviderOptions extends DockerOptions {
+    // help lists these first (picocli's default order is -1, and it sorts stably)
+    @Option(
+            names = "--provider",
+            paramLabel = "NAME",
+            converter = Values.Providers.class,
+            completionCandidates = Values.Providers.class,
+            order = -4,
+            description = "where to run: local (host processes, no isolation), docker (containers on the Docker"
+                    + " daemon of DOCKER_HOST) or remote (a sandbox serve) [local]")
+    String name = "local";
+
+    @Option(
+            names = "--url",
+            paramLabel = "URL",
+            converter = Values.HttpUrl.class,
+            order = -3,
+            description = "remote only: the server, such as http://127.0.0.1:7070")
+    String url;
+
+    @Option(
+            names = "--token-file",
+            paramLabel = "FILE",
+            converter = Values.FilePath.class,
+            order = -2,
+            description = "remote only: the file holding the server's token")
+    Path tokenFile;
+
+    /**
+     * The provider the options choose.
+     *
+     * @return the provider
+     * @throws ParameterException when the options do not go together
+     */
+    Provider provider() {
+        Provider.Docker docker = docker(name);
+        boolean remote = name.equals("remote");
+        if (remote && (url == null || tokenFile == null)) {
+            throw usageError("--provider remote needs --url URL and --token-file FILE");
+        }
+        if (!remote && (url != null || tokenFile != null)) {
+            throw usageError((url != null ? "--url" : "--token-file") + " applies to --provider remote only");
+        }
+        return name.equals("local") ? Provider.LOCAL : new Provider(name, url, tokenFile, docker);
+    }
+
+    private ParameterException usageError(String message) {
+        return new ParameterException(mixee.commandLine(), message);
+    }
+}

@@ -1,0 +1,261 @@
+package dev.sandbox.samples.cli;
+
+import dev.sandbox.ProcessLaunchException;
+import dev.sandbox.SandboxException;
+import dev.sandbox.SandboxTimeoutException;
+import dev.sandbox.implementation.Version;
+import java.io.OutputStreamWriter;
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.AutoComplete;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Help;
+import picocli.CommandLine.HelpCommand;
+import picocli.CommandLine.IVersionProvider;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.ParseResult;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.UnmatchedArgumentException;
+
+/**
+ * The {@code sandbox} command for picocli: its subcommands, the streams they write to, and how the CLI reports what
+ * goes wrong. {@code sandbox --help} prints {@link #USAGE}, an overview of every subcommand; {@code sandbox SUBCOMMAND
+ * --help} prints that subcommand's own help, made by picocli from its options.
+ */
+@Command(
+        name = "sandbox",
+        mixinStandardHelpOptions = true,
+        versionProvider = SandboxCommand.SdkVersion.class,
+        subcommands = {
+            ExecCommand.class,
+            RunCommand.class,
+            CreateCommand.class,
+            ListSessionsCommand.class,
+            DestroyCommand.class,
+            SnapshotCommand.class,
+            LogsCommand.class,
+            CopyCommand.class,
+            ListFilesCommand.class,
+            ShellCommand.class,
+            ServeCommand.class,
+            AutoComplete.GenerateCompletion.class,
+            HelpCommand.class
+        })
+final class SandboxCommand implements Callable<Integer> {
+    static final String USAGE = """
+            usage: sandbox exec [OPTIONS] [--background | --session SESSION] -- CMD [ARG...]
+                   sandbox run [OPTIONS] [--max-output BYTES] [--session SESSION] -- CMD [ARG...]
+                   sandbox create [PROVIDER] [--label K=V]... [--lifetime D] [--idle-timeout D]
+                                  [--from-snapshot REF]
+                   sandbox ls [PROVIDER] [--label K=V]...
+                   sandbox destroy [PROVIDER] SESSION...
+                   sandbox snapshot [PROVIDER] SESSION
+                   sandbox logs [PROVIDER] [--from OFFSET] [--follow] SESSION PROCESS
+                   sandbox cp [PROVIDER] SRC DST
+                   sandbox ls-files [PROVIDER] SESSION:PATH
+                   sandbox shell [PROVIDER] [--session SESSION] [-- CMD [ARG...]]
+                   sandbox serve [--provider local|docker [DOCKER]] [--host HOST] [--port PORT]
+                                 --token-file FILE
+                   sandbox generate-completion
+                   sandbox help [SUBCOMMAND]
+                   sandbox --help | --version
+
+            Commands in a new sandbox session, destroyed when they end:
+              exec      streams CMD's stdout to stdout and its stderr to stderr, line by line
+                        as they are written, and exits with CMD's exit code
+              run       waits for CMD and prints one JSON object to stdout: exitCode, stdout,
+                        stderr, stdoutTruncated, stderrTruncated, durationMs (and stdoutBytes,
+                        stderrBytes, termination); exits with CMD's exit code
+
+            Commands for sessions that outlive the sandbox command (docker and remote providers;
+            local sessions end with the command that made them, so with the local provider
+            these fail with exit code 2):
+              create    makes a session and prints its id; with --from-snapshot, from a
+                        snapshot (docker) [lifetime 5m]
+              exec --session SESSION, run --session SESSION
+                        run CMD in an existing session, which stays
+              ls        prints "SESSION PROVIDER CREATED LABELS" for each session that has all
+                        the given labels
+              destroy   removes the sessions; exits 1 if one of them could not be removed
+              snapshot  saves session SESSION as an image and prints its reference (docker)
+              exec --background
+                        starts CMD in a new session that stays, prints "SESSION PROCESS" (the
+                        ids sandbox logs takes) and exits 0
+              logs      prints what background process PROCESS of session SESSION wrote, from
+                        byte offset OFFSET (OUT,ERR: one per stream) [0], and exits 0; with
+                        --follow, waits for more until the process ends and exits with its
+                        exit code
+              cp        copies a file between this machine and a session; one of SRC and DST
+                        is SESSION:PATH (a relative PATH is in the session's workdir), the
+                        other a local path (write ./a:b for a local name with a colon); a DST
+                        that is a directory gets SRC's file name
+              ls-files  lists directory PATH of session SESSION (SESSION: for its workdir),
+                        or describes file PATH: type, mode, size, modification time, name
+
+            Interactive:
+              shell     runs CMD [/bin/sh] on a terminal in a new session (or, with --session,
+                        in an existing one), with this terminal in raw mode and its size
+                        passed on as it changes; exits with CMD's exit code
+
+            Server:
+              serve     serves local (or docker) sessions over HTTP (the remote provider's protocol) on
+                        HOST [127.0.0.1] and PORT [7070; 0 for any free port], to clients
+                        that send the token in FILE; prints "serving on URL" and runs until
+                        SIGINT or SIGTERM, then stops gracefully (its sessions are destroyed)
+
+            Help and shell completion:
+              help      prints this help, or with SUBCOMMAND that subcommand's own (as does
+                        SUBCOMMAND --help)
+              generate-completion
+                        prints a bash and zsh completion script for sandbox; load it with
+                        source <(sandbox generate-completion)
+
+            PROVIDER and OPTIONS:
+              --provider NAME     where to run: local (host processes, no isolation), docker
+                                  (containers on the Docker daemon of DOCKER_HOST) or remote
+                                  (a sandbox serve) [local]
+              --url URL           remote only: the server, such as http://127.0.0.1:7070
+              --token-file FILE   remote only: the file holding the server's token
+            DOCKER (docker only):
+              --image IMAGE       the sessions' image [sandbox-test:busybox]
+              --pull POLICY       always, if-not-present or never [if-not-present]
+              --runtime NAME      runc, or runsc for gVisor [runc]
+              --network NAME      none or bridge [none]
+              --cpus N            CPU limit, such as 0.5
+              --memory BYTES      memory limit: a number with an optional k, m or g suffix
+              --pids-limit N      the most processes at once
+            OPTIONS also:
+              --workdir DIR       run in DIR (must exist; kept) instead of a fresh temporary
+                                  directory (deleted afterwards)
+              --env NAME=VALUE    set an environment variable; may be repeated
+              --timeout D         kill CMD after D; exit code 124
+              --idle-timeout D    kill CMD after D without output; exit code 124
+              --lifetime D        end the session after D, killing CMD (exit code 124)
+                                  [as long as CMD runs; 5m with --background]
+              --max-output BYTES  run only: keep at most BYTES of each stream [1048576]
+              --background        exec only: see above
+              --session SESSION   exec and run: use this existing session
+              --label K=V         create: add a label; ls: list only sessions with it
+              --from-snapshot REF create only: start from this snapshot
+              --from OFFSET       logs only: where to start, OFFSET or OUT,ERR bytes [0]
+              --follow            logs only: wait for more output until the process ends
+              -h, --help          print this help (after a subcommand: that subcommand's)
+              -V, --version       print the SDK's version
+
+            D is a whole number with a unit: 500ms, 10s, 2m, 1h.
+            CMD's stdin is empty (except in shell). Output is passed on as lines: a last line
+            without a newline gets one.
+
+            exit codes: CMD's own; 124 timeout; 2 usage error, or a command the provider cannot
+            do; 127 CMD could not be started; 1 other sandbox error
+            """;
+
+    /** Where the subcommands write what they and their commands print. */
+    final PrintStream out;
+
+    /** Where the subcommands write their commands' stderr and the CLI's own messages. */
+    final PrintStream err;
+
+    @Spec
+    CommandSpec spec;
+
+    SandboxCommand(PrintStream out, PrintStream err) {
+        this.out = out;
+        this.err = err;
+    }
+
+    /**
+     * The command line of this command with the CLI's conventions: arguments are taken as they are ({@code @FILE} is
+     * not expanded, a repeated option's last value wins), help is plain text, a usage error exits 2 and an error of
+     * the sandbox is mapped to its exit code.
+     *
+     * @return the command line, ready to execute
+     */
+    CommandLine commandLine() {
+        CommandLine commandLine = new CommandLine(this)
+                .setExpandAtFiles(false)
+                .setOverwrittenOptionsAllowed(true)
+                .setColorScheme(Help.defaultColorScheme(Help.Ansi.OFF))
+                .setOut(writer(out))
+                .setErr(writer(err))
+                .setParameterExceptionHandler(this::usageError)
+                .setExecutionExceptionHandler(this::failed)
+                .registerConverter(Duration.class, new Durations());
+        for (CommandLine subcommand : commandLine.getSubcommands().values()) {
+            subcommand
+                    .getCommandSpec()
+                    .usageMessage()
+                    .synopsisHeading("usage: ")
+                    .sortOptions(false);
+        }
+        commandLine
+                .getCommandSpec()
+                .usageMessage()
+                .sectionKeys(List.of("overview"))
+                .sectionMap(Map.of("overview", help -> USAGE));
+        return commandLine;
+    }
+
+    private static PrintWriter writer(PrintStream stream) {
+        return new PrintWriter(new OutputStreamWriter(stream, stream.charset()), true);
+    }
+
+    /** {@code sandbox} alone. */
+    @Override
+    public Integer call() {
+        throw new ParameterException(spec.commandLine(), "missing subcommand: " + subcommands());
+    }
+
+    /** The subcommands that do something, for messages: "exec, run, ... or serve". */
+    private String subcommands() {
+        List<String> names = spec.subcommands().entrySet().stream()
+                .filter(e -> !e.getValue().getCommandSpec().helpCommand())
+                .map(Map.Entry::getKey)
+                .toList();
+        return String.join(", ", names.subList(0, names.size() - 1)) + " or " + names.getLast();
+    }
+
+    /** Prints what is wrong with the command line, picocli's suggestions, and the usage; returns 2. */
+    private int usageError(ParameterException e, String[] args) {
+        CommandLine command = e.getCommandLine();
+        String message = e.getMessage();
+        if (command.getCommandSpec() == spec
+                && e instanceof UnmatchedArgumentException unmatched
+                && !unmatched.isUnknownOption()) {
+            message = "unknown subcommand '" + unmatched.getUnmatched().getFirst() + "'; expected " + subcommands();
+        }
+        PrintWriter writer = command.getErr();
+        writer.println("sandbox: " + message);
+        UnmatchedArgumentException.printSuggestions(e, writer);
+        writer.println();
+        command.usage(writer);
+        writer.flush();
+        return SandboxCli.EXIT_USAGE;
+    }
+
+    /** Prints a sandbox error and returns its exit code; anything else is a bug, and picocli prints its trace. */
+    private int failed(Exception e, CommandLine command, ParseResult parsed) throws Exception {
+        int code = switch (e) {
+            case UsageException usage -> SandboxCli.EXIT_USAGE;
+            case ProcessLaunchException launch -> SandboxCli.EXIT_LAUNCH_FAILED;
+            case SandboxTimeoutException timeout -> SandboxCli.EXIT_TIMEOUT;
+            case SandboxException other -> SandboxCli.EXIT_ERROR;
+            default -> throw e;
+        };
+        return SandboxCli.fail(err, e.getMessage(), code);
+    }
+
+    /** {@code sandbox --version}: the SDK's version, as its build recorded it. */
+    static final class SdkVersion implements IVersionProvider {
+        @Override
+        public String[] getVersion() {
+            return new String[] {"sandbox " + Version.get()};
+        }
+    }
+}
