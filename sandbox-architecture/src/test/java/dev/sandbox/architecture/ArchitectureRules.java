@@ -1,0 +1,272 @@
+package dev.sandbox.architecture;
+
+import static com.tngtech.archunit.base.DescribedPredicate.not;
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAPackage;
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAnyPackage;
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+
+import com.tngtech.archunit.base.DescribedPredicate;
+import com.tngtech.archunit.core.domain.JavaClass;
+import com.tngtech.archunit.core.domain.JavaCodeUnit;
+import com.tngtech.archunit.core.domain.JavaField;
+import com.tngtech.archunit.core.domain.JavaMember;
+import com.tngtech.archunit.core.domain.JavaMethod;
+import com.tngtech.archunit.core.domain.JavaModifier;
+import com.tngtech.archunit.core.domain.JavaType;
+import com.tngtech.archunit.core.domain.JavaTypeVariable;
+import com.tngtech.archunit.lang.ArchCondition;
+import com.tngtech.archunit.lang.ArchRule;
+import com.tngtech.archunit.lang.ConditionEvents;
+import com.tngtech.archunit.lang.SimpleConditionEvent;
+import com.tngtech.archunit.library.dependencies.SliceAssignment;
+import com.tngtech.archunit.library.dependencies.SliceIdentifier;
+import com.tngtech.archunit.library.dependencies.SlicesRuleDefinition;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * The SDK's architecture rules, written over package patterns below a root package: {@code dev.sandbox} for the
+ * library modules, {@code dev.sandbox.architecture.fixtures} for the deliberately bad classes that prove each rule
+ * can fail. Implementation packages ({@code ..implementation..}) are the modules' internals; every other package is
+ * public API.
+ */
+final class ArchitectureRules {
+
+    /** Third-party types that public signatures never name: users must not need these libraries to call the SDK. */
+    static final String[] TRANSPORT_PACKAGES = {
+        "io.netty..", "reactor.netty..", "com.fasterxml.jackson..", "com.github.dockerjava..", "com.sun.jna.."
+    };
+
+    /** Libraries the core ({@code sandbox-reactive}) does not use: its users get Reactor, slf4j and JNA only. */
+    static final String[] NOT_IN_CORE = {"io.netty..", "reactor.netty..", "com.fasterxml..", "com.github.dockerjava.."};
+
+    /**
+     * The types of the exec machinery's framing contract that the server drives (the session's batched exec and the
+     * runs of lines it frames): named one by one, because the rest of {@code implementation.exec} (the runner, the
+     * ring buffers) is the providers' and not the server's.
+     */
+    static final List<String> EXEC_CONTRACT_SHARED_WITH_SERVER = List.of("BatchedExec", "LineRun", "Framed");
+
+    private final String root;
+
+    ArchitectureRules(String root) {
+        this.root = root;
+    }
+
+    private String pkg(String relative) {
+        return relative.isEmpty() ? root : root + "." + relative;
+    }
+
+    /**
+     * No public or protected member of an exported class in an API package names a Netty, reactor-netty, Jackson,
+     * docker-java or JNA type: not in a return or parameter type, a field, a constructor, a thrown exception, a type
+     * parameter's bound, a superclass or interface, and not inside a generic argument, wildcard bound or array.
+     */
+    ArchRule publicSignaturesNameNoTransportTypes() {
+        return classes()
+                .that()
+                .resideInAPackage(root + "..")
+                .and()
+                .resideOutsideOfPackage("..implementation..")
+                .and(EXPORTED)
+                .should(nameNoTypeInPublicSignatures(resideInAnyPackage(TRANSPORT_PACKAGES)))
+                .because("users of the SDK must not need Netty, Jackson, docker-java or JNA on their compile path;"
+                        + " these stay inside the implementation packages");
+    }
+
+    /** The blocking facade adapts the public reactive API only. */
+    ArchRule blockingUsesNoImplementation() {
+        return noClasses()
+                .that()
+                .resideInAPackage(pkg("blocking.."))
+                .should()
+                .dependOnClassesThat()
+                .resideInAPackage("..implementation..")
+                .because("the blocking facade is built only by adapting the reactive API");
+    }
+
+    /**
+     * The server uses its own implementation packages and, of other modules' internals, only what it is designed to
+     * share: the wire format ({@code implementation.remote..}, shared with the remote client), the exec framing
+     * contract ({@link #EXEC_CONTRACT_SHARED_WITH_SERVER} in {@code implementation.exec}) and the SDK's version (the
+     * {@code implementation} package itself).
+     */
+    ArchRule serverUsesOnlySharedImplementation() {
+        return noClasses()
+                .that()
+                .resideInAPackage(pkg("server.."))
+                .should()
+                .dependOnClassesThat(resideInAPackage(pkg("implementation.."))
+                        .and(not(sharedWithServer()))
+                        .as("reside in another module's implementation package, other than the wire format ("
+                                + pkg("implementation.remote..") + "), the exec framing contract ("
+                                + String.join(", ", EXEC_CONTRACT_SHARED_WITH_SERVER) + " in "
+                                + pkg("implementation.exec") + ") and " + pkg("implementation")))
+                .because("the server exposes any provider's sessions through the public API");
+    }
+
+    private DescribedPredicate<JavaClass> sharedWithServer() {
+        DescribedPredicate<JavaClass> execContract = DescribedPredicate.describe(
+                "the exec framing contract",
+                type -> type.getPackageName().equals(pkg("implementation.exec"))
+                        && EXEC_CONTRACT_SHARED_WITH_SERVER.contains(
+                                outermost(type).getSimpleName()));
+        return resideInAPackage(pkg("implementation"))
+                .or(resideInAPackage(pkg("implementation.remote..")))
+                .or(execContract);
+    }
+
+    private static JavaClass outermost(JavaClass type) {
+        JavaClass outer = type;
+        while (outer.getEnclosingClass().isPresent()) {
+            outer = outer.getEnclosingClass().get();
+        }
+        return outer;
+    }
+
+    /**
+     * The providers (local, docker, remote), API package and implementation packages together, do not use each
+     * other.
+     */
+    ArchRule providersAreIndependent() {
+        List<String> providers = List.of("local", "docker", "remote");
+        SliceAssignment assignment = new SliceAssignment() {
+            @Override
+            public SliceIdentifier getIdentifierOf(JavaClass type) {
+                for (String provider : providers) {
+                    if (isInPackageTree(type, pkg(provider))
+                            || isInPackageTree(type, pkg("implementation." + provider))) {
+                        return SliceIdentifier.of(provider + " provider");
+                    }
+                }
+                return SliceIdentifier.ignore();
+            }
+
+            @Override
+            public String getDescription() {
+                return "providers " + providers + " (" + pkg("<provider>..") + " with "
+                        + pkg("implementation.<provider>..") + ")";
+            }
+        };
+        return SlicesRuleDefinition.slices()
+                .assignedFrom(assignment)
+                .should()
+                .notDependOnEachOther()
+                .because("each provider is its own artifact; what they share lives in the core");
+    }
+
+    private static boolean isInPackageTree(JavaClass type, String pkg) {
+        String name = type.getPackageName();
+        return name.equals(pkg) || name.startsWith(pkg + ".");
+    }
+
+    /**
+     * The core ({@code sandbox-reactive}: every package below the root that is not another module's) uses no Netty,
+     * reactor-netty, Jackson or docker-java. A new module's packages count as core until they are listed here, so a
+     * module that brings such a library fails this rule rather than passing unseen.
+     */
+    ArchRule coreUsesNoNettyJacksonOrDockerJava() {
+        return noClasses()
+                .that()
+                .resideInAPackage(root + "..")
+                .and()
+                .resideOutsideOfPackages(
+                        pkg("docker.."),
+                        pkg("implementation.docker.."),
+                        pkg("remote.."),
+                        pkg("implementation.remote.."),
+                        pkg("server.."),
+                        pkg("blocking.."),
+                        pkg("tck.."))
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage(NOT_IN_CORE)
+                .because("a user of the local provider gets Reactor, slf4j and JNA only");
+    }
+
+    /** Public, and nested only in classes that are themselves exported (public or protected). */
+    static final DescribedPredicate<JavaClass> EXPORTED = DescribedPredicate.describe(
+            "are exported (public, nested only in exported classes)", ArchitectureRules::isExported);
+
+    private static boolean isExported(JavaClass type) {
+        if (type.isAnonymousClass() || type.isLocalClass()) {
+            return false;
+        }
+        Set<JavaModifier> modifiers = type.getModifiers();
+        boolean visible = modifiers.contains(JavaModifier.PUBLIC)
+                || (type.isNestedClass() && modifiers.contains(JavaModifier.PROTECTED));
+        return visible
+                && type.getEnclosingClass().map(ArchitectureRules::isExported).orElse(true);
+    }
+
+    static ArchCondition<JavaClass> nameNoTypeInPublicSignatures(DescribedPredicate<? super JavaClass> forbidden) {
+        return new ArchCondition<>(
+                "name no type that " + forbidden.getDescription() + " in a public or protected signature") {
+            @Override
+            public void check(JavaClass type, ConditionEvents events) {
+                Set<String> found = new TreeSet<>();
+                type.getSuperclass().ifPresent(superclass -> inspect(superclass, forbidden, "extends", found));
+                for (JavaType implemented : type.getInterfaces()) {
+                    inspect(implemented, forbidden, "implements", found);
+                }
+                for (JavaTypeVariable<?> variable : type.getTypeParameters()) {
+                    inspectBounds(variable, forbidden, "type parameter", found);
+                }
+                for (JavaMember member : type.getMembers()) {
+                    Set<JavaModifier> modifiers = member.getModifiers();
+                    if (!(modifiers.contains(JavaModifier.PUBLIC) || modifiers.contains(JavaModifier.PROTECTED))
+                            || modifiers.contains(JavaModifier.SYNTHETIC)
+                            || modifiers.contains(JavaModifier.BRIDGE)) {
+                        continue;
+                    }
+                    String where = member.getFullName();
+                    if (member instanceof JavaField field) {
+                        inspect(field.getType(), forbidden, where + " field type", found);
+                    } else if (member instanceof JavaCodeUnit codeUnit) {
+                        if (codeUnit instanceof JavaMethod method) {
+                            inspect(method.getReturnType(), forbidden, where + " returns", found);
+                        }
+                        for (JavaType parameter : codeUnit.getParameterTypes()) {
+                            inspect(parameter, forbidden, where + " parameter", found);
+                        }
+                        for (JavaTypeVariable<?> variable : codeUnit.getTypeParameters()) {
+                            inspectBounds(variable, forbidden, where + " type parameter", found);
+                        }
+                        for (JavaClass thrown : codeUnit.getThrowsClause().getTypes()) {
+                            inspect(thrown, forbidden, where + " throws", found);
+                        }
+                    }
+                }
+                for (String violation : found) {
+                    events.add(SimpleConditionEvent.violated(type, type.getName() + ": " + violation));
+                }
+                if (found.isEmpty()) {
+                    events.add(SimpleConditionEvent.satisfied(type, type.getName() + " names no such type"));
+                }
+            }
+        };
+    }
+
+    private static void inspect(
+            JavaType signature, DescribedPredicate<? super JavaClass> forbidden, String where, Set<String> found) {
+        // generic arguments, wildcard and type variable bounds, array components: every raw type the signature names
+        for (JavaClass named : signature.getAllInvolvedRawTypes()) {
+            if (forbidden.test(named)) {
+                found.add(where + " " + signature.getName()
+                        + (signature.getName().equals(named.getName()) ? "" : ", naming " + named.getName()));
+            }
+        }
+    }
+
+    private static void inspectBounds(
+            JavaTypeVariable<?> variable,
+            DescribedPredicate<? super JavaClass> forbidden,
+            String where,
+            Set<String> found) {
+        for (JavaType bound : variable.getUpperBounds()) {
+            inspect(bound, forbidden, where + " " + variable.getName() + " extends", found);
+        }
+    }
+}
