@@ -23,10 +23,15 @@ import org.junit.platform.testkit.engine.EngineTestKit;
 class NettyLeakCheckTest {
 
     private static EngineExecutionResults run(Class<?> fixture) {
-        return EngineTestKit.engine("junit-jupiter")
-                .configurationParameter("junit.jupiter.extensions.autodetection.enabled", "true")
-                .selectors(selectClass(fixture))
-                .execute();
+        System.setProperty(NettyLeakCheckFixtures.RUNNING, "true");
+        try {
+            return EngineTestKit.engine("junit-jupiter")
+                    .configurationParameter("junit.jupiter.extensions.autodetection.enabled", "true")
+                    .selectors(selectClass(fixture))
+                    .execute();
+        } finally {
+            System.clearProperty(NettyLeakCheckFixtures.RUNNING);
+        }
     }
 
     @Test
