@@ -1,5 +1,6 @@
 package dev.sandbox.remote;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.sandbox.BackendException;
 import dev.sandbox.InvalidArgumentException;
 import dev.sandbox.SandboxProvider;
@@ -8,7 +9,8 @@ import dev.sandbox.SessionInfo;
 import dev.sandbox.SessionOptions;
 import dev.sandbox.implementation.remote.RemoteSession;
 import dev.sandbox.implementation.remote.RemoteTransport;
-import dev.sandbox.implementation.remote.Wire;
+import dev.sandbox.implementation.remote.RequestBodies;
+import dev.sandbox.implementation.remote.ResourceBodies;
 import io.netty.handler.codec.http.HttpMethod;
 import java.net.URI;
 import java.net.URISyntaxException;
@@ -75,10 +77,15 @@ public final class RemoteSandboxProvider implements SandboxProvider {
         return Mono.defer(() -> {
             options.validate();
             return transport
-                    .call(HttpMethod.POST, "/v1/sessions", Wire.sessionOptions(options))
+                    .call(HttpMethod.POST, "/v1/sessions", RequestBodies.SessionBody.of(options))
                     .switchIfEmpty(Mono.error(() -> new BackendException("the server sent no session", null)))
-                    .map(n -> new RemoteSession(transport, n.path("id").asText(), Wire.labels(n)));
+                    .map(this::session);
         });
+    }
+
+    private SandboxSession session(JsonNode answer) {
+        ResourceBodies.SessionInfoBody body = ResourceBodies.read(answer, ResourceBodies.SessionInfoBody.class);
+        return new RemoteSession(transport, body.id() == null ? "" : body.id(), body.labels());
     }
 
     @Override
@@ -86,7 +93,7 @@ public final class RemoteSandboxProvider implements SandboxProvider {
         return Mono.defer(() -> transport
                 .call(HttpMethod.GET, "/v1/sessions/" + RemoteTransport.enc(sessionId), null)
                 .switchIfEmpty(Mono.error(() -> new BackendException("the server sent no session", null)))
-                .map(n -> new RemoteSession(transport, n.path("id").asText(), Wire.labels(n))));
+                .map(this::session));
     }
 
     @Override
@@ -104,8 +111,9 @@ public final class RemoteSandboxProvider implements SandboxProvider {
             }
             return transport
                     .call(HttpMethod.GET, q.toString(), null)
-                    .flatMapIterable(n -> n.path("sessions"))
-                    .map(n -> Wire.sessionInfo(n, NAME));
+                    .flatMapIterable(n -> ResourceBodies.read(n, ResourceBodies.SessionList.class)
+                            .sessions())
+                    .map(s -> s.info(NAME));
         });
     }
 

@@ -1,7 +1,6 @@
 package dev.sandbox.implementation.remote;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sandbox.BackendException;
 import dev.sandbox.BackgroundOptions;
 import dev.sandbox.BackgroundProcess;
@@ -84,10 +83,10 @@ public final class RemoteSession implements SandboxSession {
             checkOpen();
             options.validate();
             String stdinId = options.stdin().isPresent() ? RemoteTransport.newId() : null;
-            ObjectNode body = Wire.execOptions(options, stdinId);
+            RequestBodies.ExecBody body = RequestBodies.ExecBody.of(options, stdinId);
             Disposable[] upload = new Disposable[1];
             return t.runCall(HttpMethod.POST, path + "/run", body)
-                    .map(Wire::execResult)
+                    .map(ResourceBodies::execResult)
                     .switchIfEmpty(Mono.error(() -> new BackendException("the server sent no result for run", null)))
                     .doOnSubscribe(s -> {
                         if (stdinId != null) {
@@ -110,7 +109,8 @@ public final class RemoteSession implements SandboxSession {
             options.validate();
             background.validate();
             String stdinId = options.stdin().isPresent() ? RemoteTransport.newId() : null;
-            ObjectNode body = Wire.backgroundOptions(Wire.execOptions(options, stdinId), background);
+            RequestBodies.ExecBody body =
+                    RequestBodies.ExecBody.of(options, stdinId).withBackground(background);
             return t.call(HttpMethod.POST, path + "/processes", body)
                     .map(this::process)
                     .doOnNext(p -> {
@@ -124,7 +124,11 @@ public final class RemoteSession implements SandboxSession {
     }
 
     private BackgroundProcess process(JsonNode n) {
-        return new RemoteBackgroundProcess(t, this, path, Wire.processInfo(n));
+        return new RemoteBackgroundProcess(
+                t,
+                this,
+                path,
+                ResourceBodies.read(n, ResourceBodies.ProcessInfoBody.class).info());
     }
 
     @Override
@@ -132,8 +136,9 @@ public final class RemoteSession implements SandboxSession {
         return Flux.defer(() -> {
             checkOpen();
             return t.call(HttpMethod.GET, path + "/processes", null)
-                    .flatMapIterable(n -> n.path("processes"))
-                    .map(Wire::processInfo);
+                    .flatMapIterable(n -> ResourceBodies.read(n, ResourceBodies.ProcessList.class)
+                            .processes())
+                    .map(ResourceBodies.ProcessInfoBody::info);
         });
     }
 
@@ -151,7 +156,7 @@ public final class RemoteSession implements SandboxSession {
         return Mono.defer(() -> {
             checkOpen();
             options.toExecOptions(); // validates before anything is sent
-            return t.call(HttpMethod.POST, path + "/ptys", Wire.ptyOptions(options))
+            return t.call(HttpMethod.POST, path + "/ptys", RequestBodies.PtyBody.of(options))
                     .switchIfEmpty(Mono.error(() -> new BackendException("the server sent no PTY", null)))
                     .map(n -> new RemotePtySession(t, this, path, n));
         });
@@ -177,7 +182,7 @@ public final class RemoteSession implements SandboxSession {
         return Mono.defer(() -> {
             checkOpen();
             positive("lifetime", fromNow);
-            return t.call(HttpMethod.PUT, path + "/lifetime", Wire.durationBody(fromNow))
+            return t.call(HttpMethod.PUT, path + "/lifetime", RequestBodies.DurationBody.of(fromNow))
                     .then();
         });
     }
@@ -187,7 +192,7 @@ public final class RemoteSession implements SandboxSession {
         return Mono.defer(() -> {
             checkOpen();
             positive("idleTimeout", idleTimeout);
-            return t.call(HttpMethod.PUT, path + "/idle-timeout", Wire.durationBody(idleTimeout))
+            return t.call(HttpMethod.PUT, path + "/idle-timeout", RequestBodies.DurationBody.of(idleTimeout))
                     .then();
         });
     }
@@ -202,7 +207,9 @@ public final class RemoteSession implements SandboxSession {
     public Mono<SessionStatus> ping() {
         return Mono.defer(() -> {
             checkOpen();
-            return t.call(HttpMethod.GET, path + "/status", null).map(n -> Wire.sessionStatus(n, PROVIDER));
+            return t.call(HttpMethod.GET, path + "/status", null)
+                    .map(n -> ResourceBodies.read(n, ResourceBodies.SessionStatusBody.class)
+                            .status(PROVIDER));
         });
     }
 
