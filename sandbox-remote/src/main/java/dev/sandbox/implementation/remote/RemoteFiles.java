@@ -1,5 +1,6 @@
 package dev.sandbox.implementation.remote;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.sandbox.BackendException;
 import dev.sandbox.FileEvent;
 import dev.sandbox.FileInfo;
@@ -30,7 +31,7 @@ final class RemoteFiles implements SandboxFiles {
         this.guard = guard;
     }
 
-    private static FileInfo fileInfo(com.fasterxml.jackson.databind.JsonNode n) {
+    private static FileInfo fileInfo(JsonNode n) {
         return ResourceBodies.read(n, ResourceBodies.FileInfoBody.class).info();
     }
 

@@ -58,6 +58,30 @@ public final class ResourceBodies {
     }
 
     /**
+     * The server's own status, answered by {@code GET /v1/ping}.
+     *
+     * @param status {@code ok}, or {@code stopping} while it shuts down
+     * @param version the SDK version on the server
+     * @param uptimeMs how long the server has run
+     * @param lastActivity its last request other than a ping
+     * @param execsRunning commands running through it
+     * @param ptysRunning PTYs started through it and still running
+     * @param ptysAttached open PTY sockets
+     * @param sessions live sessions it created
+     * @param provider its provider's name
+     */
+    public record ServerStatusBody(
+            String status,
+            String version,
+            long uptimeMs,
+            Instant lastActivity,
+            int execsRunning,
+            int ptysRunning,
+            int ptysAttached,
+            int sessions,
+            String provider) {}
+
+    /**
      * A session handle ({@code {"id","provider","labels"}}, answered by create and attach) or summary (with {@code
      * createdAt}, in lists).
      *

@@ -15,7 +15,6 @@ import com.fasterxml.jackson.databind.deser.std.StdScalarDeserializer;
 import com.fasterxml.jackson.databind.exc.MismatchedInputException;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.module.SimpleModule;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.ser.std.ToStringSerializer;
 import com.fasterxml.jackson.databind.type.LogicalType;
 import dev.sandbox.InvalidArgumentException;
@@ -147,15 +146,6 @@ public final class WireJson {
         } catch (JsonProcessingException e) {
             throw new UncheckedIOException(e);
         }
-    }
-
-    /**
-     * An empty JSON object, for the few bodies built by hand.
-     *
-     * @return the object
-     */
-    public static ObjectNode object() {
-        return MAPPER.createObjectNode();
     }
 
     /**

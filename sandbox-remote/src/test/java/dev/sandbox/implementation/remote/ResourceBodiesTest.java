@@ -130,6 +130,18 @@ class ResourceBodiesTest {
     }
 
     @Test
+    void theServerStatusRoundTrips() {
+        ResourceBodies.ServerStatusBody ping =
+                new ResourceBodies.ServerStatusBody("ok", "0.1.0", 1234, T, 1, 2, 3, 4, "local");
+        String wire = json(ping);
+        assertThat(wire)
+                .isEqualTo("{\"status\":\"ok\",\"version\":\"0.1.0\",\"uptimeMs\":1234,"
+                        + "\"lastActivity\":\"2026-01-02T03:04:05.123456789Z\",\"execsRunning\":1,\"ptysRunning\":2,"
+                        + "\"ptysAttached\":3,\"sessions\":4,\"provider\":\"local\"}");
+        assertThat(read(wire, ResourceBodies.ServerStatusBody.class)).isEqualTo(ping);
+    }
+
+    @Test
     void filesRoundTrip() {
         FileInfo link = new FileInfo("/a/b", "b", FileInfo.Type.SYMLINK, 12, 0777, T, Optional.of("c"));
         FileInfo file = new FileInfo("/a/d", "d", FileInfo.Type.FILE, 0, 0644, null, Optional.empty());

@@ -93,7 +93,7 @@ class WireCodecMeasurement {
 
     /** The run result as a tree built field by field, as the encoder before the records did. */
     private static ObjectNode tree(ExecResult r) {
-        ObjectNode n = WireJson.object();
+        ObjectNode n = WireJson.MAPPER.createObjectNode();
         n.put("exitCode", r.exitCode());
         n.put("stdout", r.stdout());
         n.put("stderr", r.stderr());

@@ -1,7 +1,6 @@
 package dev.sandbox.server.implementation;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sandbox.BackgroundOptions;
 import dev.sandbox.BackgroundProcess;
 import dev.sandbox.ExecEvent;
@@ -268,17 +267,19 @@ public final class Api {
     // ------------------------------------------------------------------ server and sessions
 
     private Mono<Void> ping(HttpServerRequest req, HttpServerResponse res) {
-        ObjectNode n = WireJson.object();
-        n.put("status", draining ? "stopping" : "ok");
-        n.put("version", Version.get());
-        n.put("uptimeMs", (System.nanoTime() - startedNanos) / 1_000_000);
-        n.put("lastActivity", Instant.ofEpochMilli(lastActivityMillis.get()).toString());
-        n.put("execsRunning", limit.running());
-        n.put("ptysRunning", ptys.running());
-        n.put("ptysAttached", ptys.attached());
-        n.put("sessions", sessions.ownedCount());
-        n.put("provider", sessions.provider().name());
-        return Http.json(res, 200, n);
+        return Http.json(
+                res,
+                200,
+                new ResourceBodies.ServerStatusBody(
+                        draining ? "stopping" : "ok",
+                        Version.get(),
+                        (System.nanoTime() - startedNanos) / 1_000_000,
+                        Instant.ofEpochMilli(lastActivityMillis.get()),
+                        limit.running(),
+                        ptys.running(),
+                        ptys.attached(),
+                        sessions.ownedCount(),
+                        sessions.provider().name()));
     }
 
     private Mono<Void> createSession(HttpServerRequest req, HttpServerResponse res) {
