@@ -1,6 +1,5 @@
 package dev.sandbox.remote;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import dev.sandbox.BackendException;
 import dev.sandbox.InvalidArgumentException;
 import dev.sandbox.SandboxProvider;
@@ -79,13 +78,8 @@ public final class RemoteSandboxProvider implements SandboxProvider {
             return transport
                     .call(HttpMethod.POST, "/v1/sessions", RequestBodies.SessionBody.of(options))
                     .switchIfEmpty(Mono.error(() -> new BackendException("the server sent no session", null)))
-                    .map(this::session);
+                    .map(n -> RemoteSession.of(transport, n));
         });
-    }
-
-    private SandboxSession session(JsonNode answer) {
-        ResourceBodies.SessionInfoBody body = ResourceBodies.read(answer, ResourceBodies.SessionInfoBody.class);
-        return new RemoteSession(transport, body.id() == null ? "" : body.id(), body.labels());
     }
 
     @Override
@@ -93,7 +87,7 @@ public final class RemoteSandboxProvider implements SandboxProvider {
         return Mono.defer(() -> transport
                 .call(HttpMethod.GET, "/v1/sessions/" + RemoteTransport.enc(sessionId), null)
                 .switchIfEmpty(Mono.error(() -> new BackendException("the server sent no session", null)))
-                .map(this::session));
+                .map(n -> RemoteSession.of(transport, n)));
     }
 
     @Override

@@ -51,6 +51,18 @@ public final class RemoteSession implements SandboxSession {
         this.files = new RemoteFiles(t, path, this::checkOpen);
     }
 
+    /**
+     * A handle from the server's answer to a create or an attach ({@code {"id","provider","labels"}}).
+     *
+     * @param t the transport
+     * @param answer the answer
+     * @return the handle
+     */
+    public static RemoteSession of(RemoteTransport t, JsonNode answer) {
+        ResourceBodies.SessionInfoBody body = ResourceBodies.read(answer, ResourceBodies.SessionInfoBody.class);
+        return new RemoteSession(t, body.id() == null ? "" : body.id(), body.labels());
+    }
+
     /** Fails when this handle was closed. */
     void checkOpen() {
         if (closed.get()) {
