@@ -9,7 +9,8 @@ import dev.sandbox.implementation.ProviderCloser;
 import dev.sandbox.implementation.remote.RemoteErrors;
 import dev.sandbox.implementation.remote.RemoteSession;
 import dev.sandbox.implementation.remote.RemoteTransport;
-import dev.sandbox.implementation.remote.Wire;
+import dev.sandbox.implementation.remote.RequestBodies;
+import dev.sandbox.implementation.remote.ResourceBodies;
 import io.netty.handler.codec.http.HttpMethod;
 import java.net.URI;
 import java.net.URISyntaxException;
@@ -82,9 +83,9 @@ public final class RemoteSandboxProvider implements SandboxProvider {
             closer.ensureOpen();
             options.validate();
             return transport
-                    .call(HttpMethod.POST, "/v1/sessions", Wire.sessionOptions(options))
+                    .call(HttpMethod.POST, "/v1/sessions", RequestBodies.SessionBody.of(options))
                     .switchIfEmpty(Mono.error(() -> RemoteErrors.protocol("the server sent no session")))
-                    .map(n -> new RemoteSession(transport, n.path("id").asText(), Wire.labels(n)));
+                    .map(n -> RemoteSession.of(transport, n));
         });
     }
 
@@ -95,7 +96,7 @@ public final class RemoteSandboxProvider implements SandboxProvider {
             return transport
                     .call(HttpMethod.GET, "/v1/sessions/" + RemoteTransport.enc(sessionId), null)
                     .switchIfEmpty(Mono.error(() -> RemoteErrors.protocol("the server sent no session")))
-                    .map(n -> new RemoteSession(transport, n.path("id").asText(), Wire.labels(n)));
+                    .map(n -> RemoteSession.of(transport, n));
         });
     }
 
@@ -115,8 +116,9 @@ public final class RemoteSandboxProvider implements SandboxProvider {
             }
             return transport
                     .call(HttpMethod.GET, q.toString(), null)
-                    .flatMapIterable(n -> n.path("sessions"))
-                    .map(n -> Wire.sessionInfo(n, NAME));
+                    .flatMapIterable(n -> ResourceBodies.read(n, ResourceBodies.SessionList.class)
+                            .sessions())
+                    .map(s -> s.info(NAME));
         });
     }
 

@@ -492,20 +492,20 @@ public final class LineBatch implements LineRun {
         long offset = start[0];
         byte[] head = stdout ? STDOUT_HEAD : STDERR_HEAD;
         int size = head.length
-                + Wire.digits(offset)
-                + Wire.NEXT.length
-                + Wire.digits(next)
-                + Wire.TEXT.length
+                + StreamFrames.digits(offset)
+                + StreamFrames.NEXT.length
+                + StreamFrames.digits(next)
+                + StreamFrames.TEXT.length
                 + (length - from)
                 + END.length;
         byte[] out = new byte[size];
         int pos = put(head, out, 0);
-        Wire.writeDigits(offset, out, pos, Wire.digits(offset));
-        pos += Wire.digits(offset);
-        pos = put(Wire.NEXT, out, pos);
-        Wire.writeDigits(next, out, pos, Wire.digits(next));
-        pos += Wire.digits(next);
-        pos = put(Wire.TEXT, out, pos);
+        StreamFrames.writeDigits(offset, out, pos, StreamFrames.digits(offset));
+        pos += StreamFrames.digits(offset);
+        pos = put(StreamFrames.NEXT, out, pos);
+        StreamFrames.writeDigits(next, out, pos, StreamFrames.digits(next));
+        pos += StreamFrames.digits(next);
+        pos = put(StreamFrames.TEXT, out, pos);
         System.arraycopy(text, from, out, pos, length - from);
         pos += length - from;
         put(END, out, pos);
@@ -531,9 +531,9 @@ public final class LineBatch implements LineRun {
      */
     static Iterable<ExecEvent.Line> read(byte[] b, int off, int len) {
         int end = off + len;
-        Wire.LineHead head = Wire.lineHead(b, off, end, STDOUT_HEAD, STDERR_HEAD);
+        StreamFrames.LineHead head = StreamFrames.lineHead(b, off, end, STDOUT_HEAD, STDERR_HEAD);
         int textEnd = end - END.length;
-        if (head == null || textEnd < head.textStart() || !Wire.startsWith(b, textEnd, end, END)) {
+        if (head == null || textEnd < head.textStart() || !StreamFrames.startsWith(b, textEnd, end, END)) {
             return null;
         }
         return () -> new Reader(b, head.textStart(), textEnd, head.stdout(), head.offset(), head.next());

@@ -6,10 +6,9 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * Cuts a byte stream into newline-terminated lines and decodes each with {@link Wire#streamItem}. Lines whole in a
- * chunk are decoded in place (an item may keep reading the chunk, which must not change afterwards); a line split
- * across chunks is carried, up to a bound. One instance per stream, used by
- * one thread at a time.
+ * Cuts a byte stream into newline-terminated lines and decodes each with {@link StreamFrames#streamItem}. Lines
+ * whole in a chunk are decoded in place (an item may keep reading the chunk, which must not change afterwards); a line
+ * split across chunks is carried, up to a bound. One instance per stream, used by one thread at a time.
  */
 final class LineSplitter {
     /** The longest line accepted: a 64 KiB output line is at most six times that once JSON-escaped, plus framing. */
@@ -59,7 +58,7 @@ final class LineSplitter {
         if (len == 0 || (len == 1 && bytes[off] == '\r')) {
             return;
         }
-        out.add(new Sized(Wire.streamItem(bytes, off, len), len + 1));
+        out.add(new Sized(StreamFrames.streamItem(bytes, off, len), len + 1));
     }
 
     private void append(byte[] bytes, int off, int len) {
@@ -88,5 +87,5 @@ final class LineSplitter {
      * @param item the item
      * @param wireBytes its line's length including the newline
      */
-    record Sized(Wire.StreamItem item, int wireBytes) {}
+    record Sized(StreamFrames.StreamItem item, int wireBytes) {}
 }

@@ -1,6 +1,5 @@
 package dev.sandbox.implementation.remote;
 
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sandbox.BackgroundProcess;
 import dev.sandbox.ExecEvent;
 import dev.sandbox.ExecResult;
@@ -63,7 +62,8 @@ final class RemoteBackgroundProcess implements BackgroundProcess {
                 return Mono.just(known);
             }
             return t.longCall(HttpMethod.GET, path + "/exit?waitMs=" + EXIT_WAIT_MS, null)
-                    .map(Wire::exit)
+                    .map(n -> ResourceBodies.read(n, ResourceBodies.ExitBody.class)
+                            .exit())
                     .repeatWhenEmpty(Integer.MAX_VALUE, ticks -> ticks)
                     .doOnNext(this::ended);
         });
@@ -109,7 +109,7 @@ final class RemoteBackgroundProcess implements BackgroundProcess {
         return Mono.defer(() -> {
             session.checkOpen();
             return t.longCall(HttpMethod.POST, path + "/collect", null)
-                    .map(Wire::execResult)
+                    .map(ResourceBodies::execResult)
                     .switchIfEmpty(Mono.error(() -> RemoteErrors.protocol("the server sent no result for collect")));
         });
     }
@@ -134,7 +134,7 @@ final class RemoteBackgroundProcess implements BackgroundProcess {
             if (signal < 1 || signal > 64) {
                 throw new InvalidArgumentException("signal", "signal must be from 1 to 64, got " + signal);
             }
-            ObjectNode body = Wire.JSON.createObjectNode().put("signal", signal);
+            RequestBodies.SignalBody body = new RequestBodies.SignalBody((long) signal);
             return t.call(HttpMethod.POST, path + "/signal", body).then();
         });
     }

@@ -11,7 +11,7 @@ import reactor.netty.channel.AbortedException;
 /**
  * The one place where the remote provider turns what went wrong into SDK exceptions, and where it is decided whether
  * retrying can help ({@link SandboxException#isRetryable()}): error answers of the server (an HTTP status and the
- * JSON error object, rebuilt into its SDK type by {@link Wire#exception}), failures to reach it, and answers that
+ * JSON error object, rebuilt into its SDK type by {@link ErrorBodies#exception}), failures to reach it, and answers that
  * break the protocol.
  *
  * <p>The server says whether an error is retryable in the error object's {@code retryable} field (see {@code
@@ -69,7 +69,7 @@ public final class RemoteErrors {
      * @return the SDK exception it stands for
      */
     public static RuntimeException answer(int status, byte[] body) {
-        return Wire.exception(Wire.lenient(body), status);
+        return ErrorBodies.exception(WireJson.lenient(body), status);
     }
 
     /**

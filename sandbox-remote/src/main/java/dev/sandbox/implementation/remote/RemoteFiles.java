@@ -1,6 +1,6 @@
 package dev.sandbox.implementation.remote;
 
-import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.sandbox.FileEvent;
 import dev.sandbox.FileInfo;
 import dev.sandbox.FileOperationException;
@@ -28,6 +28,10 @@ final class RemoteFiles implements SandboxFiles {
         this.t = t;
         this.path = sessionPath + "/files";
         this.guard = guard;
+    }
+
+    private static FileInfo fileInfo(JsonNode n) {
+        return ResourceBodies.read(n, ResourceBodies.FileInfoBody.class).info();
     }
 
     private static String q(String p) {
@@ -70,7 +74,7 @@ final class RemoteFiles implements SandboxFiles {
         return Mono.defer(() -> {
             guard.run();
             return t.upload(HttpMethod.PUT, path + "/content" + q(file), content, true)
-                    .map(Wire::fileInfo)
+                    .map(RemoteFiles::fileInfo)
                     .switchIfEmpty(Mono.error(() -> RemoteErrors.protocol("the server sent no file info")));
         });
     }
@@ -110,8 +114,9 @@ final class RemoteFiles implements SandboxFiles {
         return Flux.defer(() -> {
             guard.run();
             return t.call(HttpMethod.GET, path + "/list" + q(dir), null)
-                    .flatMapIterable(n -> n.path("entries"))
-                    .map(Wire::fileInfo);
+                    .flatMapIterable(n -> ResourceBodies.read(n, ResourceBodies.FileList.class)
+                            .entries())
+                    .map(ResourceBodies.FileInfoBody::info);
         });
     }
 
@@ -119,7 +124,7 @@ final class RemoteFiles implements SandboxFiles {
     public Mono<FileInfo> stat(String file) {
         return Mono.defer(() -> {
             guard.run();
-            return t.call(HttpMethod.GET, path + "/stat" + q(file), null).map(Wire::fileInfo);
+            return t.call(HttpMethod.GET, path + "/stat" + q(file), null).map(RemoteFiles::fileInfo);
         });
     }
 
@@ -127,7 +132,7 @@ final class RemoteFiles implements SandboxFiles {
     public Mono<Void> mkdir(String dir) {
         return Mono.defer(() -> {
             guard.run();
-            ObjectNode body = Wire.JSON.createObjectNode().put("path", dir);
+            RequestBodies.PathBody body = new RequestBodies.PathBody(dir);
             return t.call(HttpMethod.POST, path + "/mkdir", body).then();
         });
     }
@@ -150,7 +155,7 @@ final class RemoteFiles implements SandboxFiles {
     public Mono<Void> move(String from, String to) {
         return Mono.defer(() -> {
             guard.run();
-            ObjectNode body = Wire.JSON.createObjectNode().put("from", from).put("to", to);
+            RequestBodies.MoveBody body = new RequestBodies.MoveBody(from, to);
             return t.call(HttpMethod.POST, path + "/move", body).then();
         });
     }

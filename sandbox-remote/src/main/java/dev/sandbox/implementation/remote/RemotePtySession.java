@@ -1,7 +1,6 @@
 package dev.sandbox.implementation.remote;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sandbox.ExecEvent;
 import dev.sandbox.InvalidArgumentException;
 import dev.sandbox.PtySession;
@@ -33,11 +32,12 @@ final class RemotePtySession implements PtySession {
     private final InOrder writes = new InOrder();
     private volatile ExecEvent.Exit exit;
 
-    RemotePtySession(RemoteTransport t, RemoteSession session, String sessionPath, JsonNode info) {
+    RemotePtySession(RemoteTransport t, RemoteSession session, String sessionPath, JsonNode answer) {
+        ResourceBodies.PtyInfoBody info = ResourceBodies.read(answer, ResourceBodies.PtyInfoBody.class);
         this.t = t;
         this.session = session;
-        this.id = info.path("id").asText();
-        this.pid = info.path("pid").asLong(-1);
+        this.id = info.id() == null ? "" : info.id();
+        this.pid = info.pidOrUnknown();
         this.path = sessionPath + "/ptys/" + RemoteTransport.enc(id);
     }
 
@@ -73,19 +73,20 @@ final class RemotePtySession implements PtySession {
                                         if (frame instanceof BinaryWebSocketFrame) {
                                             sink.next(ByteBuffer.wrap(ByteBufUtil.getBytes(frame.content())));
                                         } else if (frame instanceof TextWebSocketFrame) {
-                                            JsonNode n = Wire.lenient(ByteBufUtil.getBytes(frame.content()));
+                                            JsonNode n = WireJson.lenient(ByteBufUtil.getBytes(frame.content()));
                                             String type = n == null
                                                     ? ""
                                                     : n.path("type").asText("");
                                             switch (type) {
                                                 case "exit" -> {
-                                                    exit = Wire.exit(n);
+                                                    exit = ResourceBodies.read(n, ResourceBodies.ExitBody.class)
+                                                            .exit();
                                                     ended[0] = true;
                                                     sink.complete();
                                                 }
                                                 case "error" -> {
                                                     ended[0] = true;
-                                                    sink.error(Wire.exception(n, 0));
+                                                    sink.error(ErrorBodies.exception(n, 0));
                                                 }
                                                 default -> {
                                                     // hello, and messages of later versions
@@ -125,7 +126,7 @@ final class RemotePtySession implements PtySession {
             session.checkOpen();
             size("cols", cols);
             size("rows", rows);
-            ObjectNode body = Wire.JSON.createObjectNode().put("cols", cols).put("rows", rows);
+            RequestBodies.ResizeBody body = new RequestBodies.ResizeBody(cols, rows);
             return t.call(HttpMethod.POST, path + "/resize", body).then();
         });
     }
@@ -158,7 +159,8 @@ final class RemotePtySession implements PtySession {
                 return Mono.just(known);
             }
             return t.longCall(HttpMethod.GET, path + "/exit?waitMs=" + EXIT_WAIT_MS, null)
-                    .map(Wire::exit)
+                    .map(n -> ResourceBodies.read(n, ResourceBodies.ExitBody.class)
+                            .exit())
                     .repeatWhenEmpty(Integer.MAX_VALUE, ticks -> ticks)
                     .doOnNext(x -> exit = x);
         });

@@ -1,7 +1,6 @@
 package dev.sandbox.implementation.remote;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sandbox.BackgroundOptions;
 import dev.sandbox.BackgroundProcess;
 import dev.sandbox.ExecEvent;
@@ -51,6 +50,18 @@ public final class RemoteSession implements SandboxSession {
         this.files = new RemoteFiles(t, path, this::checkOpen);
     }
 
+    /**
+     * A handle from the server's answer to a create or an attach ({@code {"id","provider","labels"}}).
+     *
+     * @param t the transport
+     * @param answer the answer
+     * @return the handle
+     */
+    public static RemoteSession of(RemoteTransport t, JsonNode answer) {
+        ResourceBodies.SessionInfoBody body = ResourceBodies.read(answer, ResourceBodies.SessionInfoBody.class);
+        return new RemoteSession(t, body.id() == null ? "" : body.id(), body.labels());
+    }
+
     /** Fails when this handle was closed. */
     void checkOpen() {
         if (closed.get()) {
@@ -83,10 +94,10 @@ public final class RemoteSession implements SandboxSession {
             checkOpen();
             options.validate();
             String stdinId = options.stdin().isPresent() ? RemoteTransport.newId() : null;
-            ObjectNode body = Wire.execOptions(options, stdinId);
+            RequestBodies.ExecBody body = RequestBodies.ExecBody.of(options, stdinId);
             Disposable[] upload = new Disposable[1];
             return t.runCall(HttpMethod.POST, path + "/run", body)
-                    .map(Wire::execResult)
+                    .map(ResourceBodies::execResult)
                     .switchIfEmpty(Mono.error(() -> RemoteErrors.protocol("the server sent no result for run")))
                     .doOnSubscribe(s -> {
                         if (stdinId != null) {
@@ -109,7 +120,8 @@ public final class RemoteSession implements SandboxSession {
             options.validate();
             background.validate();
             String stdinId = options.stdin().isPresent() ? RemoteTransport.newId() : null;
-            ObjectNode body = Wire.backgroundOptions(Wire.execOptions(options, stdinId), background);
+            RequestBodies.ExecBody body =
+                    RequestBodies.ExecBody.of(options, stdinId).withBackground(background);
             return t.call(HttpMethod.POST, path + "/processes", body)
                     .map(this::process)
                     .doOnNext(p -> {
@@ -123,7 +135,11 @@ public final class RemoteSession implements SandboxSession {
     }
 
     private BackgroundProcess process(JsonNode n) {
-        return new RemoteBackgroundProcess(t, this, path, Wire.processInfo(n));
+        return new RemoteBackgroundProcess(
+                t,
+                this,
+                path,
+                ResourceBodies.read(n, ResourceBodies.ProcessInfoBody.class).info());
     }
 
     @Override
@@ -131,8 +147,9 @@ public final class RemoteSession implements SandboxSession {
         return Flux.defer(() -> {
             checkOpen();
             return t.call(HttpMethod.GET, path + "/processes", null)
-                    .flatMapIterable(n -> n.path("processes"))
-                    .map(Wire::processInfo);
+                    .flatMapIterable(n -> ResourceBodies.read(n, ResourceBodies.ProcessList.class)
+                            .processes())
+                    .map(ResourceBodies.ProcessInfoBody::info);
         });
     }
 
@@ -150,7 +167,7 @@ public final class RemoteSession implements SandboxSession {
         return Mono.defer(() -> {
             checkOpen();
             options.toExecOptions(); // validates before anything is sent
-            return t.call(HttpMethod.POST, path + "/ptys", Wire.ptyOptions(options))
+            return t.call(HttpMethod.POST, path + "/ptys", RequestBodies.PtyBody.of(options))
                     .switchIfEmpty(Mono.error(() -> RemoteErrors.protocol("the server sent no PTY")))
                     .map(n -> new RemotePtySession(t, this, path, n));
         });
@@ -176,7 +193,7 @@ public final class RemoteSession implements SandboxSession {
         return Mono.defer(() -> {
             checkOpen();
             positive("lifetime", fromNow);
-            return t.call(HttpMethod.PUT, path + "/lifetime", Wire.durationBody(fromNow))
+            return t.call(HttpMethod.PUT, path + "/lifetime", RequestBodies.DurationBody.of(fromNow))
                     .then();
         });
     }
@@ -186,7 +203,7 @@ public final class RemoteSession implements SandboxSession {
         return Mono.defer(() -> {
             checkOpen();
             positive("idleTimeout", idleTimeout);
-            return t.call(HttpMethod.PUT, path + "/idle-timeout", Wire.durationBody(idleTimeout))
+            return t.call(HttpMethod.PUT, path + "/idle-timeout", RequestBodies.DurationBody.of(idleTimeout))
                     .then();
         });
     }
@@ -201,7 +218,9 @@ public final class RemoteSession implements SandboxSession {
     public Mono<SessionStatus> ping() {
         return Mono.defer(() -> {
             checkOpen();
-            return t.call(HttpMethod.GET, path + "/status", null).map(n -> Wire.sessionStatus(n, PROVIDER));
+            return t.call(HttpMethod.GET, path + "/status", null)
+                    .map(n -> ResourceBodies.read(n, ResourceBodies.SessionStatusBody.class)
+                            .status(PROVIDER));
         });
     }
 

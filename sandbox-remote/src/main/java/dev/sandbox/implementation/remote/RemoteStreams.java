@@ -1,6 +1,5 @@
 package dev.sandbox.implementation.remote;
 
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sandbox.ExecEvent;
 import dev.sandbox.ExecOptions;
 import dev.sandbox.FileEvent;
@@ -81,8 +80,8 @@ public final class RemoteStreams {
         return Flux.defer(() -> {
             ExecState st = new ExecState(RemoteTransport.newId());
             String stdinId = options.stdin().isPresent() ? RemoteTransport.newId() : null;
-            ObjectNode body = Wire.execOptions(options, stdinId);
-            body.put("id", st.id);
+            RequestBodies.ExecBody body =
+                    RequestBodies.ExecBody.of(options, stdinId).withId(st.id);
             String execPath = sessionPath + "/execs/" + st.id;
             Flux<LineSplitter.Sized> events = Flux.defer(() -> {
                         Flux<LineSplitter.Sized> lines = st.started
@@ -91,7 +90,7 @@ public final class RemoteStreams {
                                         execPath + "/events?afterStdout=" + st.lastStdout + "&afterStderr="
                                                 + st.lastStderr,
                                         null,
-                                        res -> window(st, res.responseHeaders().get(Wire.ACK_WINDOW_HEADER)),
+                                        res -> window(st, res.responseHeaders().get(StreamFrames.ACK_WINDOW_HEADER)),
                                         true)
                                 : t.stream(
                                         HttpMethod.POST,
@@ -99,13 +98,13 @@ public final class RemoteStreams {
                                         body,
                                         res -> {
                                             st.started = true;
-                                            window(st, res.responseHeaders().get(Wire.ACK_WINDOW_HEADER));
+                                            window(st, res.responseHeaders().get(StreamFrames.ACK_WINDOW_HEADER));
                                         },
                                         true);
                         // items arrive on a parallel worker (see RemoteTransport.stream)
                         return lines.doOnNext(sized -> {
-                                    if (sized.item() instanceof Wire.ErrorItem
-                                            || (sized.item() instanceof Wire.EventItem(ExecEvent e)
+                                    if (sized.item() instanceof StreamFrames.ErrorItem
+                                            || (sized.item() instanceof StreamFrames.EventItem(ExecEvent e)
                                                     && e instanceof ExecEvent.Exit)) {
                                         st.received = true;
                                     }
@@ -171,9 +170,9 @@ public final class RemoteStreams {
             this.st = st;
             this.wireBytes = sized.wireBytes();
             switch (sized.item()) {
-                case Wire.EventItem(ExecEvent e) -> events = List.of(e).iterator();
-                case Wire.LinesItem lines -> events = lines.iterator();
-                case Wire.ErrorItem(RuntimeException error) -> {
+                case StreamFrames.EventItem(ExecEvent e) -> events = List.of(e).iterator();
+                case StreamFrames.LinesItem lines -> events = lines.iterator();
+                case StreamFrames.ErrorItem(RuntimeException error) -> {
                     st.ended = true;
                     throw error;
                 }
@@ -268,9 +267,7 @@ public final class RemoteStreams {
             }
             return;
         }
-        ObjectNode body = Wire.JSON.createObjectNode();
-        body.put("stdout", offsets[0]);
-        body.put("stderr", offsets[1]);
+        RequestBodies.AckBody body = new RequestBodies.AckBody(offsets[0], offsets[1]);
         // answered on the event loop (no hop): the next acknowledgement goes out as soon as this one is done
         t.quickCall(HttpMethod.POST, execPath + "/ack", body)
                 .onErrorResume(e -> {
@@ -333,7 +330,7 @@ public final class RemoteStreams {
                                 return t.stream(HttpMethod.GET, path, null, res -> {})
                                         .<ExecEvent>handle((sized, sink) -> {
                                             switch (sized.item()) {
-                                                case Wire.EventItem(ExecEvent e) -> {
+                                                case StreamFrames.EventItem(ExecEvent e) -> {
                                                     if (e instanceof ExecEvent.Line l) {
                                                         int s = l.stream() == ExecEvent.StreamKind.STDOUT ? 0 : 1;
                                                         if (l.offset() <= last[s]) {
@@ -346,11 +343,11 @@ public final class RemoteStreams {
                                                     }
                                                     sink.next(e);
                                                 }
-                                                case Wire.ErrorItem(RuntimeException error) -> {
+                                                case StreamFrames.ErrorItem(RuntimeException error) -> {
                                                     ended[0] = true;
                                                     sink.error(error);
                                                 }
-                                                case Wire.OtherItem(String type, String ignored) -> {
+                                                case StreamFrames.OtherItem(String type, String ignored) -> {
                                                     if (type.equals("end")) {
                                                         ended[0] = true;
                                                     }
@@ -389,9 +386,10 @@ public final class RemoteStreams {
                                 Flux<FileEvent> events = t.stream(HttpMethod.GET, path, null, res -> {})
                                         .<FileEvent>handle((sized, sink) -> {
                                             switch (sized.item()) {
-                                                case Wire.FileItem(FileEvent e) -> sink.next(e);
-                                                case Wire.ErrorItem(RuntimeException error) -> sink.error(error);
-                                                case Wire.OtherItem(String type, String dirPath) -> {
+                                                case StreamFrames.FileItem(FileEvent e) -> sink.next(e);
+                                                case StreamFrames.ErrorItem(RuntimeException error) ->
+                                                    sink.error(error);
+                                                case StreamFrames.OtherItem(String type, String dirPath) -> {
                                                     if (type.equals("ready") && dirPath != null) {
                                                         dir[0] = dirPath;
                                                     }

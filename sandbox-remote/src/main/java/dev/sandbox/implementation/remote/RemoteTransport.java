@@ -148,10 +148,10 @@ public final class RemoteTransport implements AutoCloseable {
     private static Consumer<io.netty.handler.codec.http.HttpHeaders> jsonHeaders(byte[] body) {
         return h -> {
             if (body != null) {
-                h.set(HttpHeaderNames.CONTENT_TYPE, Wire.APPLICATION_JSON);
+                h.set(HttpHeaderNames.CONTENT_TYPE, WireJson.APPLICATION_JSON);
             }
             h.set(HttpHeaderNames.CONTENT_LENGTH, body == null ? 0 : body.length);
-            h.set(HttpHeaderNames.ACCEPT, Wire.APPLICATION_JSON);
+            h.set(HttpHeaderNames.ACCEPT, WireJson.APPLICATION_JSON);
         };
     }
 
@@ -160,10 +160,10 @@ public final class RemoteTransport implements AutoCloseable {
      *
      * @param method the method
      * @param path the path and query, starting with {@code /v1/}
-     * @param body the body or {@code null}
+     * @param body the body (a wire record or a tree) or {@code null}
      * @return the answer, or empty for an answer without a body
      */
-    public Mono<JsonNode> call(HttpMethod method, String path, JsonNode body) {
+    public Mono<JsonNode> call(HttpMethod method, String path, Object body) {
         return exchange(control, method, path, body);
     }
 
@@ -172,10 +172,10 @@ public final class RemoteTransport implements AutoCloseable {
      *
      * @param method the method
      * @param path the path and query
-     * @param body the body or {@code null}
+     * @param body the body (a wire record or a tree) or {@code null}
      * @return the answer, or empty for an answer without a body
      */
-    public Mono<JsonNode> longCall(HttpMethod method, String path, JsonNode body) {
+    public Mono<JsonNode> longCall(HttpMethod method, String path, Object body) {
         return exchange(streaming, method, path, body, true);
     }
 
@@ -185,10 +185,10 @@ public final class RemoteTransport implements AutoCloseable {
      *
      * @param method the method
      * @param path the path and query
-     * @param body the body or {@code null}
+     * @param body the body (a wire record or a tree) or {@code null}
      * @return the answer, or empty for an answer without a body
      */
-    public Mono<JsonNode> runCall(HttpMethod method, String path, JsonNode body) {
+    public Mono<JsonNode> runCall(HttpMethod method, String path, Object body) {
         return exchange(streaming, method, path, body, false);
     }
 
@@ -198,21 +198,21 @@ public final class RemoteTransport implements AutoCloseable {
      *
      * @param method the method
      * @param path the path and query
-     * @param body the body or {@code null}
+     * @param body the body (a wire record or a tree) or {@code null}
      * @return the answer, or empty for an answer without a body
      */
-    public Mono<JsonNode> quickCall(HttpMethod method, String path, JsonNode body) {
+    public Mono<JsonNode> quickCall(HttpMethod method, String path, Object body) {
         return exchange(control, method, path, body, false);
     }
 
-    private Mono<JsonNode> exchange(HttpClient client, HttpMethod method, String path, JsonNode body) {
+    private Mono<JsonNode> exchange(HttpClient client, HttpMethod method, String path, Object body) {
         return exchange(client, method, path, body, true);
     }
 
     private Mono<JsonNode> exchange(
-            HttpClient client, HttpMethod method, String path, JsonNode body, boolean toBlockingThread) {
+            HttpClient client, HttpMethod method, String path, Object body, boolean toBlockingThread) {
         return Mono.defer(() -> {
-            byte[] bytes = body == null ? null : Wire.bytes(body);
+            byte[] bytes = body == null ? null : WireJson.bytes(body);
             Mono<JsonNode> answer = client.headers(jsonHeaders(bytes))
                     .request(method)
                     .uri(path)
@@ -234,7 +234,7 @@ public final class RemoteTransport implements AutoCloseable {
         if (bytes.length == 0) {
             return Mono.empty();
         }
-        JsonNode n = Wire.lenient(bytes);
+        JsonNode n = WireJson.lenient(bytes);
         if (n == null) {
             return Mono.error(RemoteErrors.protocol("the sandbox server sent a body that is not JSON"));
         }
@@ -247,12 +247,12 @@ public final class RemoteTransport implements AutoCloseable {
      *
      * @param method the method
      * @param path the path and query
-     * @param body the JSON body or {@code null}
+     * @param body the body (a wire record or a tree) or {@code null}
      * @param onResponse called with the response before its body is read
      * @return the decoded lines, read as they are requested
      */
     public Flux<LineSplitter.Sized> stream(
-            HttpMethod method, String path, JsonNode body, Consumer<HttpClientResponse> onResponse) {
+            HttpMethod method, String path, Object body, Consumer<HttpClientResponse> onResponse) {
         return stream(method, path, body, onResponse, false);
     }
 
@@ -263,24 +263,20 @@ public final class RemoteTransport implements AutoCloseable {
      *
      * @param method the method
      * @param path the path and query
-     * @param body the JSON body or {@code null}
+     * @param body the body (a wire record or a tree) or {@code null}
      * @param onResponse called with the response before its body is read
      * @param lineBatches whether to ask for {@code lines} frames ({@code Sandbox-Batch: lines})
      * @return the decoded lines, read as they are requested
      */
     public Flux<LineSplitter.Sized> stream(
-            HttpMethod method,
-            String path,
-            JsonNode body,
-            Consumer<HttpClientResponse> onResponse,
-            boolean lineBatches) {
-        byte[] bytes = body == null ? null : Wire.bytes(body);
+            HttpMethod method, String path, Object body, Consumer<HttpClientResponse> onResponse, boolean lineBatches) {
+        byte[] bytes = body == null ? null : WireJson.bytes(body);
         return streaming
                 .headers(h -> {
                     jsonHeaders(bytes).accept(h);
-                    h.set(HttpHeaderNames.ACCEPT, Wire.NDJSON);
+                    h.set(HttpHeaderNames.ACCEPT, StreamFrames.NDJSON);
                     if (lineBatches) {
-                        h.set(Wire.BATCH_HEADER, Wire.BATCH_LINES);
+                        h.set(StreamFrames.BATCH_HEADER, StreamFrames.BATCH_LINES);
                     }
                 })
                 .request(method)
@@ -319,8 +315,8 @@ public final class RemoteTransport implements AutoCloseable {
     public Mono<JsonNode> upload(HttpMethod method, String path, Publisher<ByteBuffer> content, boolean longCall) {
         return (longCall ? streaming : control)
                 .headers(h -> {
-                    h.set(HttpHeaderNames.CONTENT_TYPE, Wire.OCTET_STREAM);
-                    h.set(HttpHeaderNames.ACCEPT, Wire.APPLICATION_JSON);
+                    h.set(HttpHeaderNames.CONTENT_TYPE, WireJson.OCTET_STREAM);
+                    h.set(HttpHeaderNames.ACCEPT, WireJson.APPLICATION_JSON);
                 })
                 .request(method)
                 .uri(path)
@@ -345,7 +341,7 @@ public final class RemoteTransport implements AutoCloseable {
      */
     public Flux<ByteBuffer> download(String path) {
         return streaming
-                .headers(h -> h.set(HttpHeaderNames.ACCEPT, Wire.OCTET_STREAM))
+                .headers(h -> h.set(HttpHeaderNames.ACCEPT, WireJson.OCTET_STREAM))
                 .get()
                 .uri(path)
                 .response((res, content) -> {

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.sandbox.ExecEvent;
 import dev.sandbox.implementation.process.RawEvent;
 import dev.sandbox.implementation.remote.LineBatch;
-import dev.sandbox.implementation.remote.Wire;
+import dev.sandbox.implementation.remote.StreamFrames;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
@@ -57,8 +57,8 @@ class LineFramerBatchesTest {
                     case Framed.Run<LineBatch>(LineBatch b) -> {
                         batches[0]++;
                         byte[] json = b.frame(-1);
-                        Wire.StreamItem read = Wire.streamItem(json, 0, json.length);
-                        out.addAll(((Wire.LinesItem) read).lines());
+                        StreamFrames.StreamItem read = StreamFrames.streamItem(json, 0, json.length);
+                        out.addAll(((StreamFrames.LinesItem) read).lines());
                     }
                     case Framed.Event<LineBatch>(ExecEvent event) -> out.add(event);
                 }

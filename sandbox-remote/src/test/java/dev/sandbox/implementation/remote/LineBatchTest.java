@@ -34,10 +34,10 @@ class LineBatchTest {
         return b;
     }
 
-    private static Wire.StreamItem read(byte[] json) {
+    private static StreamFrames.StreamItem read(byte[] json) {
         byte[] buf = new byte[json.length + 7];
         System.arraycopy(json, 0, buf, 3, json.length);
-        return Wire.streamItem(buf, 3, json.length);
+        return StreamFrames.streamItem(buf, 3, json.length);
     }
 
     @Test
@@ -59,13 +59,13 @@ class LineBatchTest {
         assertThat(b.nextOffset()).isEqualTo(lines.getLast().nextOffset());
         byte[] json = b.frame(-1);
         // valid JSON that a general parser reads the same
-        assertThat(Wire.lenient(json)).isNotNull();
-        assertThat(read(json)).isEqualTo(new Wire.LinesItem(lines));
+        assertThat(WireJson.lenient(json)).isNotNull();
+        assertThat(read(json)).isEqualTo(new StreamFrames.LinesItem(lines));
         // and the parser's way: fields in another order
-        var tree = (com.fasterxml.jackson.databind.node.ObjectNode) Wire.lenient(json);
+        var tree = (com.fasterxml.jackson.databind.node.ObjectNode) WireJson.lenient(json);
         String reordered = "{\"text\":" + tree.get("text") + ",\"next\":" + tree.get("next") + ",\"offset\":"
                 + tree.get("offset") + ",\"stream\":\"stdout\",\"type\":\"lines\"}";
-        assertThat(read(reordered.getBytes(StandardCharsets.UTF_8))).isEqualTo(new Wire.LinesItem(lines));
+        assertThat(read(reordered.getBytes(StandardCharsets.UTF_8))).isEqualTo(new StreamFrames.LinesItem(lines));
     }
 
     @Test
@@ -78,14 +78,14 @@ class LineBatchTest {
             if (i == lines.size() - 1) {
                 assertThat(json).as("nothing left after the last line").isNull();
             } else {
-                assertThat(read(json)).isEqualTo(new Wire.LinesItem(lines.subList(i + 1, lines.size())));
+                assertThat(read(json)).isEqualTo(new StreamFrames.LinesItem(lines.subList(i + 1, lines.size())));
             }
             // an offset between two lines' starts (the reader's last line is a line before) resumes the same way
             List<long[]> seen = new ArrayList<>();
             b.forEachLine(after, (offset, next, text, from, to) -> seen.add(new long[] {offset, next}));
             assertThat(seen).hasSize(lines.size() - 1 - i);
         }
-        assertThat(read(b.frame(-1))).isEqualTo(new Wire.LinesItem(lines));
+        assertThat(read(b.frame(-1))).isEqualTo(new StreamFrames.LinesItem(lines));
     }
 
     @Test
@@ -129,17 +129,17 @@ class LineBatchTest {
             assertThat(raw.appendAscii(bytes, 2, bytes.length - 4)).isTrue();
         }
         assertThat(raw.frame(-1)).isEqualTo(batch(expected).frame(-1));
-        assertThat(read(raw.frame(6))).isEqualTo(new Wire.LinesItem(expected.subList(1, expected.size())));
+        assertThat(read(raw.frame(6))).isEqualTo(new StreamFrames.LinesItem(expected.subList(1, expected.size())));
     }
 
     @Test
     void aFrameThatDoesNotAddUpFailsTheStream() {
         String wrongNext = "{\"type\":\"lines\",\"stream\":\"stdout\",\"offset\":0,\"next\":5,\"text\":\"a\\nb\\n\"}";
         // lines are decoded as they are read: the error comes with the line that does not add up
-        Wire.LinesItem wrong = (Wire.LinesItem) read(wrongNext.getBytes(StandardCharsets.UTF_8));
+        StreamFrames.LinesItem wrong = (StreamFrames.LinesItem) read(wrongNext.getBytes(StandardCharsets.UTF_8));
         assertThatThrownBy(wrong::lines).isInstanceOf(BackendException.class);
         String unterminated = "{\"type\":\"lines\",\"stream\":\"stderr\",\"offset\":0,\"next\":3,\"text\":\"a\\nb\"}";
-        Wire.LinesItem cut = (Wire.LinesItem) read(unterminated.getBytes(StandardCharsets.UTF_8));
+        StreamFrames.LinesItem cut = (StreamFrames.LinesItem) read(unterminated.getBytes(StandardCharsets.UTF_8));
         assertThat(cut.iterator().next().text()).isEqualTo("a");
         assertThatThrownBy(cut::lines).isInstanceOf(BackendException.class);
     }

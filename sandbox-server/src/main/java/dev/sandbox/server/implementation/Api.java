@@ -1,8 +1,6 @@
 package dev.sandbox.server.implementation;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sandbox.BackgroundOptions;
 import dev.sandbox.BackgroundProcess;
 import dev.sandbox.ExecEvent;
@@ -21,7 +19,10 @@ import dev.sandbox.implementation.Version;
 import dev.sandbox.implementation.exec.BatchedExec;
 import dev.sandbox.implementation.exec.Framed;
 import dev.sandbox.implementation.remote.LineBatch;
-import dev.sandbox.implementation.remote.Wire;
+import dev.sandbox.implementation.remote.RequestBodies;
+import dev.sandbox.implementation.remote.ResourceBodies;
+import dev.sandbox.implementation.remote.StreamFrames;
+import dev.sandbox.implementation.remote.WireJson;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.http.HttpHeaderNames;
@@ -253,40 +254,37 @@ public final class Api {
         return s.process(param(req, "pid"));
     }
 
-    private static ObjectNode sessionJson(SandboxSession s, String provider) {
-        ObjectNode n = Wire.JSON.createObjectNode();
-        n.put("id", s.id());
-        n.put("provider", provider);
-        ObjectNode labels = n.putObject("labels");
-        s.labels().forEach(labels::put);
-        return n;
+    private static ResourceBodies.SessionInfoBody sessionJson(SandboxSession s, String provider) {
+        return ResourceBodies.SessionInfoBody.handle(s.id(), provider, s.labels());
     }
 
-    private static ObjectNode processJson(BackgroundProcess p) {
+    private static ResourceBodies.ProcessInfoBody processJson(BackgroundProcess p) {
         ExecEvent.Exit exit = p.exitNow().orElse(null);
-        return Wire.processInfo(new ProcessInfo(
+        return ResourceBodies.ProcessInfoBody.of(new ProcessInfo(
                 p.id(), p.argv(), p.pid().orElse(-1), p.startedAt(), exit == null, exit == null ? null : exit.code()));
     }
 
     // ------------------------------------------------------------------ server and sessions
 
     private Mono<Void> ping(HttpServerRequest req, HttpServerResponse res) {
-        ObjectNode n = Wire.JSON.createObjectNode();
-        n.put("status", draining ? "stopping" : "ok");
-        n.put("version", Version.get());
-        n.put("uptimeMs", (System.nanoTime() - startedNanos) / 1_000_000);
-        n.put("lastActivity", Instant.ofEpochMilli(lastActivityMillis.get()).toString());
-        n.put("execsRunning", limit.running());
-        n.put("ptysRunning", ptys.running());
-        n.put("ptysAttached", ptys.attached());
-        n.put("sessions", sessions.ownedCount());
-        n.put("provider", sessions.provider().name());
-        return Http.json(res, 200, n);
+        return Http.json(
+                res,
+                200,
+                new ResourceBodies.ServerStatusBody(
+                        draining ? "stopping" : "ok",
+                        Version.get(),
+                        (System.nanoTime() - startedNanos) / 1_000_000,
+                        Instant.ofEpochMilli(lastActivityMillis.get()),
+                        limit.running(),
+                        ptys.running(),
+                        ptys.attached(),
+                        sessions.ownedCount(),
+                        sessions.provider().name()));
     }
 
     private Mono<Void> createSession(HttpServerRequest req, HttpServerResponse res) {
         return body(req)
-                .map(Wire::sessionOptions)
+                .map(n -> RequestBodies.read(n, RequestBodies.SessionBody.class).options())
                 .flatMap(this::create)
                 .flatMap(s ->
                         Http.json(res, 201, sessionJson(s, sessions.provider().name())));
@@ -304,10 +302,7 @@ public final class Api {
             }
         }
         return sessions.list(labels).collectList().flatMap(list -> {
-            ObjectNode n = Wire.JSON.createObjectNode();
-            ArrayNode arr = n.putArray("sessions");
-            list.forEach(i -> arr.add(Wire.sessionInfo(i)));
-            return Http.json(res, 200, n);
+            return Http.json(res, 200, ResourceBodies.SessionList.of(list));
         });
     }
 
@@ -322,19 +317,22 @@ public final class Api {
     }
 
     private Mono<Void> status(HttpServerRequest req, HttpServerResponse res) {
-        return withSession(req, SandboxSession::ping).flatMap(s -> Http.json(res, 200, Wire.sessionStatus(s)));
+        return withSession(req, SandboxSession::ping)
+                .flatMap(s -> Http.json(res, 200, ResourceBodies.SessionStatusBody.of(s)));
     }
 
     private Mono<Void> setLifetime(HttpServerRequest req, HttpServerResponse res) {
         return body(req)
-                .map(n -> Wire.durationBody(n, "lifetime"))
+                .map(n ->
+                        RequestBodies.read(n, RequestBodies.DurationBody.class).duration("lifetime"))
                 .flatMap(d -> withSession(req, s -> s.setLifetime(d).thenReturn(d)))
                 .then(Http.noContent(res));
     }
 
     private Mono<Void> setIdleTimeout(HttpServerRequest req, HttpServerResponse res) {
         return body(req)
-                .map(n -> Wire.durationBody(n, "idleTimeout"))
+                .map(n ->
+                        RequestBodies.read(n, RequestBodies.DurationBody.class).duration("idleTimeout"))
                 .flatMap(d -> withSession(req, s -> s.setIdleTimeout(d).thenReturn(d)))
                 .then(Http.noContent(res));
     }
@@ -342,16 +340,20 @@ public final class Api {
     // ------------------------------------------------------------------ commands
 
     /** Options from a request, with stdin joined to its upload when the request names one. */
-    private ExecOptions options(JsonNode n) {
-        ExecOptions o = Wire.execOptions(n);
-        String stdinId = Wire.stdinId(n);
+    private ExecOptions options(RequestBodies.ExecBody body) {
+        ExecOptions o = body.options();
+        String stdinId = body.stdinId();
         return stdinId == null ? o : o.withStdin(stdins.stdin(stdinId));
     }
 
+    private Mono<RequestBodies.ExecBody> execBody(HttpServerRequest req) {
+        return body(req).map(n -> RequestBodies.read(n, RequestBodies.ExecBody.class));
+    }
+
     private Mono<Void> run(HttpServerRequest req, HttpServerResponse res) {
-        return body(req).flatMap(n -> {
+        return execBody(req).flatMap(n -> {
             ExecOptions options = options(n);
-            String stdinId = Wire.stdinId(n);
+            String stdinId = n.stdinId();
             return withSession(
                             req,
                             s -> Mono.defer(() -> {
@@ -367,16 +369,16 @@ public final class Api {
                             stdins.abandon(stdinId);
                         }
                     })
-                    .flatMap(r -> Http.json(res, 200, Wire.execResult(r)));
+                    .flatMap(r -> Http.json(res, 200, ResourceBodies.ExecResultBody.of(r)));
         });
     }
 
     private Mono<Void> exec(HttpServerRequest req, HttpServerResponse res) {
         Http.Format format = Http.format(req);
-        return body(req).flatMap(n -> {
+        return execBody(req).flatMap(n -> {
             ExecOptions options = options(n);
-            String stdinId = Wire.stdinId(n);
-            String execId = n.path("id").isTextual() ? n.get("id").asText() : newExecId();
+            String stdinId = n.stdinId();
+            String execId = n.id() != null ? n.id() : newExecId();
             return withSession(
                             req,
                             s -> Mono.fromCallable(() -> execs.open(
@@ -420,13 +422,14 @@ public final class Api {
             long afterStdout,
             long afterStderr,
             Http.Format format) {
-        boolean lineFrames = Wire.BATCH_LINES.equals(req.requestHeaders().get(Wire.BATCH_HEADER));
+        boolean lineFrames =
+                StreamFrames.BATCH_LINES.equals(req.requestHeaders().get(StreamFrames.BATCH_HEADER));
         io.netty.channel.EventLoop[] loop = new io.netty.channel.EventLoop[1];
         res.withConnection(c -> loop[0] = c.channel().eventLoop());
         Executor sender = loop[0] != null ? loop[0] : r -> Schedulers.parallel().schedule(r);
         Publisher<Http.Frame> body = channel.attach(afterStdout, afterStderr, format, lineFrames, sender);
         Http.streamHeaders(res, format)
-                .header(Wire.ACK_WINDOW_HEADER, Integer.toString(channel.windowLimit()))
+                .header(StreamFrames.ACK_WINDOW_HEADER, Integer.toString(channel.windowLimit()))
                 .header("Sandbox-Exec-Id", channel.id());
         // the frames are the window's own arrays, or one copy of a batch per frame: a deep prefetch costs at most
         // another window
@@ -454,8 +457,9 @@ public final class Api {
 
     private Mono<Void> execAck(HttpServerRequest req, HttpServerResponse res) {
         return body(req).flatMap(n -> {
+            RequestBodies.AckBody ack = RequestBodies.read(n, RequestBodies.AckBody.class);
             ExecChannel channel = execs.get(param(req, "exec"), param(req, "id"));
-            channel.ack(n.path("stdout").asLong(-1), n.path("stderr").asLong(-1));
+            channel.ack(ack.stdoutOffset(), ack.stderrOffset());
             return Http.noContent(res);
         });
     }
@@ -476,9 +480,9 @@ public final class Api {
     // ------------------------------------------------------------------ background processes
 
     private Mono<Void> startProcess(HttpServerRequest req, HttpServerResponse res) {
-        return body(req).flatMap(n -> {
+        return execBody(req).flatMap(n -> {
             ExecOptions options = options(n);
-            BackgroundOptions background = Wire.backgroundOptions(n);
+            BackgroundOptions background = n.background();
             return withSession(
                             req,
                             s -> Mono.defer(() -> {
@@ -494,10 +498,7 @@ public final class Api {
 
     private Mono<Void> listProcesses(HttpServerRequest req, HttpServerResponse res) {
         return withSession(req, s -> s.processes().collectList()).flatMap(list -> {
-            ObjectNode n = Wire.JSON.createObjectNode();
-            ArrayNode arr = n.putArray("processes");
-            list.forEach(p -> arr.add(Wire.processInfo(p)));
-            return Http.json(res, 200, n);
+            return Http.json(res, 200, ResourceBodies.ProcessList.of(list));
         });
     }
 
@@ -511,7 +512,7 @@ public final class Api {
                 .flatMap(p -> wait == 0
                         ? Mono.justOrEmpty(p.exitNow())
                         : p.exit().timeout(Duration.ofMillis(wait), Mono.empty()))
-                .flatMap(x -> Http.json(res, 200, Wire.exit(x)))
+                .flatMap(x -> Http.json(res, 200, ResourceBodies.ExitBody.of(x)))
                 .switchIfEmpty(Mono.defer(() -> Http.noContent(res)));
     }
 
@@ -533,15 +534,12 @@ public final class Api {
                             }
                             last[stream] = l.offset();
                             sink.next(new Http.Frame(
-                                    stream == 0 ? "stdout" : "stderr", Wire.event(e), last[0] + ":" + last[1]));
+                                    stream == 0 ? "stdout" : "stderr", StreamFrames.event(e), last[0] + ":" + last[1]));
                         } else {
-                            sink.next(new Http.Frame("exit", Wire.event(e), null));
+                            sink.next(new Http.Frame("exit", StreamFrames.event(e), null));
                         }
                     })
-                    .concatWith(
-                            follow
-                                    ? Flux.empty()
-                                    : Flux.just(new Http.Frame("end", "{\"type\":\"end\"}".getBytes(), null)));
+                    .concatWith(follow ? Flux.empty() : Flux.just(new Http.Frame("end", StreamFrames.END_EVENT, null)));
             return Http.stream(res, format, frames, config.heartbeat());
         });
     }
@@ -549,12 +547,9 @@ public final class Api {
     private Mono<Void> processSignal(HttpServerRequest req, HttpServerResponse res) {
         return body(req)
                 .flatMap(n -> {
-                    JsonNode sig = n.get("signal");
-                    if (sig == null || !sig.isIntegralNumber()) {
-                        throw new InvalidArgumentException(
-                                "signal", "signal must be a number from 1 to 64, got " + sig);
-                    }
-                    return withSession(req, s -> process(req, s).flatMap(p -> p.signal(sig.asInt())));
+                    int signal = RequestBodies.read(n, RequestBodies.SignalBody.class)
+                            .number();
+                    return withSession(req, s -> process(req, s).flatMap(p -> p.signal(signal)));
                 })
                 .then(Http.noContent(res));
     }
@@ -577,7 +572,7 @@ public final class Api {
 
     private Mono<Void> processCollect(HttpServerRequest req, HttpServerResponse res) {
         return withSession(req, s -> process(req, s).flatMap(BackgroundProcess::collect))
-                .flatMap(r -> Http.json(res, 200, Wire.execResult(r)));
+                .flatMap(r -> Http.json(res, 200, ResourceBodies.ExecResultBody.of(r)));
     }
 
     // ------------------------------------------------------------------ files
@@ -602,7 +597,7 @@ public final class Api {
                         if (first.hasError()) {
                             return Mono.error(first.getThrowable());
                         }
-                        res.status(200).header(HttpHeaderNames.CONTENT_TYPE, Wire.OCTET_STREAM);
+                        res.status(200).header(HttpHeaderNames.CONTENT_TYPE, WireJson.OCTET_STREAM);
                         return res.send(all.concatMapIterable(Api::slices, 1)).then();
                     })
                     .then());
@@ -633,22 +628,20 @@ public final class Api {
             }
         });
         return withSession(req, s -> s.files().write(path, body))
-                .flatMap(info -> Http.json(res, 200, Wire.fileInfo(info)));
+                .flatMap(info -> Http.json(res, 200, ResourceBodies.FileInfoBody.of(info)));
     }
 
     private Mono<Void> fileList(HttpServerRequest req, HttpServerResponse res) {
         String path = requiredQuery(req, "path");
         return withSession(req, s -> s.files().list(path).collectList()).flatMap(list -> {
-            ObjectNode n = Wire.JSON.createObjectNode();
-            ArrayNode arr = n.putArray("entries");
-            list.forEach(i -> arr.add(Wire.fileInfo(i)));
-            return Http.json(res, 200, n);
+            return Http.json(res, 200, ResourceBodies.FileList.of(list));
         });
     }
 
     private Mono<Void> fileStat(HttpServerRequest req, HttpServerResponse res) {
         String path = requiredQuery(req, "path");
-        return withSession(req, s -> s.files().stat(path)).flatMap(i -> Http.json(res, 200, Wire.fileInfo(i)));
+        return withSession(req, s -> s.files().stat(path))
+                .flatMap(i -> Http.json(res, 200, ResourceBodies.FileInfoBody.of(i)));
     }
 
     private Mono<Void> fileMkdir(HttpServerRequest req, HttpServerResponse res) {
@@ -705,13 +698,11 @@ public final class Api {
         return withSession(
                         req,
                         s -> watchable(s.files(), path).map(info -> {
-                            ObjectNode ready = Wire.JSON
-                                    .createObjectNode()
-                                    .put("type", "ready")
-                                    .put("path", info.path());
                             Flux<Http.Frame> events = Flux.concat(
-                                    Mono.just(new Http.Frame("ready", Wire.bytes(ready), null)),
-                                    s.files().watch(path).map(e -> new Http.Frame("file", Wire.fileEvent(e), null)));
+                                    Mono.just(new Http.Frame("ready", StreamFrames.ready(info.path()), null)),
+                                    s.files()
+                                            .watch(path)
+                                            .map(e -> new Http.Frame("file", StreamFrames.fileEvent(e), null)));
                             return events;
                         }))
                 .flatMap(events -> Http.stream(res, format, events, config.heartbeat()));
@@ -739,10 +730,12 @@ public final class Api {
 
     private Mono<Void> openPty(HttpServerRequest req, HttpServerResponse res) {
         return body(req)
-                .map(Wire::ptyOptions)
+                .map(n -> RequestBodies.read(n, RequestBodies.PtyBody.class).options())
                 .flatMap(options -> startPty(req, options))
-                .flatMap(pty ->
-                        Http.json(res, 201, Wire.ptyInfo(pty.id(), pty.pid().orElse(-1), null)));
+                .flatMap(pty -> Http.json(
+                        res,
+                        201,
+                        ResourceBodies.PtyInfoBody.of(pty.id(), pty.pid().orElse(-1), null)));
     }
 
     /** A WebSocket that starts a new PTY from the query ({@code argv} repeated, {@code cwd}, {@code cols}, {@code rows}). */
@@ -766,8 +759,10 @@ public final class Api {
             return pty(req).flatMap(pty -> Mono.firstWithSignal(
                             pty.exit().map(Optional::of),
                             Mono.just(Optional.<ExecEvent.Exit>empty()).delayElement(Duration.ofMillis(5)))
-                    .flatMap(exit ->
-                            Http.json(res, 200, Wire.ptyInfo(pty.id(), pty.pid().orElse(-1), exit.orElse(null)))));
+                    .flatMap(exit -> Http.json(
+                            res,
+                            200,
+                            ResourceBodies.PtyInfoBody.of(pty.id(), pty.pid().orElse(-1), exit.orElse(null)))));
         }
         long offset = Http.longQuery(req, "offset", -1);
         if (offset < -1) {
@@ -802,7 +797,7 @@ public final class Api {
     private Mono<Void> ptyExit(HttpServerRequest req, HttpServerResponse res) {
         long wait = Math.max(1, Math.min(MAX_EXIT_WAIT_MS, Http.longQuery(req, "waitMs", 0)));
         return pty(req).flatMap(pty -> pty.exit().timeout(Duration.ofMillis(wait), Mono.empty()))
-                .flatMap(x -> Http.json(res, 200, Wire.exit(x)))
+                .flatMap(x -> Http.json(res, 200, ResourceBodies.ExitBody.of(x)))
                 .switchIfEmpty(Mono.defer(() -> Http.noContent(res)));
     }
 
@@ -815,9 +810,8 @@ public final class Api {
     private Mono<Void> ptyResize(HttpServerRequest req, HttpServerResponse res) {
         return body(req)
                 .flatMap(n -> {
-                    int cols = Wire.intValue(n, "cols", 0);
-                    int rows = Wire.intValue(n, "rows", 0);
-                    return pty(req).flatMap(pty -> pty.resize(cols, rows));
+                    RequestBodies.ResizeBody size = RequestBodies.read(n, RequestBodies.ResizeBody.class);
+                    return pty(req).flatMap(pty -> pty.resize(size.colsOrZero(), size.rowsOrZero()));
                 })
                 .then(Http.noContent(res));
     }
@@ -825,12 +819,9 @@ public final class Api {
     private Mono<Void> ptySignal(HttpServerRequest req, HttpServerResponse res) {
         return body(req)
                 .flatMap(n -> {
-                    JsonNode sig = n.get("signal");
-                    if (sig == null || !sig.isIntegralNumber()) {
-                        throw new InvalidArgumentException(
-                                "signal", "signal must be a number from 1 to 64, got " + sig);
-                    }
-                    return pty(req).flatMap(pty -> pty.signal(sig.asInt()));
+                    int signal = RequestBodies.read(n, RequestBodies.SignalBody.class)
+                            .number();
+                    return pty(req).flatMap(pty -> pty.signal(signal));
                 })
                 .then(Http.noContent(res));
     }

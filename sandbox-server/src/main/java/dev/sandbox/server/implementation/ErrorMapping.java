@@ -13,7 +13,8 @@ import dev.sandbox.SandboxTimeoutException;
 import dev.sandbox.SessionClosedException;
 import dev.sandbox.SessionNotFoundException;
 import dev.sandbox.UnsupportedFeatureException;
-import dev.sandbox.implementation.remote.Wire;
+import dev.sandbox.implementation.remote.ErrorBodies;
+import dev.sandbox.implementation.remote.WireJson;
 import java.util.Set;
 
 /**
@@ -37,7 +38,7 @@ public final class ErrorMapping {
     public static int status(Throwable t, boolean fileRoute) {
         return switch (t) {
             case HttpError e -> e.status();
-            case Wire.MalformedJsonException e -> 400;
+            case WireJson.MalformedJsonException e -> 400;
             case InvalidArgumentException e -> fileRoute && PATH_FIELDS.contains(e.field()) ? 403 : 400;
             case SessionNotFoundException e -> 404;
             case ProcessNotFoundException e -> 404;
@@ -70,11 +71,12 @@ public final class ErrorMapping {
      */
     public static ObjectNode body(Throwable t) {
         ObjectNode body = switch (t) {
-            case HttpError e -> Wire.error(e.type(), e.getMessage());
-            case Wire.MalformedJsonException e -> Wire.error("MalformedRequest", e.getMessage());
-            case SandboxException e -> Wire.error(e);
+            case HttpError e -> ErrorBodies.error(e.type(), e.getMessage());
+            case WireJson.MalformedJsonException e -> ErrorBodies.error("MalformedRequest", e.getMessage());
+            case SandboxException e -> ErrorBodies.error(e);
             default ->
-                Wire.error("InternalError", "internal error: " + t.getClass().getSimpleName());
+                ErrorBodies.error(
+                        "InternalError", "internal error: " + t.getClass().getSimpleName());
         };
         ((ObjectNode) body.get("error")).put("retryable", retryable(t));
         return body;

@@ -3,8 +3,9 @@ package dev.sandbox.server.implementation;
 import dev.sandbox.BackendException;
 import dev.sandbox.ExecEvent;
 import dev.sandbox.implementation.exec.Framed;
+import dev.sandbox.implementation.remote.ErrorBodies;
 import dev.sandbox.implementation.remote.LineBatch;
-import dev.sandbox.implementation.remote.Wire;
+import dev.sandbox.implementation.remote.StreamFrames;
 import java.time.Duration;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
@@ -291,11 +292,11 @@ public final class ExecChannel {
                     case Framed.Run<LineBatch> run -> append(new Entry(run.run())); // a batch the reader made
                     case Framed.Event<LineBatch>(ExecEvent.Line line) when appendLine(line) -> {}
                     case Framed.Event<LineBatch>(ExecEvent.Stdout l) ->
-                        append(new Entry(Wire.event(l), STDOUT, l.offset(), "stdout"));
+                        append(new Entry(StreamFrames.event(l), STDOUT, l.offset(), "stdout"));
                     case Framed.Event<LineBatch>(ExecEvent.Stderr l) ->
-                        append(new Entry(Wire.event(l), STDERR, l.offset(), "stderr"));
+                        append(new Entry(StreamFrames.event(l), STDERR, l.offset(), "stderr"));
                     case Framed.Event<LineBatch>(ExecEvent.Exit x) ->
-                        append(new Entry(Wire.event(x), OTHER, -1, "exit"));
+                        append(new Entry(StreamFrames.event(x), OTHER, -1, "exit"));
                 }
                 terminal |= exit;
                 s = sender;
@@ -313,7 +314,7 @@ public final class ExecChannel {
 
         @Override
         protected void hookOnError(Throwable t) {
-            end(new Entry(Wire.errorEvent(ErrorMapping.body(t)), OTHER, -1, "error"));
+            end(new Entry(ErrorBodies.errorEvent(ErrorMapping.body(t)), OTHER, -1, "error"));
         }
 
         @Override
@@ -324,7 +325,7 @@ public final class ExecChannel {
                 }
             }
             end(new Entry(
-                    Wire.errorEvent(ErrorMapping.body(
+                    ErrorBodies.errorEvent(ErrorMapping.body(
                             new BackendException("the command's stream ended without an exit", null))),
                     OTHER,
                     -1,
@@ -633,7 +634,7 @@ public final class ExecChannel {
 
         /** A batch's lines after {@code after} as separate line events, framed for this response. */
         private byte[] expand(LineBatch b, long after, int stream) {
-            Wire.Bytes out = new Wire.Bytes(b.textBytes() + 64 * Math.max(1, b.lines()));
+            StreamFrames.Bytes out = new StreamFrames.Bytes(b.textBytes() + 64 * Math.max(1, b.lines()));
             boolean sse = format == Http.Format.SSE;
             String type = stream == STDOUT ? "stdout" : "stderr";
             b.forEachLine(after, (offset, next, text, from, to) -> {
@@ -641,7 +642,7 @@ public final class ExecChannel {
                 if (sse) {
                     out.ascii("id: " + lastStdout + ":" + lastStderr + "\nevent: " + type + "\ndata: ");
                 }
-                Wire.lineEvent(out, stream == STDOUT, offset, next, text, from, to);
+                StreamFrames.lineEvent(out, stream == STDOUT, offset, next, text, from, to);
                 out.ascii(sse ? "\n\n" : "\n");
             });
             return out.toByteArray();

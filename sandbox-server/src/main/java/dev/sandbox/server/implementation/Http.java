@@ -1,7 +1,9 @@
 package dev.sandbox.server.implementation;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.sandbox.implementation.remote.Wire;
+import dev.sandbox.implementation.remote.ErrorBodies;
+import dev.sandbox.implementation.remote.StreamFrames;
+import dev.sandbox.implementation.remote.WireJson;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.EventLoop;
 import io.netty.handler.codec.http.HttpHeaderNames;
@@ -56,7 +58,7 @@ public final class Http {
      */
     public static Format format(HttpServerRequest req) {
         String accept = req.requestHeaders().get(HttpHeaderNames.ACCEPT);
-        return accept != null && accept.contains(Wire.EVENT_STREAM) ? Format.SSE : Format.NDJSON;
+        return accept != null && accept.contains(StreamFrames.EVENT_STREAM) ? Format.SSE : Format.NDJSON;
     }
 
     /**
@@ -64,13 +66,13 @@ public final class Http {
      *
      * @param res the response
      * @param status the status
-     * @param body the body
+     * @param body the body: a wire record or a tree
      * @return completes when sent
      */
-    public static Mono<Void> json(HttpServerResponse res, int status, JsonNode body) {
-        byte[] bytes = Wire.bytes(body);
+    public static Mono<Void> json(HttpServerResponse res, int status, Object body) {
+        byte[] bytes = WireJson.bytes(body);
         return res.status(status)
-                .header(HttpHeaderNames.CONTENT_TYPE, Wire.APPLICATION_JSON)
+                .header(HttpHeaderNames.CONTENT_TYPE, WireJson.APPLICATION_JSON)
                 .header(HttpHeaderNames.CONTENT_LENGTH, Integer.toString(bytes.length))
                 .sendByteArray(Mono.just(bytes))
                 .then();
@@ -133,7 +135,7 @@ public final class Http {
                         return out;
                     })
                     .defaultIfEmpty(new ByteArrayOutputStream())
-                    .map(out -> Wire.parse(out.toByteArray()));
+                    .map(out -> WireJson.parse(out.toByteArray()));
         });
     }
 
@@ -221,7 +223,7 @@ public final class Http {
     }
 
     private static final byte[] SSE_HEARTBEAT = ": heartbeat\n\n".getBytes(StandardCharsets.US_ASCII);
-    private static final Frame HEARTBEAT_FRAME = new Frame("heartbeat", Wire.HEARTBEAT, null);
+    private static final Frame HEARTBEAT_FRAME = new Frame("heartbeat", StreamFrames.HEARTBEAT, null);
 
     private static byte[] sseHead(Frame f) {
         StringBuilder head = new StringBuilder(64);
@@ -296,7 +298,7 @@ public final class Http {
         res.status(200)
                 .header(
                         HttpHeaderNames.CONTENT_TYPE,
-                        format == Format.SSE ? Wire.EVENT_STREAM + "; charset=utf-8" : Wire.NDJSON)
+                        format == Format.SSE ? StreamFrames.EVENT_STREAM + "; charset=utf-8" : StreamFrames.NDJSON)
                 .header(HttpHeaderNames.CACHE_CONTROL, "no-store");
         return res;
     }
@@ -313,8 +315,8 @@ public final class Http {
      * @return completes when the stream ends
      */
     public static Mono<Void> stream(HttpServerResponse res, Format format, Flux<Frame> events, Duration heartbeat) {
-        Flux<Frame> frames =
-                events.onErrorResume(t -> Mono.just(new Frame("error", Wire.errorEvent(ErrorMapping.body(t)), null)));
+        Flux<Frame> frames = events.onErrorResume(
+                t -> Mono.just(new Frame("error", ErrorBodies.errorEvent(ErrorMapping.body(t)), null)));
         return streamHeaders(res, format)
                 .send(packed(res, format, frames, heartbeat, 64))
                 .then();

@@ -1,11 +1,11 @@
 package dev.sandbox.server.implementation;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.sandbox.ExecEvent;
 import dev.sandbox.InvalidArgumentException;
 import dev.sandbox.PtySession;
-import dev.sandbox.implementation.remote.Wire;
+import dev.sandbox.implementation.remote.RequestBodies;
+import dev.sandbox.implementation.remote.ResourceBodies;
+import dev.sandbox.implementation.remote.WireJson;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
@@ -82,22 +82,12 @@ public final class PtySockets {
         return new Inbound(frame instanceof BinaryWebSocketFrame, ByteBufUtil.getBytes(content));
     }
 
-    private static WebSocketFrame text(JsonNode n) {
-        return new TextWebSocketFrame(Unpooled.wrappedBuffer(Wire.bytes(n)));
+    private static WebSocketFrame text(Object body) {
+        return new TextWebSocketFrame(Unpooled.wrappedBuffer(WireJson.bytes(body)));
     }
 
-    static ObjectNode hello(PtySession pty) {
-        return Wire.JSON
-                .createObjectNode()
-                .put("type", "hello")
-                .put("id", pty.id())
-                .put("pid", pty.pid().orElse(-1));
-    }
-
-    private static ObjectNode exit(ExecEvent.Exit x) {
-        ObjectNode n = Wire.exit(x);
-        n.put("type", "exit");
-        return n;
+    private static ResourceBodies.PtyHello hello(PtySession pty) {
+        return ResourceBodies.PtyHello.of(pty.id(), pty.pid().orElse(-1));
     }
 
     private static ObjectNode error(Throwable t) {
@@ -134,7 +124,7 @@ public final class PtySockets {
                     };
                     Flux<WebSocketFrame> output = pty.output(offset)
                             .map(b -> (WebSocketFrame) new BinaryWebSocketFrame(Unpooled.wrappedBuffer(b)))
-                            .concatWith(pty.exit().map(x -> text(exit(x))))
+                            .concatWith(pty.exit().map(x -> text(ResourceBodies.ExitBody.of(x))))
                             .onErrorResume(t -> Mono.just(text(error(t))))
                             .doFinally(s -> control.tryEmitComplete());
                     Flux<WebSocketFrame> frames = Flux.concat(
@@ -156,16 +146,20 @@ public final class PtySockets {
                 spec);
     }
 
+    private static int orZero(Integer v) {
+        return v == null ? 0 : v;
+    }
+
     private static Mono<Void> handle(PtySession pty, Inbound f) {
         if (f.binary()) {
             return f.bytes().length == 0 ? Mono.empty() : pty.write(ByteBuffer.wrap(f.bytes()));
         }
         return Mono.defer(() -> {
-            JsonNode n = Wire.parse(f.bytes());
-            String type = n.path("type").asText("");
+            RequestBodies.PtyControl c = RequestBodies.read(WireJson.parse(f.bytes()), RequestBodies.PtyControl.class);
+            String type = c.type() == null ? "" : c.type();
             return switch (type) {
-                case "resize" -> pty.resize(Wire.intValue(n, "cols", 0), Wire.intValue(n, "rows", 0));
-                case "signal" -> pty.signal(Wire.intValue(n, "signal", 0));
+                case "resize" -> pty.resize(orZero(c.cols()), orZero(c.rows()));
+                case "signal" -> pty.signal(orZero(c.signal()));
                 default ->
                     Mono.error(new InvalidArgumentException(
                             "type", "a control message's type must be 'resize' or 'signal', got '" + type + "'"));

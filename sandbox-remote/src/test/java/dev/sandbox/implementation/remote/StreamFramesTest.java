@@ -1,9 +1,12 @@
 package dev.sandbox.implementation.remote;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.sandbox.BackendException;
 import dev.sandbox.ExecEvent;
+import dev.sandbox.FileEvent;
 import dev.sandbox.FileOperationException;
 import dev.sandbox.InvalidArgumentException;
 import dev.sandbox.OffsetUnavailableException;
@@ -14,14 +17,14 @@ import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** The wire format round-trips every event and error, through the fast paths and the JSON parser alike. */
-class WireTest {
+/** Stream frames round-trip every event and error, through the fast paths and the JSON parser alike. */
+class StreamFramesTest {
 
-    private static Wire.StreamItem roundTrip(byte[] json) {
+    private static StreamFrames.StreamItem roundTrip(byte[] json) {
         // decode from the middle of a larger buffer, as the line splitter does
         byte[] buf = new byte[json.length + 10];
         System.arraycopy(json, 0, buf, 5, json.length);
-        return Wire.streamItem(buf, 5, json.length);
+        return StreamFrames.streamItem(buf, 5, json.length);
     }
 
     @Test
@@ -39,12 +42,12 @@ class WireTest {
                     new ExecEvent.Stdout(text, 0, false, 1),
                     new ExecEvent.Stderr(text, 123_456_789_012L, true, 123_456_789_099L),
                     new ExecEvent.Stdout(text, 9, true, 12))) {
-                byte[] json = Wire.event(e);
+                byte[] json = StreamFrames.event(e);
                 // what the fast path writes is valid JSON that a general parser reads the same
-                JsonNode tree = Wire.lenient(json);
+                JsonNode tree = WireJson.lenient(json);
                 assertThat(tree).as("valid JSON for %s", e).isNotNull();
                 assertThat(tree.path("text").asText()).isEqualTo(text);
-                assertThat(roundTrip(json)).isEqualTo(new Wire.EventItem(e));
+                assertThat(roundTrip(json)).isEqualTo(new StreamFrames.EventItem(e));
             }
         }
     }
@@ -53,32 +56,33 @@ class WireTest {
     void fieldsInAnotherOrderGoThroughTheParser() {
         byte[] json = "{\"text\":\"a\\u0041\",\"next\":10,\"offset\":7,\"type\":\"stderr\",\"extra\":[1,{\"b\":2}]}"
                 .getBytes(StandardCharsets.UTF_8);
-        assertThat(roundTrip(json)).isEqualTo(new Wire.EventItem(new ExecEvent.Stderr("aA", 7, false, 10)));
+        assertThat(roundTrip(json)).isEqualTo(new StreamFrames.EventItem(new ExecEvent.Stderr("aA", 7, false, 10)));
     }
 
     @Test
     void exitsAndErrorsRoundTrip() {
         ExecEvent.Exit exit = new ExecEvent.Exit(137, ExecEvent.Termination.SIGNALED, Duration.ofNanos(123_456_789));
-        assertThat(roundTrip(Wire.event(exit))).isEqualTo(new Wire.EventItem(exit));
+        assertThat(roundTrip(StreamFrames.event(exit))).isEqualTo(new StreamFrames.EventItem(exit));
 
-        Wire.StreamItem item = roundTrip(Wire.errorEvent(Wire.error(new FileOperationException(
+        StreamFrames.StreamItem item = roundTrip(ErrorBodies.errorEvent(ErrorBodies.error(new FileOperationException(
                 "a/b", FileOperationException.Reason.NOT_FOUND, "a/b: no such file or directory", null))));
-        assertThat(item).isInstanceOf(Wire.ErrorItem.class);
-        FileOperationException f = (FileOperationException) ((Wire.ErrorItem) item).error();
+        assertThat(item).isInstanceOf(StreamFrames.ErrorItem.class);
+        FileOperationException f = (FileOperationException) ((StreamFrames.ErrorItem) item).error();
         assertThat(f.path()).isEqualTo("a/b");
         assertThat(f.reason()).isEqualTo(FileOperationException.Reason.NOT_FOUND);
         assertThat(f).hasMessage("a/b: no such file or directory");
 
-        RuntimeException closed =
-                Wire.exception(Wire.error(new SessionClosedException("s-1", SessionEndReason.IDLE_TIMEOUT)), 410);
+        RuntimeException closed = ErrorBodies.exception(
+                ErrorBodies.error(new SessionClosedException("s-1", SessionEndReason.IDLE_TIMEOUT)), 410);
         assertThat(closed).isInstanceOfSatisfying(SessionClosedException.class, e -> {
             assertThat(e.sessionId()).isEqualTo("s-1");
             assertThat(e.reason()).isEqualTo(SessionEndReason.IDLE_TIMEOUT);
         });
-        RuntimeException invalid = Wire.exception(Wire.error(new InvalidArgumentException("cwd", "cwd is bad")), 400);
+        RuntimeException invalid =
+                ErrorBodies.exception(ErrorBodies.error(new InvalidArgumentException("cwd", "cwd is bad")), 400);
         assertThat(((InvalidArgumentException) invalid).field()).isEqualTo("cwd");
-        RuntimeException offset = Wire.exception(
-                Wire.error(new OffsetUnavailableException("p-1", ExecEvent.StreamKind.STDERR, 3, 10, 20)), 416);
+        RuntimeException offset = ErrorBodies.exception(
+                ErrorBodies.error(new OffsetUnavailableException("p-1", ExecEvent.StreamKind.STDERR, 3, 10, 20)), 416);
         assertThat(offset).isInstanceOfSatisfying(OffsetUnavailableException.class, e -> {
             assertThat(e.stream()).isEqualTo(ExecEvent.StreamKind.STDERR);
             assertThat(e.firstAvailable()).isEqualTo(10);
@@ -88,11 +92,28 @@ class WireTest {
     }
 
     @Test
+    void fileEventsAndOtherFramesRoundTrip() {
+        FileEvent created = new FileEvent(FileEvent.Kind.CREATED, "/a/b");
+        byte[] json = StreamFrames.fileEvent(created);
+        assertThat(new String(json, StandardCharsets.UTF_8))
+                .isEqualTo("{\"type\":\"file\",\"kind\":\"CREATED\",\"path\":\"/a/b\"}");
+        assertThat(roundTrip(json)).isEqualTo(new StreamFrames.FileItem(created));
+        assertThat(new String(StreamFrames.ready("/a"), StandardCharsets.UTF_8))
+                .isEqualTo("{\"type\":\"ready\",\"path\":\"/a\"}");
+        assertThat(roundTrip(StreamFrames.ready("/a"))).isEqualTo(new StreamFrames.OtherItem("ready", "/a"));
+        assertThat(roundTrip(StreamFrames.END_EVENT)).isEqualTo(new StreamFrames.OtherItem("end", null));
+        assertThat(roundTrip(StreamFrames.HEARTBEAT)).isEqualTo(new StreamFrames.OtherItem("heartbeat", null));
+        assertThatThrownBy(() -> roundTrip("[1]".getBytes(StandardCharsets.UTF_8)))
+                .isInstanceOf(BackendException.class)
+                .hasMessageContaining("not a JSON object");
+    }
+
+    @Test
     void linesAreSplitAcrossChunksWhereverTheChunksEnd() {
         StringBuilder all = new StringBuilder();
         for (int i = 0; i < 200; i++) {
             all.append(new String(
-                            Wire.event(new ExecEvent.Stdout("line é " + i, i * 10L, false, i * 10L + 10)),
+                            StreamFrames.event(new ExecEvent.Stdout("line é " + i, i * 10L, false, i * 10L + 10)),
                             StandardCharsets.UTF_8))
                     .append('\n');
         }
@@ -100,7 +121,7 @@ class WireTest {
         byte[] bytes = all.toString().getBytes(StandardCharsets.UTF_8);
         for (int chunk : new int[] {1, 3, 7, 64, 1000, bytes.length}) {
             LineSplitter splitter = new LineSplitter();
-            List<Wire.StreamItem> items = new java.util.ArrayList<>();
+            List<StreamFrames.StreamItem> items = new java.util.ArrayList<>();
             for (int pos = 0; pos < bytes.length; pos += chunk) {
                 byte[] part = java.util.Arrays.copyOfRange(bytes, pos, Math.min(bytes.length, pos + chunk));
                 splitter.split(part).forEach(s -> items.add(s.item()));
@@ -108,8 +129,8 @@ class WireTest {
             assertThat(splitter.pending()).isFalse();
             assertThat(items).hasSize(201);
             assertThat(items.get(150))
-                    .isEqualTo(new Wire.EventItem(new ExecEvent.Stdout("line é 150", 1500, false, 1510)));
-            assertThat(items.get(200)).isEqualTo(new Wire.OtherItem("heartbeat", null));
+                    .isEqualTo(new StreamFrames.EventItem(new ExecEvent.Stdout("line é 150", 1500, false, 1510)));
+            assertThat(items.get(200)).isEqualTo(new StreamFrames.OtherItem("heartbeat", null));
         }
     }
 }
