@@ -55,12 +55,7 @@ class DockerFilesTest {
 
     @AfterAll
     void stop() {
-        try {
-            provider.close();
-            support.assertNothingLeft();
-        } finally {
-            support.close();
-        }
+        support.finish(provider);
     }
 
     private SandboxSession session() {

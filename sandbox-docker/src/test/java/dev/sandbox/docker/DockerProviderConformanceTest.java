@@ -22,12 +22,7 @@ class DockerProviderConformanceTest implements SandboxProviderConformance {
 
     @AfterAll
     void stop() {
-        try {
-            provider.close();
-            support.assertNothingLeft();
-        } finally {
-            support.close();
-        }
+        support.finish(provider);
     }
 
     @Override
@@ -37,6 +32,6 @@ class DockerProviderConformanceTest implements SandboxProviderConformance {
 
     @Override
     public SessionOptions sessionOptions() {
-        return SessionOptions.defaults().withLabel(DockerTestSupport.RUN_LABEL, support.runId);
+        return support.sessionOptions();
     }
 }

@@ -51,24 +51,16 @@ class DockerProviderTest {
     void start() {
         support = new DockerTestSupport();
         // sweeping is what one test checks: here it happens only when a test asks
-        provider = DockerSandboxProvider.builder()
-                .settings(DockerTestSupport.settings())
-                .sweepInterval(null)
-                .build();
+        provider = DockerTestSupport.unsweptProvider();
     }
 
     @AfterAll
     void stop() {
-        try {
-            provider.close();
-            support.assertNothingLeft();
-        } finally {
-            support.close();
-        }
+        support.finish(provider);
     }
 
     private SessionOptions options() {
-        return SessionOptions.defaults().withLabel(DockerTestSupport.RUN_LABEL, support.runId);
+        return support.sessionOptions();
     }
 
     private SandboxSession session(DockerSettings settings) {

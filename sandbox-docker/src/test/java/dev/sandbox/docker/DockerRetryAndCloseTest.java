@@ -38,24 +38,16 @@ class DockerRetryAndCloseTest {
     @BeforeAll
     void start() {
         support = new DockerTestSupport();
-        provider = DockerSandboxProvider.builder()
-                .settings(DockerTestSupport.settings())
-                .sweepInterval(null)
-                .build();
+        provider = DockerTestSupport.unsweptProvider();
     }
 
     @AfterAll
     void stop() {
-        try {
-            provider.close();
-            support.assertNothingLeft();
-        } finally {
-            support.close();
-        }
+        support.finish(provider);
     }
 
     private SessionOptions options() {
-        return SessionOptions.defaults().withLabel(DockerTestSupport.RUN_LABEL, support.runId);
+        return support.sessionOptions();
     }
 
     @Test

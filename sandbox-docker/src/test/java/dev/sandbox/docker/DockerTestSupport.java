@@ -8,6 +8,7 @@ import com.github.dockerjava.api.model.Image;
 import com.github.dockerjava.core.DefaultDockerClientConfig;
 import com.github.dockerjava.core.DockerClientImpl;
 import com.github.dockerjava.zerodep.ZerodepDockerHttpClient;
+import dev.sandbox.SessionOptions;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
@@ -39,6 +40,32 @@ final class DockerTestSupport implements AutoCloseable {
 
     static DockerSettings settings() {
         return DockerSettings.of(IMAGE).withPullPolicy(DockerSettings.PullPolicy.NEVER);
+    }
+
+    /** A provider with the test settings that sweeps only when a test asks it to. */
+    static DockerSandboxProvider unsweptProvider() {
+        return DockerSandboxProvider.builder()
+                .settings(settings())
+                .sweepInterval(null)
+                .build();
+    }
+
+    /** Session options carrying this run's label, so that the teardown finds everything a test made. */
+    SessionOptions sessionOptions() {
+        return SessionOptions.defaults().withLabel(RUN_LABEL, runId);
+    }
+
+    /**
+     * A test class's teardown: closes its provider, fails if anything labelled with this run is left, and closes this
+     * support whatever happens.
+     */
+    void finish(DockerSandboxProvider provider) {
+        try {
+            provider.close();
+            assertNothingLeft();
+        } finally {
+            close();
+        }
     }
 
     /** The container of a session, looked up with plain docker-java. */

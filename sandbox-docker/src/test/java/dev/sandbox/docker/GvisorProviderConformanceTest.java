@@ -24,12 +24,7 @@ class GvisorProviderConformanceTest implements SandboxProviderConformance {
 
     @AfterAll
     void stop() {
-        try {
-            provider.close();
-            support.assertNothingLeft();
-        } finally {
-            support.close();
-        }
+        support.finish(provider);
     }
 
     @Override
@@ -39,6 +34,6 @@ class GvisorProviderConformanceTest implements SandboxProviderConformance {
 
     @Override
     public SessionOptions sessionOptions() {
-        return SessionOptions.defaults().withLabel(DockerTestSupport.RUN_LABEL, support.runId);
+        return support.sessionOptions();
     }
 }
