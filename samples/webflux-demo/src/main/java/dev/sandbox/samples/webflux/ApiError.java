@@ -12,7 +12,8 @@ import dev.sandbox.SandboxException;
  *
  * @param error a short code: {@code invalid_argument}, {@code invalid_body} or {@code exec_failed}; with a 403,
  *     {@code host_not_allowed} or {@code origin_not_allowed} (see {@link RebindingGuard})
- * @param field the request field (or header, such as {@code Host}) that was rejected, or {@code null} when the error is not about one field
+ * @param field the request field (or header, such as {@code Host}) that was rejected, or {@code null} when the error
+ *     is not about one field
  * @param message a sentence for people
  */
 public record ApiError(String error, String field, String message) {

@@ -15,7 +15,9 @@ import org.springframework.boot.context.properties.ConfigurationPropertiesScan;
  * }</pre>
  *
  * <p>The server listens on {@code 127.0.0.1} unless {@code --server.address} says otherwise: with the local
- * provider, whoever reaches the page runs commands as the JVM's user.
+ * provider, whoever reaches the page runs commands as the JVM's user. It answers only requests addressed to its own
+ * names, so that a web page cannot reach it through DNS rebinding (see {@link RebindingGuard}); {@code
+ * --sandbox.demo.allowed-hosts} adds names.
  */
 @SpringBootApplication
 @ConfigurationPropertiesScan
