@@ -30,6 +30,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,7 +47,8 @@
 #define MAX_DEPTH 64
 #define MAX_CONTAINERS 65536
 #define MAX_SESSION 128
-#define IO_TIMEOUT_S 30
+#define IO_TIMEOUT_S 30       /* per read or write */
+#define REQUEST_TIMEOUT_S 120 /* per request */
 #define NEVER_STARTED_S 300
 #define GARBAGE_AGE_S 600
 
@@ -88,6 +90,10 @@ struct resp {
     size_t llen;
     struct buf body;
 };
+
+static int hexval(char h) {
+    return h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10 : h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1;
+}
 
 static int ieq_prefix(const char *s, const char *end, const char *lit) {
     size_t n = strlen(lit);
@@ -142,12 +148,9 @@ static long chunk_step(struct resp *r, const char *d, size_t n) {
         return (long)k;
     }
     char c = d[0];
-    if (r->cstate == C_CR) {
-        if (c != '\r') return -1;
-        r->cstate = C_LF;
-    } else if (r->cstate == C_LF) {
-        if (c != '\n') return -1;
-        r->cstate = C_SIZE;
+    if (r->cstate == C_CR || r->cstate == C_LF) { /* the CRLF after a chunk's data */
+        if (c != (r->cstate == C_CR ? '\r' : '\n')) return -1;
+        r->cstate = r->cstate == C_CR ? C_LF : C_SIZE;
     } else if (c != '\n') {
         if (r->llen >= sizeof r->line - 1) return -1;
         r->line[r->llen++] = c;
@@ -162,12 +165,8 @@ static long chunk_step(struct resp *r, const char *d, size_t n) {
         }
         unsigned long long sz = 0;
         size_t i = 0;
-        for (; i < ll; i++) {
-            char h = r->line[i];
-            int v = h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10 : h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1;
-            if (v < 0) break;
+        for (int v; i < ll && (v = hexval(r->line[i])) >= 0; i++)
             if ((sz = sz * 16 + (unsigned)v) > MAX_BODY) return -1;
-        }
         if (i == 0 || (i < ll && r->line[i] != ';' && r->line[i] != ' ' && r->line[i] != '\t')) return -1;
         if (sz == 0) r->cstate = C_TRAILER;
         else r->remaining = sz, r->cstate = C_DATA;
@@ -235,7 +234,11 @@ static int docker_request(const char *sock, const char *method, const char *path
         off += (int)w;
     }
     static char chunk[65536];
-    for (;;) {
+    for (time_t start = time(NULL);;) {
+        if (time(NULL) - start > REQUEST_TIMEOUT_S) {
+            fprintf(stderr, "error: docker took over %d s to answer %s\n", REQUEST_TIMEOUT_S, method);
+            goto out;
+        }
         ssize_t n = recv(fd, chunk, sizeof chunk, 0);
         if (n < 0 && errno == EINTR && !g_stop) continue;
         if (n < 0) {
@@ -275,10 +278,8 @@ static int js_lit(struct js *j, const char *s) {
 static int js_hex4(struct js *j, unsigned *v) {
     if (j->e - j->p < 4) return -1;
     *v = 0;
-    for (int i = 0; i < 4; i++) {
-        char h = *j->p++;
-        int d = h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10 : h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1;
-        if (d < 0) return -1;
+    for (int i = 0, d; i < 4; i++) {
+        if ((d = hexval(*j->p++)) < 0) return -1;
         *v = *v * 16 + (unsigned)d;
     }
     return 0;
@@ -713,11 +714,18 @@ int main(int argc, char **argv) {
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
+    sigset_t stop, open;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGTERM);
+    sigaddset(&stop, SIGINT);
     for (;;) {
         int rc = reap_round(&o);
         if (o.once) return rc;
+        /* the signals stay blocked between the check and the wait, which unblocks them atomically */
+        sigprocmask(SIG_BLOCK, &stop, &open);
         struct timespec ts = {o.interval_ms / 1000, (o.interval_ms % 1000) * 1000000L};
-        while (!g_stop && nanosleep(&ts, &ts) < 0 && errno == EINTR) {}
+        if (!g_stop) ppoll(NULL, 0, &ts, &open);
+        sigprocmask(SIG_SETMASK, &open, NULL);
         if (g_stop) return 0;
     }
 }
