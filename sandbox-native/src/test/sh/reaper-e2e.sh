@@ -58,6 +58,9 @@ session extended --label "dev.sandbox.expires-at=$((now - 10))"
 session shortened --label dev.sandbox.expires-at=never
 session running --label "dev.sandbox.expires-at=$((now + 600))"
 docker run -d --label "$run_label" "$TEST_IMAGE" sleep 600 >/dev/null # unlabelled: not a session
+# a session whose process has ended (run in the foreground: it has exited when docker run returns)
+docker run --label "$run_label" --label "dev.sandbox.session=$run-exited" --label dev.sandbox.expires-at=never \
+  "$TEST_IMAGE" true
 
 # the state store, written the way the provider writes it
 docker volume create --label "$run_label" "$volume" >/dev/null
@@ -65,7 +68,9 @@ docker run --rm --label "$run_label" -v "$volume:/state" "$TEST_IMAGE" sh -c "
   mkdir -p /state/deadlines /state/leases &&
   echo $((now + 600)) > /state/leases/$run-renewed &&
   echo $((now + 600)) > /state/deadlines/$run-extended &&
-  echo $((now - 5)) > /state/deadlines/$run-shortened"
+  echo $((now - 5)) > /state/deadlines/$run-shortened &&
+  echo 1 > /state/deadlines/$run-gone && touch -d '2020-01-01 00:00:00' /state/deadlines/$run-gone &&
+  echo 1 > /state/leases/$run-gone-recently"
 
 # the unrenewed lease is Created + 1 s: wait (bounded) until the clock is past it
 created=$(date -d "$(docker inspect -f '{{.Created}}' "$(docker ps -aq --filter "label=dev.sandbox.session=$run-lease")")" +%s)
@@ -90,8 +95,14 @@ say "sessions left: $left"
 [ "$left" = "extended renewed running " ] || fail "expected 'extended renewed running ' left, got '$left'"
 unlabelled=$(docker ps -aq --filter "label=$run_label" --filter status=running | wc -l)
 [ "$unlabelled" -eq 4 ] || fail "expected the unlabelled container and three sessions running, got $unlabelled"
-for want in "removed $run-deadline (deadline)" "removed $run-lease (lease)" "removed $run-shortened (deadline)"; do
+for want in "removed $run-deadline (deadline)" "removed $run-lease (lease)" "removed $run-shortened (deadline)" \
+  "removed $run-exited (exited)"; do
   grep -qxF "$want" <<<"$out" || fail "missing log line: $want"
 done
-[ "$(wc -l <<<"$out")" -eq 3 ] || fail "expected exactly three log lines"
+grep -qxF "collected deadlines/$run-gone" <<<"$out" || fail "the old state file of a gone session was not collected"
+[ "$(wc -l <<<"$out")" -eq 5 ] || fail "expected exactly five log lines"
+files=$(docker run --rm --label "$run_label" -v "$volume:/state" "$TEST_IMAGE" sh -c 'cd /state && ls deadlines leases' |
+  sed "s/$run-//" | tr '\n' ' ')
+say "state files left: $files"
+[ "$files" = "deadlines: extended shortened  leases: gone-recently renewed " ] || fail "unexpected state files: $files"
 say "passed"
