@@ -355,7 +355,7 @@ static int js_num(struct js *j, long long *iv, int *is_int) {
         if (j->p >= j->e || *j->p < '0' || *j->p > '9') return -1;
         while (j->p < j->e && *j->p >= '0' && *j->p <= '9') j->p++;
     }
-    if (iv) *iv = neg ? -(long long)v : (long long)v;
+    if (iv) *iv = !ok ? 0 : neg ? -(long long)v : (long long)v;
     if (is_int) *is_int = ok;
     return 0;
 }

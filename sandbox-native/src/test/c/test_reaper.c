@@ -54,6 +54,17 @@ static void test_normal_list(void) {
     free(cs);
     CHECK(parse("[{\"Labels\":null,\"Created\":\"x\",\"Id\":5}]", &cs, &n) == 0 && n == 1 && !cs[0].has_created);
     free(cs);
+    /* numbers out of range are not a Created, whatever their sign */
+    CHECK(parse("[{\"Created\":-99999999999999999999999}]", &cs, &n) == 0 && n == 1 && !cs[0].has_created);
+    free(cs);
+    CHECK(parse("[{\"Created\":-9223372036854775808}]", &cs, &n) == 0 && n == 1 && !cs[0].has_created);
+    free(cs);
+    CHECK(parse("[{\"Created\":99999999999999999999999}]", &cs, &n) == 0 && n == 1 && !cs[0].has_created);
+    free(cs);
+    CHECK(parse("[{\"Created\":-1700000000}]", &cs, &n) == 0 && cs[0].has_created && cs[0].created == -1700000000);
+    free(cs);
+    CHECK(parse("[{\"Created\":1.7e9}]", &cs, &n) == 0 && !cs[0].has_created);
+    free(cs);
 }
 
 static void test_malformed(void) {
