@@ -545,17 +545,20 @@ static int read_state(const char *state, const char *sub, const char *session, l
     return n > 0 && n < (ssize_t)sizeof d && parse_epoch(d, (size_t)n, 1, v) == 0;
 }
 
+/* a label's value as a number: digits only, and whole in its buffer (labels are cut at 23 bytes) */
+static int label_number(const char *s, long len, long long *v) {
+    return len > 0 && len < 24 ? parse_epoch(s, (size_t)len, 0, v) : -1;
+}
+
 /* what to do with a container whose Id and session are valid */
 static int decide(const struct container *c, const char *state, long long now) {
     long long deadline = 0, v;
     int has_deadline = 0;
     if (read_state(state, "deadlines", c->session, &v)) has_deadline = v != 0, deadline = v;
-    else if (c->expires_len > 0 && strcmp(c->expires, "never") != 0
-             && parse_epoch(c->expires, (size_t)c->expires_len, 0, &v) == 0)
-        has_deadline = 1, deadline = v;
+    else if (label_number(c->expires, c->expires_len, &v) == 0) has_deadline = 1, deadline = v; /* "never": none */
     if (has_deadline && now >= deadline) return R_DEADLINE;
     long long secs;
-    if (!has_deadline && c->lease_len > 0 && parse_epoch(c->lease, (size_t)c->lease_len, 0, &secs) == 0 && secs > 0) {
+    if (!has_deadline && label_number(c->lease, c->lease_len, &secs) == 0 && secs > 0) {
         long long expiry;
         int known = read_state(state, "leases", c->session, &expiry);
         if (!known && c->has_created && !__builtin_add_overflow(c->created, secs, &expiry)) known = 1;

@@ -307,6 +307,12 @@ static void test_decide(void) {
     CHECK(decide(&c, g_dir, now) == KEEP);
     c = mk("d4", "running", now - 10, "12x", NULL); /* malformed: as if absent */
     CHECK(decide(&c, g_dir, now) == KEEP);
+    c = mk("d5", "running", now - 10, "0000000000000000000000001", NULL); /* longer than its buffer: absent */
+    CHECK(decide(&c, g_dir, now) == KEEP);
+    c = mk("d6", "running", now - 10, "1 ", NULL); /* labels allow no whitespace */
+    CHECK(decide(&c, g_dir, now) == KEEP);
+    c = mk("l0", "running", now - 30, NULL, "0000000000000000000000030");
+    CHECK(decide(&c, g_dir, now) == KEEP);
     c = mk("l1", "running", now - 30, NULL, "30");
     CHECK(decide(&c, g_dir, now) == R_LEASE);
     c = mk("l2", "running", now - 29, NULL, "30");
