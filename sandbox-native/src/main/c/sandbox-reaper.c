@@ -301,21 +301,15 @@ static long js_str(struct js *j, char *out, size_t cap) {
             PUT(c);
             continue;
         }
-        if (j->p >= j->e) return -1;
+        static const char esc[] = "\"\\/bfnrt", val[] = "\"\\/\b\f\n\r\t";
+        const char *k = j->p < j->e && *j->p ? strchr(esc, *j->p) : NULL;
         unsigned cp;
-        switch (*j->p++) {
-        case '"': PUT('"'); continue;
-        case '\\': PUT('\\'); continue;
-        case '/': PUT('/'); continue;
-        case 'b': PUT('\b'); continue;
-        case 'f': PUT('\f'); continue;
-        case 'n': PUT('\n'); continue;
-        case 'r': PUT('\r'); continue;
-        case 't': PUT('\t'); continue;
-        case 'u': break;
-        default: return -1;
+        if (k) {
+            j->p++;
+            PUT(val[k - esc]);
+            continue;
         }
-        if (js_hex4(j, &cp)) return -1;
+        if (j->p >= j->e || *j->p++ != 'u' || js_hex4(j, &cp)) return -1;
         if (cp >= 0xDC00 && cp <= 0xDFFF) return -1;
         if (cp >= 0xD800 && cp <= 0xDBFF) {
             unsigned lo;

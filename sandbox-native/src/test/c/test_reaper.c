@@ -182,6 +182,9 @@ static void test_unicode(void) {
     j = (struct js){s, s + strlen(s), 0};
     CHECK(js_str(&j, out, sizeof out) == 2 + 3 + 4 + 1);
     CHECK(!strcmp(out, "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80" "A"));
+    s = "\"\\b\\f\\n\\r\\t\\\"\\\\\\/x\"";
+    j = (struct js){s, s + strlen(s), 0};
+    CHECK(js_str(&j, out, sizeof out) == 9 && !strcmp(out, "\b\f\n\r\t\"\\/x"));
     s = "\"\\u0000\"";
     j = (struct js){s, s + strlen(s), 0};
     CHECK(js_str(&j, out, sizeof out) == 1 && out[0] == 0);
