@@ -18,7 +18,7 @@
  *     dev.sandbox.session, dev.sandbox.expires-at (epoch s or "never"), dev.sandbox.lease-seconds (positive integer).
  *  3. For a session id matching [A-Za-z0-9][A-Za-z0-9_.-]{0,127} (others are skipped, logged once):
  *     deadline = <state>/deadlines/<session> if it parses (0 = none), else the expires-at label; remove if now >= it.
- *     With no deadline and a lease label: lease expiry = <state>/leases/<session> if it parses, else
+ *     With a lease label (whatever the deadline): lease expiry = <state>/leases/<session> if it parses, else
  *     Created + lease-seconds; remove if now >= it. Remove when State is exited or dead, or created for 300 s.
  *     State files: opened with O_NOFOLLOW, regular, at most 64 bytes, digits and optional trailing whitespace.
  *     A malformed expires-at or lease-seconds label counts as absent.
@@ -495,6 +495,9 @@ bad:
 
 /* ---------- the decision ---------- */
 enum { KEEP, R_DEADLINE, R_LEASE, R_EXITED, R_NEVER_STARTED };
+/* A state file that does not parse and is younger than this is taken as a write under way. */
+#define WRITE_SETTLE_S 10
+
 static const char *const REASON[] = {"keep", "deadline", "lease", "exited", "never-started"};
 
 static int valid_session(const struct container *c) {
@@ -528,15 +531,24 @@ static int parse_epoch(const char *s, size_t n, int trailing_ws, long long *v) {
 }
 
 /* <state>/<sub>/<session>: 1 with the value when it exists, is a regular file (not a symlink) and parses; else 0 */
-static int read_state(const char *state, const char *sub, const char *session, long long *v) {
+/* 1: parsed into *v; 0: absent (or not a regular file); -1: a regular file that does not parse, *mtime set.
+ * Clients write these files through Docker's archive API, which truncates and then writes: a reader can see one
+ * empty or cut short, so the caller treats a recent unparsable file as a write under way. */
+static int read_state(const char *state, const char *sub, const char *session, long long *v, long long *mtime) {
     char path[4096], d[65];
     if (snprintf(path, sizeof path, "%s/%s/%s", state, sub, session) >= (int)sizeof path) return 0;
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) return 0;
     struct stat st;
-    ssize_t n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read(fd, d, sizeof d) : -1;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return 0;
+    }
+    ssize_t n = read(fd, d, sizeof d);
     close(fd);
-    return n > 0 && n < (ssize_t)sizeof d && parse_epoch(d, (size_t)n, 1, v) == 0;
+    if (n > 0 && n < (ssize_t)sizeof d && parse_epoch(d, (size_t)n, 1, v) == 0) return 1;
+    *mtime = (long long)st.st_mtime;
+    return -1;
 }
 
 /* a label's value as a number: digits only, and whole in its buffer (labels are cut at 23 bytes) */
@@ -546,15 +558,20 @@ static int label_number(const char *s, long len, long long *v) {
 
 /* what to do with a container whose Id and session are valid */
 static int decide(const struct container *c, const char *state, long long now) {
-    long long deadline = 0, v;
+    long long deadline = 0, v, mtime = 0;
     int has_deadline = 0;
-    if (read_state(state, "deadlines", c->session, &v)) has_deadline = v != 0, deadline = v;
+    int found = read_state(state, "deadlines", c->session, &v, &mtime);
+    if (found < 0 && now - mtime < WRITE_SETTLE_S) return KEEP; /* being written: decide next round */
+    if (found > 0) has_deadline = v != 0, deadline = v;
     else if (label_number(c->expires, c->expires_len, &v) == 0) has_deadline = 1, deadline = v; /* "never": none */
     if (has_deadline && now >= deadline) return R_DEADLINE;
     long long secs;
-    if (!has_deadline && label_number(c->lease, c->lease_len, &secs) == 0 && secs > 0) {
+    if (label_number(c->lease, c->lease_len, &secs) == 0 && secs > 0) {
         long long expiry;
-        int known = read_state(state, "leases", c->session, &expiry);
+        int known = read_state(state, "leases", c->session, &expiry, &mtime);
+        if (known < 0 && now - mtime < WRITE_SETTLE_S) return KEEP;
+        /* an old file that does not parse was a renewal at its mtime */
+        if (known < 0) known = !__builtin_add_overflow(mtime, secs, &expiry);
         if (!known && c->has_created && !__builtin_add_overflow(c->created, secs, &expiry)) known = 1;
         if (known && now >= expiry) return R_LEASE;
     }
@@ -598,8 +615,12 @@ struct opts {
     const char *socket, *state;
     long interval_ms;
     int once;
+    long idle_exit_s;      /* exit after this long without any session; 0: never */
     char list_path[1024];
 };
+
+/* How many sessions the last round listed; -1 when the round failed. */
+static long g_last_sessions = -1;
 
 /* Ids skipped for a bad session label, logged once each (a small ring) */
 static char g_skipped[256][65];
@@ -652,6 +673,7 @@ static int reap_round(const struct opts *o) {
         if (d) free(d->body.p);
         free(d);
     }
+    g_last_sessions = more ? (long)ns + 1 : (long)ns;
     if (!more && !g_stop) {
         qsort(sessions, ns, sizeof *sessions, cmp_str);
         collect_garbage(o->state, sessions, ns, now);
@@ -672,7 +694,7 @@ static void on_signal(int sig) {
 
 static int usage(const char *why) {
     fprintf(stderr, "sandbox-reaper: %s\nusage: sandbox-reaper [--socket PATH] [--state DIR] [--interval-ms N] [--once]"
-                    " [--filter-label KEY=VALUE]\n", why);
+                    " [--filter-label KEY=VALUE] [--idle-exit-seconds N]\n", why);
     return 2;
 }
 
@@ -691,6 +713,10 @@ int main(int argc, char **argv) {
             long long ms;
             if (parse_epoch(v, strlen(v), 0, &ms) || ms < 1 || ms > 86400000) return usage("--interval-ms must be 1..86400000");
             o.interval_ms = (long)ms;
+        } else if (!strcmp(a, "--idle-exit-seconds")) {
+            long long s;
+            if (parse_epoch(v, strlen(v), 0, &s) || s < 0 || s > 31536000) return usage("--idle-exit-seconds must be 0..31536000");
+            o.idle_exit_s = (long)s;
         } else return usage("unknown option");
     }
     /* the filter JSON, URL-encoded; a filter label may hold only [A-Za-z0-9_.=-] */
@@ -715,9 +741,19 @@ int main(int argc, char **argv) {
     sigemptyset(&stop);
     sigaddset(&stop, SIGTERM);
     sigaddset(&stop, SIGINT);
+    struct timespec busy;
+    clock_gettime(CLOCK_MONOTONIC, &busy);
     for (;;) {
         int rc = reap_round(&o);
         if (o.once) return rc;
+        /* nothing to watch for a while: exit; the next provider that makes a session starts a reaper again */
+        struct timespec t;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if (g_last_sessions != 0) busy = t;
+        else if (o.idle_exit_s > 0 && t.tv_sec - busy.tv_sec >= o.idle_exit_s) {
+            printf("no sessions for %ld s: exiting\n", o.idle_exit_s);
+            return 0;
+        }
         /* the signals stay blocked between the check and the wait, which unblocks them atomically */
         sigprocmask(SIG_BLOCK, &stop, &open);
         struct timespec ts = {o.interval_ms / 1000, (o.interval_ms % 1000) * 1000000L};

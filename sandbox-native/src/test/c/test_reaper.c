@@ -286,6 +286,20 @@ static void put_file(const char *sub, const char *name, const char *content) {
     fclose(f);
 }
 
+static int exists(const char *sub, const char *name) {
+    char p[512];
+    struct stat st;
+    snprintf(p, sizeof p, "%s/%s/%s", g_dir, sub, name);
+    return lstat(p, &st) == 0;
+}
+
+static void age(const char *sub, const char *name, long long seconds) {
+    char p[512];
+    snprintf(p, sizeof p, "%s/%s/%s", g_dir, sub, name);
+    struct timespec ts[2] = {{time(NULL) - seconds, 0}, {time(NULL) - seconds, 0}};
+    CHECK(utimensat(AT_FDCWD, p, ts, AT_SYMLINK_NOFOLLOW) == 0);
+}
+
 static struct container mk(const char *session, const char *state, long long created, const char *expires,
                            const char *lease) {
     struct container c = {.id_len = 64, .created = created, .has_created = 1, .expires_len = -1, .lease_len = -1};
@@ -320,7 +334,9 @@ static void test_decide(void) {
     CHECK(decide(&c, g_dir, now) == R_LEASE);
     c = mk("l2", "running", now - 29, NULL, "30");
     CHECK(decide(&c, g_dir, now) == KEEP);
-    c = mk("l3", "running", now - 30, "1900000000", "30"); /* a deadline makes the lease irrelevant */
+    c = mk("l3", "running", now - 30, "1900000000", "30"); /* a far deadline does not save a lapsed lease */
+    CHECK(decide(&c, g_dir, now) == R_LEASE);
+    c = mk("l3b", "running", now - 29, "1900000000", "30"); /* nor does a live lease outlast the deadline */
     CHECK(decide(&c, g_dir, now) == KEEP);
     c = mk("l4", "running", now - 30, "never", "30");
     CHECK(decide(&c, g_dir, now) == R_LEASE);
@@ -382,21 +398,26 @@ static void test_decide(void) {
     put_file("leases", "fl7", "1800000100"); /* no lease label: the lease file alone does not matter */
     c = mk("fl7", "exited", now, NULL, NULL);
     CHECK(decide(&c, g_dir, now) == R_EXITED);
+
+    /* a file caught mid-write (the archive API truncates, then writes) decides nothing for a few seconds */
+    long long real = (long long)time(NULL);
+    put_file("leases", "fw1", "");
+    c = mk("fw1", "running", real - 3600, NULL, "30"); /* Created + lease long past, yet a renewal is landing */
+    CHECK(decide(&c, g_dir, real) == KEEP);
+    put_file("deadlines", "fw2", "17");
+    put_file("deadlines", "fw2", "");
+    c = mk("fw2", "running", real - 3600, "1000", NULL); /* label deadline past, yet an extension is landing */
+    CHECK(decide(&c, g_dir, real) == KEEP);
+    age("deadlines", "fw2", 60); /* still unparsable a minute later: the label applies */
+    CHECK(decide(&c, g_dir, real) == R_DEADLINE);
+    put_file("leases", "fw3", "x");
+    age("leases", "fw3", 20); /* an old unparsable renewal counts from its mtime: 20 s ago + 30 s lease */
+    c = mk("fw3", "running", real - 3600, NULL, "30");
+    CHECK(decide(&c, g_dir, real) == KEEP);
+    age("leases", "fw3", 31);
+    CHECK(decide(&c, g_dir, real) == R_LEASE);
 }
 
-static int exists(const char *sub, const char *name) {
-    char p[512];
-    struct stat st;
-    snprintf(p, sizeof p, "%s/%s/%s", g_dir, sub, name);
-    return lstat(p, &st) == 0;
-}
-
-static void age(const char *sub, const char *name, long long seconds) {
-    char p[512];
-    snprintf(p, sizeof p, "%s/%s/%s", g_dir, sub, name);
-    struct timespec ts[2] = {{time(NULL) - seconds, 0}, {time(NULL) - seconds, 0}};
-    CHECK(utimensat(AT_FDCWD, p, ts, AT_SYMLINK_NOFOLLOW) == 0);
-}
 
 static void test_garbage(void) {
     put_file("deadlines", "gone-old", "1");

@@ -10,7 +10,8 @@ import com.github.dockerjava.api.model.HostConfig;
 import com.github.dockerjava.api.model.Volume;
 import dev.sandbox.BackendException;
 import dev.sandbox.implementation.process.RawEvent;
-import java.io.ByteArrayInputStream;
+import io.netty.buffer.Unpooled;
+import io.netty.handler.codec.http.HttpHeaderNames;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -66,6 +67,8 @@ public final class DockerReaper {
     private static final Pattern REMOVED = Pattern.compile("^removed (\\S+) \\((\\w[\\w-]*)\\)$", Pattern.MULTILINE);
     private static final Pattern SESSION_ID = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,127}");
     private static final int MAX_OUTPUT = 256 * 1024;
+    private static final Duration IMPORT_TIMEOUT = Duration.ofMinutes(1);
+    private static final Duration WRITE_TIMEOUT = Duration.ofSeconds(30);
     /** A verified reaper is not looked at again for this long. */
     private static final Duration VERIFIED_FOR = Duration.ofSeconds(10);
 
@@ -182,13 +185,23 @@ public final class DockerReaper {
         try {
             control.client().inspectImageCmd(ref).exec();
         } catch (NotFoundException e) {
+            // docker-java's import sends a body the daemon cuts short ("unexpected EOF"): post it on the data plane
             byte[] tar = imageTar(binary());
-            try (InputStream in = new ByteArrayInputStream(tar)) {
-                control.client().createImageCmd(ref, in).exec(); // the import API takes "repo:tag"
-            } catch (IOException io) {
-                throw new BackendException("cannot import the sandbox reaper's image: " + io.getMessage(), io);
-            } catch (RuntimeException re) {
-                throw control.translate("import the sandbox reaper's image", re);
+            String answer = data.http()
+                    .headers(h -> h.set(HttpHeaderNames.CONTENT_LENGTH, tar.length)
+                            .set(HttpHeaderNames.CONTENT_TYPE, "application/x-tar"))
+                    .post()
+                    .uri("/images/create?fromSrc=-&repo=" + IMAGE_REPOSITORY + "&tag=" + tag())
+                    .send(Mono.fromSupplier(() -> Unpooled.wrappedBuffer(tar)))
+                    .responseSingle((resp, body) -> body.asString(StandardCharsets.UTF_8)
+                            .defaultIfEmpty("")
+                            .map(text -> resp.status().code() + " " + text))
+                    .block(IMPORT_TIMEOUT);
+            if (answer == null || !answer.startsWith("200 ") || answer.contains("\"error")) {
+                throw new BackendException(
+                        "cannot import the sandbox reaper's image: "
+                                + (answer == null ? "no answer" : answer.substring(0, Math.min(answer.length(), 500))),
+                        null);
             }
             LOG.info("imported the sandbox reaper's image {}", ref);
         } catch (RuntimeException e) {
@@ -291,20 +304,30 @@ public final class DockerReaper {
             tar.writeBytes(new byte[TarStream.padding(content.length)]);
         }
         tar.writeBytes(TarStream.trailer());
-        try (InputStream in = new ByteArrayInputStream(tar.toByteArray())) {
-            control.client()
-                    .copyArchiveToContainerCmd(CONTAINER_NAME)
-                    .withRemotePath(STATE_DIR)
-                    .withTarInputStream(in)
-                    .exec();
-        } catch (NotFoundException e) {
-            recheck();
-            throw new BackendException("the sandbox reaper is not running; try again", e, true);
-        } catch (IOException e) {
-            throw new BackendException("cannot write the sandbox reaper's state: " + e.getMessage(), e);
+        byte[] body = tar.toByteArray();
+        String answer;
+        try {
+            answer = data.http()
+                    .headers(h -> h.set(HttpHeaderNames.CONTENT_LENGTH, body.length)
+                            .set(HttpHeaderNames.CONTENT_TYPE, "application/x-tar"))
+                    .put()
+                    .uri("/containers/" + CONTAINER_NAME + "/archive?path=" + STATE_DIR)
+                    .send(Mono.fromSupplier(() -> Unpooled.wrappedBuffer(body)))
+                    .responseSingle((resp, text) -> text.asString(StandardCharsets.UTF_8)
+                            .defaultIfEmpty("")
+                            .map(t -> resp.status().code() + " " + t))
+                    .block(WRITE_TIMEOUT);
         } catch (RuntimeException e) {
             recheck();
-            throw control.translate("write the sandbox reaper's state", e);
+            throw DockerErrors.connection(control.dockerHost(), "write the sandbox reaper's state", e);
+        }
+        if (answer == null || !answer.startsWith("200 ")) {
+            recheck(); // gone or stopped: the next call starts it again
+            throw new BackendException(
+                    "cannot write the sandbox reaper's state: "
+                            + (answer == null ? "no answer" : answer.substring(0, Math.min(answer.length(), 300))),
+                    null,
+                    true);
         }
     }
 

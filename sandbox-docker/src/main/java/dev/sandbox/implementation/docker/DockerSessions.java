@@ -160,7 +160,9 @@ public final class DockerSessions {
             labels.put(
                     DockerControl.EXPIRES_LABEL,
                     deadline > 0 ? Long.toString(DockerTimers.reaperDeadline(deadline)) : "never");
-            labels.put(DockerControl.LEASE_LABEL, Long.toString(lease.toSeconds()));
+            if (!options.lifetimeChosen()) {
+                labels.put(DockerControl.LEASE_LABEL, Long.toString(lease.toSeconds()));
+            }
             labels.put(DockerControl.IDLE_LABEL, idle != null ? Long.toString(seconds(idle)) : "none");
             List<String> env = new ArrayList<>();
             options.env().forEach((k, v) -> env.add(k + "=" + v));
