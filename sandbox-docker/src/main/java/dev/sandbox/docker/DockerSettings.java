@@ -67,7 +67,10 @@ public final class DockerSettings {
     public enum Network {
         /** No network interface besides loopback. */
         NONE("none"),
-        /** Docker's default bridge network, with outbound access. */
+        /**
+         * A bridge network with outbound access, like Docker's default one, but with traffic between containers off:
+         * sessions cannot reach each other's listeners (network {@code dev-sandbox-bridge}, made on first use).
+         */
         BRIDGE("bridge");
 
         private final String dockerName;

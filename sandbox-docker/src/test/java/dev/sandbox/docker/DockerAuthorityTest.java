@@ -272,6 +272,33 @@ class DockerAuthorityTest {
     }
 
     @Test
+    void sessionsOnTheBridgeCannotReachEachOther() {
+        DockerSettings bridge = DockerTestSupport.settings().withNetwork(DockerSettings.Network.BRIDGE);
+        SandboxSession server =
+                provider.create(support.sessionOptions(), bridge).block(WAIT);
+        SandboxSession other = provider.create(support.sessionOptions(), bridge).block(WAIT);
+        try {
+            String ip = server.run(ExecOptions.shell(
+                            "nc -ll -p 8080 -e /bin/echo reached >/dev/null 2>&1 & sleep 0.3; hostname -i"))
+                    .block(WAIT)
+                    .stdout()
+                    .strip();
+            assertThat(ip).matches("[0-9.]+");
+            // the listener answers on that address (so the refusal below is the network's doing)
+            assertThat(server.run(ExecOptions.shell("nc -w 2 " + ip + " 8080 </dev/null"))
+                            .block(WAIT)
+                            .stdout())
+                    .isEqualTo("reached\n");
+            ExecResult fromOther = other.run(ExecOptions.shell("nc -w 2 " + ip + " 8080 </dev/null; echo rc=$?"))
+                    .block(WAIT);
+            assertThat(fromOther.stdout()).doesNotContain("reached").contains("rc=1");
+        } finally {
+            server.destroy().block(WAIT);
+            other.destroy().block(WAIT);
+        }
+    }
+
+    @Test
     void sessionIdsCarry128RandomBits() {
         Set<String> ids = new HashSet<>();
         for (int i = 0; i < 3; i++) {

@@ -57,12 +57,20 @@ public final class DockerControl implements AutoCloseable {
     /** The prefix of every label the SDK manages; users may not set labels with it. */
     public static final String INTERNAL_PREFIX = "dev.sandbox.";
 
+    /**
+     * The bridge network sessions with {@code Network.BRIDGE} join: outbound access like Docker's default bridge,
+     * but with inter-container traffic off ({@code com.docker.network.bridge.enable_icc=false}), so one session
+     * cannot reach another's listeners. Made on first use and left in place, like the reaper's volume.
+     */
+    public static final String ISOLATED_BRIDGE = "dev-sandbox-bridge";
+
     private static final Duration PULL_TIMEOUT = Duration.ofMinutes(10);
     /** Containers that were created but never started are left this long for their creator before sweeping. */
     private static final Duration CREATED_GRACE = Duration.ofMinutes(5);
 
     private final URI dockerHost;
     private final DockerClient client;
+    private volatile boolean bridgeReady;
 
     private DockerControl(URI dockerHost, DockerClient client) {
         this.dockerHost = dockerHost;
@@ -220,10 +228,15 @@ public final class DockerControl implements AutoCloseable {
      * @return the container id
      */
     public String createAndStart(ContainerSpec spec) {
+        String network = spec.network();
+        if (network.equals("bridge")) {
+            ensureIsolatedBridge();
+            network = ISOLATED_BRIDGE;
+        }
         HostConfig host = HostConfig.newHostConfig()
                 .withInit(true)
                 .withAutoRemove(true)
-                .withNetworkMode(spec.network())
+                .withNetworkMode(network)
                 .withRuntime(spec.runtime())
                 .withSecurityOpts(List.of("no-new-privileges"))
                 .withCapDrop(Capability.ALL)
@@ -287,6 +300,33 @@ public final class DockerControl implements AutoCloseable {
             throw translate("start container for " + spec.name(), e);
         }
         return id;
+    }
+
+    /** Makes {@link #ISOLATED_BRIDGE} unless it exists; several providers may race here, one network results. */
+    private void ensureIsolatedBridge() {
+        if (bridgeReady) {
+            return;
+        }
+        try {
+            client.inspectNetworkCmd().withNetworkId(ISOLATED_BRIDGE).exec();
+        } catch (NotFoundException missing) {
+            try {
+                client.createNetworkCmd()
+                        .withName(ISOLATED_BRIDGE)
+                        .withDriver("bridge")
+                        .withCheckDuplicate(true)
+                        .withOptions(Map.of("com.docker.network.bridge.enable_icc", "false"))
+                        .withLabels(Map.of(INTERNAL_PREFIX + "network", "isolated-bridge"))
+                        .exec();
+            } catch (ConflictException race) {
+                // another provider made it meanwhile
+            } catch (RuntimeException e) {
+                throw translate("create the network " + ISOLATED_BRIDGE, e);
+            }
+        } catch (RuntimeException e) {
+            throw translate("inspect the network " + ISOLATED_BRIDGE, e);
+        }
+        bridgeReady = true;
     }
 
     /**
