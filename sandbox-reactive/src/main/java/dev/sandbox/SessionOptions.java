@@ -27,7 +27,7 @@ public final class SessionOptions {
     public static final Duration DEFAULT_LIFETIME = Duration.ofMinutes(5);
 
     private static final SessionOptions DEFAULTS =
-            new SessionOptions(null, Map.of(), Map.of(), Map.of(), DEFAULT_LIFETIME, null);
+            new SessionOptions(null, Map.of(), Map.of(), Map.of(), DEFAULT_LIFETIME, null, false);
 
     private final String workdir;
     private final Map<String, String> env;
@@ -35,6 +35,7 @@ public final class SessionOptions {
     private final Map<String, String> labels;
     private final Duration lifetime;
     private final Duration idleTimeout;
+    private final boolean lifetimeChosen;
 
     private SessionOptions(
             String workdir,
@@ -42,13 +43,15 @@ public final class SessionOptions {
             Map<String, String> secrets,
             Map<String, String> labels,
             Duration lifetime,
-            Duration idleTimeout) {
+            Duration idleTimeout,
+            boolean lifetimeChosen) {
         this.workdir = workdir;
         this.env = env;
         this.secrets = secrets;
         this.labels = labels;
         this.lifetime = lifetime;
         this.idleTimeout = idleTimeout;
+        this.lifetimeChosen = lifetimeChosen;
     }
 
     /**
@@ -68,7 +71,7 @@ public final class SessionOptions {
      * @return a copy with the workdir set
      */
     public SessionOptions withWorkdir(String workdir) {
-        return new SessionOptions(workdir, env, secrets, labels, lifetime, idleTimeout);
+        return new SessionOptions(workdir, env, secrets, labels, lifetime, idleTimeout, lifetimeChosen);
     }
 
     /**
@@ -79,7 +82,7 @@ public final class SessionOptions {
      * @return a copy with the variable added
      */
     public SessionOptions withEnv(String name, String value) {
-        return new SessionOptions(workdir, put(env, name, value), secrets, labels, lifetime, idleTimeout);
+        return new SessionOptions(workdir, put(env, name, value), secrets, labels, lifetime, idleTimeout, lifetimeChosen);
     }
 
     /**
@@ -93,7 +96,7 @@ public final class SessionOptions {
         for (Map.Entry<String, String> e : vars.entrySet()) {
             merged = put(merged, e.getKey(), e.getValue());
         }
-        return new SessionOptions(workdir, merged, secrets, labels, lifetime, idleTimeout);
+        return new SessionOptions(workdir, merged, secrets, labels, lifetime, idleTimeout, lifetimeChosen);
     }
 
     /**
@@ -104,7 +107,7 @@ public final class SessionOptions {
      * @return a copy with the secret added
      */
     public SessionOptions withSecret(String name, String value) {
-        return new SessionOptions(workdir, env, put(secrets, name, value), labels, lifetime, idleTimeout);
+        return new SessionOptions(workdir, env, put(secrets, name, value), labels, lifetime, idleTimeout, lifetimeChosen);
     }
 
     /**
@@ -115,7 +118,7 @@ public final class SessionOptions {
      * @return a copy with the label added
      */
     public SessionOptions withLabel(String key, String value) {
-        return new SessionOptions(workdir, env, secrets, put(labels, key, value), lifetime, idleTimeout);
+        return new SessionOptions(workdir, env, secrets, put(labels, key, value), lifetime, idleTimeout, lifetimeChosen);
     }
 
     /**
@@ -128,7 +131,7 @@ public final class SessionOptions {
      */
     public SessionOptions withLifetime(Duration lifetime) {
         return new SessionOptions(
-                workdir, env, secrets, labels, Objects.requireNonNull(lifetime, "lifetime"), idleTimeout);
+                workdir, env, secrets, labels, Objects.requireNonNull(lifetime, "lifetime"), idleTimeout, true);
     }
 
     /**
@@ -137,7 +140,7 @@ public final class SessionOptions {
      * @return a copy without a lifetime limit
      */
     public SessionOptions withUnlimitedLifetime() {
-        return new SessionOptions(workdir, env, secrets, labels, null, idleTimeout);
+        return new SessionOptions(workdir, env, secrets, labels, null, idleTimeout, false);
     }
 
     /**
@@ -149,7 +152,7 @@ public final class SessionOptions {
      */
     public SessionOptions withIdleTimeout(Duration idleTimeout) {
         return new SessionOptions(
-                workdir, env, secrets, labels, lifetime, Objects.requireNonNull(idleTimeout, "idleTimeout"));
+                workdir, env, secrets, labels, lifetime, Objects.requireNonNull(idleTimeout, "idleTimeout"), lifetimeChosen);
     }
 
     /**
@@ -159,6 +162,24 @@ public final class SessionOptions {
      */
     public Optional<Duration> lifetime() {
         return Optional.ofNullable(lifetime);
+    }
+
+    /**
+     * Whether the lifetime was chosen with {@link #withLifetime(Duration)}, rather than left at {@link
+     * #DEFAULT_LIFETIME} or made unlimited. A session whose lifetime was chosen is meant to outlive the client that
+     * made it, until then. One without is <em>leased</em> by the providers whose sessions can outlive a JVM (Docker,
+     * and a server for its clients): it ends about a lease after the last client holding it died or closed its
+     * provider, whichever comes first of that and its lifetime.
+     *
+     * <pre>{@code
+     * SessionOptions.defaults().lifetimeChosen();                               // false: leased
+     * SessionOptions.defaults().withLifetime(Duration.ofHours(2)).lifetimeChosen(); // true: lives two hours
+     * }</pre>
+     *
+     * @return {@code true} after {@link #withLifetime(Duration)}
+     */
+    public boolean lifetimeChosen() {
+        return lifetimeChosen;
     }
 
     /**

@@ -8,6 +8,7 @@ import dev.sandbox.SessionOptions;
 import dev.sandbox.SessionTerminatedException;
 import dev.sandbox.implementation.docker.DockerControl;
 import dev.sandbox.implementation.docker.DockerDataPlane;
+import dev.sandbox.implementation.docker.DockerReaper;
 import dev.sandbox.implementation.docker.DockerSessions;
 import dev.sandbox.implementation.docker.DockerSnapshots;
 import dev.sandbox.implementation.docker.DockerSweeper;
@@ -32,14 +33,24 @@ import reactor.core.publisher.Mono;
  * by force. How {@link SessionOptions} combines with {@link DockerSettings} is described there; in short, env goes into
  * the container, secrets only into each command of the handles of this provider instance.
  *
- * <p><b>Lifetime.</b> A session's lifetime and idle timeout ({@link SessionOptions#withLifetime(Duration)}, {@link
- * SessionOptions#withIdleTimeout(Duration)}, {@link SandboxSession#setLifetime(Duration)}, {@link
- * SandboxSession#setIdleTimeout(Duration)}) are enforced twice. The provider that holds the session ends it on time,
- * as the local provider does (commands fail with {@link dev.sandbox.SessionClosedException} naming the reason). The
- * container enforces them too, for when no client is alive: its keep-alive command ends
- * {@value #LIFETIME_GRACE_SECONDS} s after the deadline, or after {@value #IDLE_GRACE_SECONDS} s more than the idle
- * timeout without any process running in it, and the container stops. A sweeper in every provider (every minute by
- * default, or on demand with {@link #sweep()}) removes stopped session containers and running ones past their deadline.
+ * <p><b>Lifetime, leases and the reaper.</b> A session's lifetime and idle timeout ({@link
+ * SessionOptions#withLifetime(Duration)}, {@link SessionOptions#withIdleTimeout(Duration)}, {@link
+ * SandboxSession#setLifetime(Duration)}, {@link SandboxSession#setIdleTimeout(Duration)}) are enforced by the provider
+ * that holds the session, as the local provider does (commands fail with {@link dev.sandbox.SessionClosedException}
+ * naming the reason). Nothing inside the sandbox decides its end: code there runs as root and can rewrite or stop
+ * anything in its container. The authority is the <em>reaper</em>, one small container per daemon ({@code
+ * dev-sandbox-reaper}, a static program imported as a local image, never pulled) that the first provider starts, with
+ * the daemon's socket mounted and no network. Every second it removes session containers past their deadline (the
+ * deadline set at create, as a label, or a later one a provider recorded in the reaper's own state; {@value
+ * #LIFETIME_GRACE_SECONDS} s of grace let the holder end the session first and say why), and sessions without a
+ * lifetime whose <em>lease</em> has run out: every provider renews the leases of the sessions it holds while it is
+ * open, so a session without a lifetime ends about a lease ({@link Builder#lease(Duration)}, a minute by default) after
+ * the last JVM that held it died or closed its provider. Give a session a lifetime to keep it past its creator. The
+ * reaper exits after ten minutes without sessions and costs one container list call a second while it runs. The
+ * container's keep-alive also ends it {@value #LIFETIME_GRACE_SECONDS} s after the deadline, or after {@value
+ * #IDLE_GRACE_SECONDS} s more than the idle timeout without any process running in it: a convenience, which
+ * sandboxed code may stop. A sweeper in every provider forgets sessions whose containers are gone (every minute by
+ * default); {@link #sweep()} has the reaper do a round at once.
  *
  * <p><b>Commands</b> stream through a raw connection to the daemon with demand-driven reads: a slow subscriber
  * throttles the process inside the container. They are stopped (on cancel and timeouts) by a short helper exec that
@@ -74,6 +85,15 @@ public final class DockerSandboxProvider implements SandboxProvider {
     /** How this provider runs commands, as reported by {@link dev.sandbox.SessionStatus#processLauncher()}. */
     public static final String PROCESS_LAUNCHER = "docker-exec";
 
+    /** How long a session without a lifetime outlives its holder by default: see {@link Builder#lease(Duration)}. */
+    public static final Duration DEFAULT_LEASE = Duration.ofMinutes(1);
+
+    /** The shortest lease a provider accepts. */
+    public static final Duration MIN_LEASE = Duration.ofSeconds(3);
+
+    /** The daemon's socket on its host, mounted into the reaper when the daemon is reached over TCP. */
+    public static final String DEFAULT_DOCKER_SOCKET = "/var/run/docker.sock";
+
     /** The sweeper's default interval. */
     public static final Duration DEFAULT_SWEEP_INTERVAL = Duration.ofMinutes(1);
 
@@ -106,7 +126,17 @@ public final class DockerSandboxProvider implements SandboxProvider {
             control.close();
             throw e;
         }
-        this.sessions = new DockerSessions(control, data);
+        DockerReaper reaper = null;
+        if (b.reaper) {
+            String socket = b.reaperDockerSocket;
+            if (socket == null) {
+                socket = "unix".equals(control.dockerHost().getScheme())
+                        ? control.dockerHost().getPath()
+                        : DEFAULT_DOCKER_SOCKET;
+            }
+            reaper = new DockerReaper(control, data, socket);
+        }
+        this.sessions = new DockerSessions(control, data, reaper, b.lease);
         this.snapshots = new DockerSnapshots(control, sessions);
         this.sweeper = new DockerSweeper(control, sessions, b.sweepInterval);
     }
@@ -144,8 +174,61 @@ public final class DockerSandboxProvider implements SandboxProvider {
         private DockerSettings settings;
         private String dockerHost;
         private Duration sweepInterval = DEFAULT_SWEEP_INTERVAL;
+        private boolean reaper = true;
+        private String reaperDockerSocket;
+        private Duration lease = DEFAULT_LEASE;
 
         private Builder() {}
+
+        /**
+         * Sets how long a session without a lifetime outlives the last provider that held it. Every provider renews
+         * the leases of the sessions it created or attached to, a third of a lease apart, until it is closed or its JVM
+         * dies; the reaper then removes the session once the lease has run out. The default is {@link
+         * #DEFAULT_LEASE}; a session with a lifetime ends at its deadline instead, held or not.
+         *
+         * @param lease at least {@link #MIN_LEASE}, at most a day
+         * @return this builder
+         */
+        public Builder lease(Duration lease) {
+            Objects.requireNonNull(lease, "lease");
+            if (lease.compareTo(MIN_LEASE) < 0 || lease.compareTo(Duration.ofDays(1)) > 0) {
+                throw new InvalidArgumentException(
+                        "lease", "lease must be between " + MIN_LEASE + " and one day, got " + lease);
+            }
+            this.lease = lease;
+            return this;
+        }
+
+        /**
+         * Turns the reaper on or off (on by default). The reaper is a small container, one per daemon, that removes
+         * sessions past their deadline or lease even when no client of this SDK is alive anywhere; see the class
+         * description. Without it, a session whose holder died is removed only by another provider's sweeper at the
+         * deadline it was created with, or by its container's own keep-alive, which code in the sandbox can defeat;
+         * sessions without a lifetime are then never removed.
+         *
+         * @param enabled whether to start and use the reaper
+         * @return this builder
+         */
+        public Builder reaper(boolean enabled) {
+            this.reaper = enabled;
+            return this;
+        }
+
+        /**
+         * Sets the path of the daemon's socket on the daemon's host, which the reaper mounts to reach the daemon. By
+         * default the path of a {@code unix://} daemon address, or {@link #DEFAULT_DOCKER_SOCKET} for a TCP one.
+         *
+         * @param path an absolute path on the daemon's host
+         * @return this builder
+         */
+        public Builder reaperDockerSocket(String path) {
+            if (path == null || !path.startsWith("/") || path.indexOf('\0') >= 0 || path.indexOf(':') >= 0) {
+                throw new InvalidArgumentException(
+                        "reaperDockerSocket", "reaperDockerSocket must be an absolute path, got '" + path + "'");
+            }
+            this.reaperDockerSocket = path;
+            return this;
+        }
 
         /**
          * Sets the default session settings (required).
@@ -300,8 +383,9 @@ public final class DockerSandboxProvider implements SandboxProvider {
     }
 
     /**
-     * Removes every session container on the daemon that is past its lifetime, has stopped, or was created and never
-     * started (after five minutes), whichever client made it. The provider also does this periodically.
+     * Removes every session container on the daemon that is past its deadline or lease, has stopped, or was created
+     * and never started (after five minutes), whichever client made it, through a round of the reaper run now. The
+     * reaper also does this every second; without it, this provider's sweeper does it by the deadlines set at create.
      *
      * @return the ids of the sessions removed
      */
@@ -322,7 +406,7 @@ public final class DockerSandboxProvider implements SandboxProvider {
      * Releases the provider without blocking the subscribing thread: stops the sweeper and the session timers, stops
      * the commands its handles started, shuts the exec streams' event loops down, and closes the docker-java client
      * (on a bounded-elastic thread). Sessions keep running: attach to them from another provider, or destroy them
-     * first; the containers' keep-alives enforce their lifetimes from now on. Handles from this provider fail with
+     * first; the reaper ends them at their deadline, or when their lease runs out for those without one. Handles from this provider fail with
      * {@link dev.sandbox.SessionClosedException} afterwards, and the provider refuses new work with {@link
      * dev.sandbox.ProviderClosedException}.
      *

@@ -365,8 +365,9 @@ class DockerProviderTest {
                 provider.create(options().withLifetime(Duration.ofHours(1))).block(WAIT);
         try {
             List<String> swept = provider.sweep().block(WAIT);
+            // the reaper's own round (every second) may have removed them first; sweep() reports what it removed
             assertThat(swept)
-                    .contains("docker-expired-" + support.runId, "docker-stopped-" + support.runId)
+                    .isSubsetOf("docker-expired-" + support.runId, "docker-stopped-" + support.runId)
                     .doesNotContain(live.id());
             assertThat(support.container("docker-expired-" + support.runId)).isNull();
             assertThat(support.container("docker-stopped-" + support.runId)).isNull();
@@ -377,7 +378,7 @@ class DockerProviderTest {
     }
 
     @Test
-    void thePeriodicSweeperRemovesExpiredSessionsOnItsOwn() throws Exception {
+    void expiredSessionsAreRemovedWithoutAnyoneAsking() throws Exception {
         String expired = support.docker
                 .createContainerCmd(DockerTestSupport.IMAGE)
                 .withCmd("sleep", "600")

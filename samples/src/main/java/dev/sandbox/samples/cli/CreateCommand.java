@@ -48,9 +48,8 @@ final class CreateCommand extends SessionSubcommand {
         for (Values.KeyValue label : labels) {
             options = options.withLabel(label.name(), label.value());
         }
-        if (lifetime != null) {
-            options = options.withLifetime(lifetime);
-        }
+        // always a chosen lifetime: a session made to outlive this command must not be leased to it
+        options = options.withLifetime(lifetime != null ? lifetime : SessionOptions.DEFAULT_LIFETIME);
         if (idleTimeout != null) {
             options = options.withIdleTimeout(idleTimeout);
         }

@@ -9,11 +9,12 @@ import picocli.CommandLine.Spec;
 
 /**
  * The Docker provider's options, a mixin: {@code --image}, {@code --pull}, {@code --runtime}, {@code --network},
- * {@code --cpus}, {@code --memory}, {@code --pids-limit}. They apply to {@code --provider docker} only.
+ * {@code --cpus}, {@code --memory}, {@code --pids-limit}, {@code --container-lease}. They apply to {@code --provider docker} only.
  */
 class DockerOptions {
     private static final List<String> NAMES =
-            List.of("--image", "--pull", "--runtime", "--network", "--cpus", "--memory", "--pids-limit");
+            List.of(
+            "--image", "--pull", "--runtime", "--network", "--cpus", "--memory", "--pids-limit", "--container-lease");
 
     @Spec(Spec.Target.MIXEE)
     CommandSpec mixee;
@@ -70,6 +71,14 @@ class DockerOptions {
             description = "docker only: the most processes at once")
     Long pidsLimit;
 
+    @Option(
+            names = "--container-lease",
+            paramLabel = "D",
+            converter = Durations.class,
+            description = "docker only: how long a session without a lifetime outlives this process when it dies"
+                    + " without ending it [1m]")
+    java.time.Duration lease;
+
     /**
      * The Docker settings for the given provider.
      *
@@ -79,7 +88,7 @@ class DockerOptions {
      */
     Provider.Docker docker(String provider) {
         if (provider.equals("docker")) {
-            return new Provider.Docker(image, pull, runtime, network, cpus, memory, pidsLimit);
+            return new Provider.Docker(image, pull, runtime, network, cpus, memory, pidsLimit, lease);
         }
         ParseResult given = mixee.commandLine().getParseResult();
         for (String name : NAMES) {

@@ -19,15 +19,20 @@ final class DockerSessionSource extends ProviderSessionSource {
     }
 
     static DockerSessionSource open(Provider settings) {
-        return new DockerSessionSource(DockerSandboxProvider.builder()
-                .settings(settings(settings.docker()))
-                .sweepInterval(null)
-                .build());
+        return new DockerSessionSource(builder(settings.docker()).sweepInterval(null).build());
     }
 
     /** The provider for {@code sandbox serve --provider docker}, with its periodic sweeper. */
     static DockerSandboxProvider serving(Provider settings) {
-        return DockerSandboxProvider.create(settings(settings.docker()));
+        return builder(settings.docker()).build();
+    }
+
+    private static DockerSandboxProvider.Builder builder(Provider.Docker d) {
+        DockerSandboxProvider.Builder b = DockerSandboxProvider.builder().settings(settings(d));
+        if (d.lease() != null) {
+            b.lease(d.lease());
+        }
+        return b;
     }
 
     private static DockerSettings settings(Provider.Docker d) {

@@ -25,7 +25,15 @@ record Provider(String name, String url, Path tokenFile, Docker docker) {
      * @param memory the memory limit, in bytes
      * @param pidsLimit the most processes at once
      */
-    record Docker(String image, String pull, String runtime, String network, Double cpus, Long memory, Long pidsLimit) {
+    record Docker(
+            String image,
+            String pull,
+            String runtime,
+            String network,
+            Double cpus,
+            Long memory,
+            Long pidsLimit,
+            java.time.Duration lease) {
         /** The image sessions use when {@code --image} is not given. */
         static final String DEFAULT_IMAGE = "sandbox-test:busybox";
     }

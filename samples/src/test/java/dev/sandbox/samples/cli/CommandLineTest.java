@@ -536,6 +536,8 @@ class CommandLineTest {
                 "512m",
                 "--pids-limit",
                 "64",
+                "--container-lease",
+                "30s",
                 "--",
                 "python3");
         assertThat(exec.provider)
@@ -543,7 +545,15 @@ class CommandLineTest {
                         "docker",
                         null,
                         null,
-                        new Provider.Docker("python:3.12-slim", "never", "runsc", "bridge", 1.5, 512L << 20, 64L)));
+                        new Provider.Docker(
+                                "python:3.12-slim",
+                                "never",
+                                "runsc",
+                                "bridge",
+                                1.5,
+                                512L << 20,
+                                64L,
+                                java.time.Duration.ofSeconds(30))));
         assertThat(exec("exec", "--provider", "docker", "--session", "docker-1", "--", "true").session)
                 .isEqualTo("docker-1");
         CreateCommand create = parse(
@@ -561,7 +571,7 @@ class CommandLineTest {
                 "docker",
                 null,
                 null,
-                new Provider.Docker(Provider.Docker.DEFAULT_IMAGE, null, null, null, null, null, null));
+                new Provider.Docker(Provider.Docker.DEFAULT_IMAGE, null, null, null, null, null, null, null));
         assertThat(create.provider).isEqualTo(docker);
         assertThat(create.labels).containsExactly(new Values.KeyValue("a", "b"), new Values.KeyValue("c", "d"));
         assertThat(create.lifetime).isEqualTo(Duration.ofMinutes(2));

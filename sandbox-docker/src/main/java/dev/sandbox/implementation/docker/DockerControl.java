@@ -9,8 +9,10 @@ import com.github.dockerjava.api.command.PullImageResultCallback;
 import com.github.dockerjava.api.exception.BadRequestException;
 import com.github.dockerjava.api.exception.ConflictException;
 import com.github.dockerjava.api.exception.NotFoundException;
+import com.github.dockerjava.api.model.Capability;
 import com.github.dockerjava.api.model.Container;
 import com.github.dockerjava.api.model.HostConfig;
+import com.github.dockerjava.api.model.Volume;
 import com.github.dockerjava.core.DefaultDockerClientConfig;
 import com.github.dockerjava.core.DockerClientImpl;
 import com.github.dockerjava.transport.DockerHttpClient;
@@ -18,14 +20,13 @@ import com.github.dockerjava.zerodep.ZerodepDockerHttpClient;
 import dev.sandbox.InvalidArgumentException;
 import dev.sandbox.SessionTerminatedException;
 import java.io.IOException;
-import java.io.InputStream;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -39,8 +40,16 @@ public final class DockerControl implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(DockerControl.class);
     /** The label that marks a container as a session and carries its id. */
     public static final String SESSION_LABEL = "dev.sandbox.session";
-    /** When the session's lifetime ends, in epoch seconds; {@code never} without a lifetime. */
+    /**
+     * When the session's container is removed at the latest, in epoch seconds: its deadline plus a grace in which its
+     * holder ends it itself; {@code never} without a lifetime.
+     */
     public static final String EXPIRES_LABEL = "dev.sandbox.expires-at";
+    /**
+     * How long a session without a deadline lives after its holder stops renewing its lease, in seconds (see {@link
+     * DockerReaper}).
+     */
+    public static final String LEASE_LABEL = "dev.sandbox.lease-seconds";
     /** The idle timeout in seconds, for information; {@code none} without one. */
     public static final String IDLE_LABEL = "dev.sandbox.idle-timeout";
     /** On a snapshot image: the session it was taken from. */
@@ -48,12 +57,20 @@ public final class DockerControl implements AutoCloseable {
     /** The prefix of every label the SDK manages; users may not set labels with it. */
     public static final String INTERNAL_PREFIX = "dev.sandbox.";
 
+    /**
+     * The bridge network sessions with {@code Network.BRIDGE} join: outbound access like Docker's default bridge,
+     * but with inter-container traffic off ({@code com.docker.network.bridge.enable_icc=false}), so one session
+     * cannot reach another's listeners. Made on first use and left in place, like the reaper's volume.
+     */
+    public static final String ISOLATED_BRIDGE = "dev-sandbox-bridge";
+
     private static final Duration PULL_TIMEOUT = Duration.ofMinutes(10);
     /** Containers that were created but never started are left this long for their creator before sweeping. */
     private static final Duration CREATED_GRACE = Duration.ofMinutes(5);
 
     private final URI dockerHost;
     private final DockerClient client;
+    private volatile boolean bridgeReady;
 
     private DockerControl(URI dockerHost, DockerClient client) {
         this.dockerHost = dockerHost;
@@ -81,6 +98,11 @@ public final class DockerControl implements AutoCloseable {
                 .responseTimeout(Duration.ofMinutes(2))
                 .build();
         return new DockerControl(config.getDockerHost(), DockerClientImpl.getInstance(config, http));
+    }
+
+    /** The docker-java client, for the reaper's few calls of its own. */
+    DockerClient client() {
+        return client;
     }
 
     /**
@@ -175,6 +197,10 @@ public final class DockerControl implements AutoCloseable {
      * @param pids process limit, or {@code null}
      * @param network {@code none} or {@code bridge}
      * @param runtime {@code runc} or {@code runsc}
+     * @param capabilities the capabilities kept; every other one is dropped
+     * @param readOnlyRoot whether the root file system is read-only
+     * @param writableDirs directories that get an anonymous volume of their own (removed with the container)
+     * @param diskLimit the writable layer's size limit in bytes, or {@code null}
      */
     public record ContainerSpec(
             String name,
@@ -189,7 +215,11 @@ public final class DockerControl implements AutoCloseable {
             Long memory,
             Long pids,
             String network,
-            String runtime) {}
+            String runtime,
+            Set<String> capabilities,
+            boolean readOnlyRoot,
+            List<String> writableDirs,
+            Long diskLimit) {}
 
     /**
      * Creates and starts a container; removes it again when it cannot be started.
@@ -198,12 +228,24 @@ public final class DockerControl implements AutoCloseable {
      * @return the container id
      */
     public String createAndStart(ContainerSpec spec) {
+        String network = spec.network();
+        if (network.equals("bridge")) {
+            ensureIsolatedBridge();
+            network = ISOLATED_BRIDGE;
+        }
         HostConfig host = HostConfig.newHostConfig()
                 .withInit(true)
                 .withAutoRemove(true)
-                .withNetworkMode(spec.network())
+                .withNetworkMode(network)
                 .withRuntime(spec.runtime())
-                .withSecurityOpts(List.of("no-new-privileges"));
+                .withSecurityOpts(List.of("no-new-privileges"))
+                .withCapDrop(Capability.ALL)
+                .withCapAdd(
+                        spec.capabilities().stream().map(Capability::valueOf).toArray(Capability[]::new))
+                .withReadonlyRootfs(spec.readOnlyRoot());
+        if (spec.diskLimit() != null) {
+            host.withStorageOpt(Map.of("size", Long.toString(spec.diskLimit())));
+        }
         if (spec.nanoCpus() != null) {
             host.withNanoCPUs(spec.nanoCpus());
         }
@@ -234,8 +276,17 @@ public final class DockerControl implements AutoCloseable {
             if (spec.user() != null) {
                 create.withUser(spec.user());
             }
+            if (!spec.writableDirs().isEmpty()) {
+                create.withVolumes(spec.writableDirs().stream().map(Volume::new).toArray(Volume[]::new));
+            }
             id = create.exec().getId();
         } catch (RuntimeException e) {
+            if (spec.diskLimit() != null && message(e).contains("storage-opt")) {
+                throw new InvalidArgumentException(
+                        "diskLimit",
+                        "diskLimit " + spec.diskLimit() + " cannot be applied: the daemon's storage driver does not"
+                                + " limit a container's size here (" + message(e) + ")");
+            }
             throw translate("create a container from '" + spec.image() + "'", e);
         }
         try {
@@ -249,6 +300,33 @@ public final class DockerControl implements AutoCloseable {
             throw translate("start container for " + spec.name(), e);
         }
         return id;
+    }
+
+    /** Makes {@link #ISOLATED_BRIDGE} unless it exists; several providers may race here, one network results. */
+    private void ensureIsolatedBridge() {
+        if (bridgeReady) {
+            return;
+        }
+        try {
+            client.inspectNetworkCmd().withNetworkId(ISOLATED_BRIDGE).exec();
+        } catch (NotFoundException missing) {
+            try {
+                client.createNetworkCmd()
+                        .withName(ISOLATED_BRIDGE)
+                        .withDriver("bridge")
+                        .withCheckDuplicate(true)
+                        .withOptions(Map.of("com.docker.network.bridge.enable_icc", "false"))
+                        .withLabels(Map.of(INTERNAL_PREFIX + "network", "isolated-bridge"))
+                        .exec();
+            } catch (ConflictException race) {
+                // another provider made it meanwhile
+            } catch (RuntimeException e) {
+                throw translate("create the network " + ISOLATED_BRIDGE, e);
+            }
+        } catch (RuntimeException e) {
+            throw translate("inspect the network " + ISOLATED_BRIDGE, e);
+        }
+        bridgeReady = true;
     }
 
     /**
@@ -477,23 +555,31 @@ public final class DockerControl implements AutoCloseable {
     }
 
     /**
-     * Removes session containers that are past their lifetime, have stopped, or were created and never started.
+     * Removes session containers that are past their deadline, have stopped, or were created and never started. The
+     * deadline is the {@link #EXPIRES_LABEL} label set at create, or what this provider knows of its own sessions;
+     * never anything read from inside a container, which the sandboxed code could rewrite. Without the reaper this is
+     * all the expiry there is.
      *
      * @param nowEpochSeconds the current time
+     * @param knownDeadlines the current deadlines (epoch seconds, 0 for none) of the sessions this provider holds
      * @return the ids of the sessions removed
      */
-    public List<String> sweep(long nowEpochSeconds) {
+    public List<String> sweep(long nowEpochSeconds, Map<String, Long> knownDeadlines) {
         List<String> removed = new ArrayList<>();
         for (Container c : listSessions(Map.of(), true)) {
             Map<String, String> labels = c.getLabels() == null ? Map.of() : c.getLabels();
+            String sessionId = labels.get(SESSION_LABEL);
             String state = c.getState() == null ? "" : c.getState();
             boolean expired = false;
-            String expires = labels.get(EXPIRES_LABEL);
-            if (expires != null) {
+            Long known = knownDeadlines.get(sessionId);
+            if (known != null) {
+                expired = known > 0 && known <= nowEpochSeconds;
+            } else {
                 try {
-                    expired = Long.parseLong(expires) <= nowEpochSeconds;
+                    String expires = labels.get(EXPIRES_LABEL);
+                    expired = expires != null && Long.parseLong(expires) <= nowEpochSeconds;
                 } catch (NumberFormatException ignored) {
-                    // not ours to judge
+                    // "never"
                 }
             }
             boolean stale = state.equals("exited")
@@ -501,37 +587,12 @@ public final class DockerControl implements AutoCloseable {
                     || (state.equals("created")
                             && c.getCreated() != null
                             && c.getCreated() + CREATED_GRACE.toSeconds() < nowEpochSeconds);
-            if (expired && !stale && state.equals("running") && extendedPast(c.getId(), nowEpochSeconds)) {
-                expired = false; // its lifetime was extended after it was created
-            }
             if (expired || stale) {
-                String sessionId = labels.get(SESSION_LABEL);
                 removeContainer(c.getId(), "session " + sessionId);
                 removed.add(sessionId);
             }
         }
         return removed;
-    }
-
-    /** Whether the container's timers file holds a deadline later than now (a lifetime extended after create). */
-    private boolean extendedPast(String containerId, long nowEpochSeconds) {
-        try (InputStream tar = client.copyArchiveFromContainerCmd(containerId, ContainerExecutor.TIMERS_FILE)
-                .exec()) {
-            byte[] header = tar.readNBytes(512);
-            if (header.length < 512) {
-                return false;
-            }
-            String sizeField = new String(header, 124, 12, StandardCharsets.US_ASCII).trim();
-            int size = (int) Math.min(256, Long.parseLong(sizeField.isEmpty() ? "0" : sizeField, 8));
-            String text = new String(tar.readNBytes(size), StandardCharsets.US_ASCII);
-            long[] timers = ContainerExecutor.parseTimers(text);
-            return timers.length == 2 && timers[0] > nowEpochSeconds * 1000;
-        } catch (NotFoundException e) {
-            return false; // never extended
-        } catch (IOException | RuntimeException e) {
-            LOG.debug("cannot read the timers of container {}: {}", containerId, e.toString());
-            return false;
-        }
     }
 
     /**

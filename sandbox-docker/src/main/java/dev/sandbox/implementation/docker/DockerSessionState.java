@@ -19,6 +19,9 @@ final class DockerSessionState {
     final Map<String, String> secrets;
 
     final ContainerExecutor executor;
+    /** Where the session's deadline is recorded outside its container, or {@code null} without a reaper. */
+    final DockerReaper reaper;
+
     final ExecRunner runner = new ExecRunner();
     /** When this state was made, after its container started; states made after a sweep's listing are kept. */
     final long registeredNanos = System.nanoTime();
@@ -36,6 +39,7 @@ final class DockerSessionState {
             Instant createdAt,
             Map<String, String> secrets,
             ContainerExecutor executor,
+            DockerReaper reaper,
             Consumer<SessionEndReason> end) {
         this.id = id;
         this.containerId = containerId;
@@ -43,6 +47,7 @@ final class DockerSessionState {
         this.createdAt = createdAt;
         this.secrets = Map.copyOf(secrets);
         this.executor = executor;
+        this.reaper = reaper;
         this.timers = new SessionTimers(id, runner::runningCount, end);
     }
 

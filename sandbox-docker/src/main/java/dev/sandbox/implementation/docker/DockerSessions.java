@@ -17,20 +17,23 @@ import dev.sandbox.SessionTerminatedException;
 import dev.sandbox.docker.DockerSandboxProvider;
 import dev.sandbox.docker.DockerSettings;
 import dev.sandbox.implementation.ProviderCloser;
+import java.security.SecureRandom;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.OptionalLong;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
@@ -43,20 +46,82 @@ import reactor.core.scheduler.Schedulers;
 public final class DockerSessions {
     private static final Logger LOG = LoggerFactory.getLogger(DockerSessions.class);
 
+    private static final SecureRandom IDS = new SecureRandom();
+
     private final DockerControl control;
     private final DockerDataPlane data;
+    private final DockerReaper reaper;
+    private final Duration lease;
     private final Map<String, DockerSessionState> sessions = new ConcurrentHashMap<>();
     private final ProviderCloser closer = new ProviderCloser(DockerSandboxProvider.NAME, this::release);
+    private final Disposable renewals;
 
     /**
      * A registry with no sessions yet.
      *
      * @param control the daemon's control plane; closed by {@link #closeAsync()}
      * @param data the daemon's data plane; closed by {@link #closeAsync()}
+     * @param reaper the daemon's reaper, or {@code null} to do without (sessions then end only by their holders, the
+     *     label deadlines other providers' sweepers see, and the containers' own keep-alives)
+     * @param lease how long a session without a lifetime outlives the last renewal of its lease by any provider
      */
-    public DockerSessions(DockerControl control, DockerDataPlane data) {
+    public DockerSessions(DockerControl control, DockerDataPlane data, DockerReaper reaper, Duration lease) {
         this.control = control;
         this.data = data;
+        this.reaper = reaper;
+        this.lease = lease;
+        Duration every = lease.dividedBy(3);
+        this.renewals = reaper == null
+                ? null
+                : Flux.interval(every, every)
+                        .onBackpressureDrop()
+                        .concatMap(
+                                tick -> renewHeld().onErrorResume(e -> {
+                                    LOG.warn("cannot renew the leases of docker sessions: {}", e.toString());
+                                    return Mono.empty();
+                                }),
+                                1)
+                        .subscribe();
+    }
+
+    /**
+     * Renews the leases of every session this provider holds, now.
+     *
+     * @return completes when the reaper has them
+     */
+    Mono<Void> renewHeld() {
+        return Mono.defer(() -> {
+            List<String> held = new ArrayList<>();
+            for (DockerSessionState s : sessions.values()) {
+                if (!s.ending()) {
+                    held.add(s.id);
+                }
+            }
+            return reaper.renewLeases(held, lease.toSeconds());
+        });
+    }
+
+    /**
+     * The current deadlines of the sessions this provider holds, as the reaper would remove them.
+     *
+     * @return epoch seconds by session id, 0 for none
+     */
+    Map<String, Long> heldDeadlines() {
+        Map<String, Long> out = new HashMap<>();
+        for (DockerSessionState s : sessions.values()) {
+            Instant expires = s.timers.expiresAt();
+            out.put(s.id, expires == null ? 0L : DockerTimers.reaperDeadline(expires.getEpochSecond() + 1));
+        }
+        return out;
+    }
+
+    /**
+     * The daemon's reaper.
+     *
+     * @return the reaper, or {@code null} when this provider does without
+     */
+    DockerReaper reaper() {
+        return reaper;
     }
 
     boolean isClosed() {
@@ -82,8 +147,9 @@ public final class DockerSessions {
                             "labels may not start with '" + DockerControl.INTERNAL_PREFIX + "', got '" + key + "'");
                 }
             }
-            String id = "docker-"
-                    + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong());
+            byte[] random = new byte[16];
+            IDS.nextBytes(random);
+            String id = "docker-" + HexFormat.of().formatHex(random);
             Duration lifetime = options.lifetime().orElse(null);
             Duration idle = options.idleTimeout().orElse(null);
             Instant now = Instant.now();
@@ -91,10 +157,25 @@ public final class DockerSessions {
             Map<String, String> labels = new LinkedHashMap<>(options.labels());
             labels.put(DockerControl.SESSION_LABEL, id);
             // always set: a container made from a snapshot would otherwise inherit the snapshotted session's values
-            labels.put(DockerControl.EXPIRES_LABEL, deadline > 0 ? Long.toString(deadline) : "never");
+            labels.put(
+                    DockerControl.EXPIRES_LABEL,
+                    deadline > 0 ? Long.toString(DockerTimers.reaperDeadline(deadline)) : "never");
+            if (!options.lifetimeChosen()) {
+                labels.put(DockerControl.LEASE_LABEL, Long.toString(lease.toSeconds()));
+            }
             labels.put(DockerControl.IDLE_LABEL, idle != null ? Long.toString(seconds(idle)) : "none");
             List<String> env = new ArrayList<>();
             options.env().forEach((k, v) -> env.add(k + "=" + v));
+            String workdir = options.workdir().orElse(settings.workdir().orElse(null));
+            List<String> writable = List.of();
+            if (settings.readOnlyRootFilesystem()) {
+                if (workdir == null || workdir.equals("/")) {
+                    workdir = DockerSettings.READ_ONLY_DEFAULT_WORKDIR;
+                }
+                writable = workdir.equals("/tmp")
+                        ? List.of("/tmp", "/.dev-sandbox")
+                        : List.of(workdir, "/tmp", "/.dev-sandbox");
+            }
             DockerControl.ContainerSpec spec = new DockerControl.ContainerSpec(
                     id,
                     settings.image(),
@@ -102,7 +183,7 @@ public final class DockerSessions {
                     List.of(backstopDeadline(deadline), backstopIdle(idle)),
                     env,
                     labels,
-                    options.workdir().orElse(settings.workdir().orElse(null)),
+                    workdir,
                     settings.user().orElse(null),
                     settings.cpuLimit().isPresent()
                             ? Math.round(settings.cpuLimit().getAsDouble() * 1e9)
@@ -110,8 +191,15 @@ public final class DockerSessions {
                     settings.memoryLimit().isPresent() ? settings.memoryLimit().getAsLong() : null,
                     settings.pidsLimit().isPresent() ? settings.pidsLimit().getAsLong() : null,
                     settings.network().dockerName(),
-                    settings.runtime().dockerName());
+                    settings.runtime().dockerName(),
+                    settings.capabilities(),
+                    settings.readOnlyRootFilesystem(),
+                    writable,
+                    settings.diskLimit().isPresent() ? settings.diskLimit().getAsLong() : null);
             return blocking(() -> {
+                if (reaper != null) {
+                    reaper.ensureBlocking(); // before the container: nothing may run that nobody would end
+                }
                 Map<String, String> imageLabels = control.ensureImage(
                         settings.image(), settings.pullPolicy().name());
                 String containerId = control.createAndStart(spec);
@@ -173,23 +261,41 @@ public final class DockerSessions {
                 ? executor.readOomKills()
                         .onErrorResume(e -> !(e instanceof SessionTerminatedException), e -> Mono.just(0L))
                 : Mono.just(0L);
-        return baseline.zipWith(executor.readTimers()).map(found -> {
-            executor.oomKillsSeen(found.getT1());
-            DockerSessionState state = newState(
-                    sessionId,
-                    container.getId(),
-                    userLabels(container.getLabels()),
-                    createdAt(container),
-                    Map.of(),
-                    executor);
-            // the timers file holds what setLifetime/setIdleTimeout last asked for; the labels what create asked for
-            long[] timers = found.getT2().length == 2 ? found.getT2() : labelTimers(container.getLabels());
-            state.timers.setLifetime(
-                    timers[0] > 0 ? Duration.ofMillis(Math.max(1, timers[0] - System.currentTimeMillis())) : null);
-            state.timers.setIdleTimeout(timers[1] > 0 ? Duration.ofMillis(timers[1]) : null);
-            DockerSessionState existing = sessions.putIfAbsent(sessionId, state);
-            return new DockerSession(this, existing != null && !existing.destroyed() ? existing : state);
-        });
+        Mono<OptionalLong> recorded = reaper == null ? Mono.just(OptionalLong.empty()) : reaper.readDeadline(sessionId);
+        // the idle timeout as the container's keep-alive was last told (only a hint: sandboxed code may rewrite it)
+        Mono<long[]> hint = executor.readTimers().onErrorResume(e -> Mono.just(new long[0]));
+        return Mono.zip(baseline, recorded, hint)
+                .map(found -> {
+                    executor.oomKillsSeen(found.getT1());
+                    DockerSessionState state = newState(
+                            sessionId,
+                            container.getId(),
+                            userLabels(container.getLabels()),
+                            createdAt(container),
+                            Map.of(),
+                            executor);
+                    // the deadline from outside the sandbox: the reaper's record of the last setLifetime, else the
+                    // label
+                    long[] labelled = labelTimers(container.getLabels());
+                    long deadline = found.getT2().isPresent()
+                            ? DockerTimers.deadlineMillis(found.getT2().getAsLong())
+                            : labelled[0];
+                    long idleMillis =
+                            found.getT3().length == 2 && found.getT3()[1] > 0 ? found.getT3()[1] : labelled[1];
+                    state.timers.setLifetime(
+                            deadline > 0
+                                    ? Duration.ofMillis(Math.max(1, deadline - System.currentTimeMillis()))
+                                    : null);
+                    state.timers.setIdleTimeout(idleMillis > 0 ? Duration.ofMillis(idleMillis) : null);
+                    DockerSessionState existing = sessions.putIfAbsent(sessionId, state);
+                    return (SandboxSession)
+                            new DockerSession(this, existing != null && !existing.destroyed() ? existing : state);
+                })
+                // whoever attaches holds the session: its lease is renewed from now on, starting at once
+                .flatMap(session -> reaper == null
+                        ? Mono.just(session)
+                        : reaper.renewLeases(List.of(sessionId), lease.toSeconds())
+                                .thenReturn(session));
     }
 
     /**
@@ -220,7 +326,7 @@ public final class DockerSessions {
             Map<String, String> secrets,
             ContainerExecutor executor) {
         DockerSessionState[] self = new DockerSessionState[1];
-        self[0] = new DockerSessionState(id, containerId, labels, createdAt, secrets, executor, reason -> {
+        self[0] = new DockerSessionState(id, containerId, labels, createdAt, secrets, executor, reaper, reason -> {
             LOG.debug("docker session {} ends: {}", id, reason);
             destroy(self[0], reason).block(Duration.ofMinutes(1));
         });
@@ -255,8 +361,9 @@ public final class DockerSessions {
     }
 
     /**
-     * Stops enforcing the sessions' timers (the containers' keep-alives take over), kills this client's commands,
-     * forgets every session and closes the connections, without blocking the subscriber. The containers keep running.
+     * Stops enforcing the sessions' timers and renewing their leases (the reaper takes over), kills this client's
+     * commands, forgets every session and closes the connections, without blocking the subscriber. The containers keep
+     * running until their deadline, or until their lease runs out when they have none.
      * Idempotent: later calls complete with the first.
      *
      * @return completes once the connections are closed
@@ -275,6 +382,9 @@ public final class DockerSessions {
     }
 
     private Mono<Void> release() {
+        if (renewals != null) {
+            renewals.dispose(); // the leases run out from now on, unless another provider holds the sessions
+        }
         for (DockerSessionState state : sessions.values()) {
             state.timers.stop(); // the containers' keep-alives take over
             state.runner.killAll();

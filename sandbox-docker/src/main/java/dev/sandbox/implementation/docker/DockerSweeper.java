@@ -42,24 +42,37 @@ public final class DockerSweeper implements AutoCloseable {
                 : Flux.interval(sweepInterval, sweepInterval)
                         .onBackpressureDrop()
                         .concatMap(
-                                tick -> sweep().onErrorResume(e -> {
-                                    LOG.debug("sweep failed: {}", e.toString());
-                                    return Mono.empty();
-                                }),
+                                tick -> (sessions.reaper() != null ? forgetGone(List.of()) : sweep())
+                                        .onErrorResume(e -> {
+                                            LOG.debug("sweep failed: {}", e.toString());
+                                            return Mono.empty();
+                                        }),
                                 1)
                         .subscribe();
     }
 
     /**
-     * Sweeps once.
+     * Sweeps once: has the reaper do a round now (or, without a reaper, removes what the labels and this provider's
+     * own sessions say is expired), then forgets the sessions whose containers are gone.
      *
      * @return the ids of the sessions removed
      */
     public Mono<List<String>> sweep() {
         return Mono.defer(() -> {
             sessions.ensureOpen();
+            DockerReaper reaper = sessions.reaper();
+            Mono<List<String>> removal = reaper != null
+                    ? reaper.sweepOnce()
+                    : blocking(() -> control.sweep(Instant.now().getEpochSecond(), sessions.heldDeadlines()));
+            return removal.flatMap(this::forgetGone);
+        });
+    }
+
+    /** Forgets the sessions whose containers are gone; the periodic round when a reaper does the removing. */
+    private Mono<List<String>> forgetGone(List<String> removed) {
+        return Mono.defer(() -> {
+            sessions.ensureOpen();
             return blocking(() -> {
-                List<String> removed = control.sweep(Instant.now().getEpochSecond());
                 // forget sessions whose containers are gone (swept, expired, removed from outside); their handles
                 // answer with SessionTerminatedException from now on
                 long listedAt = System.nanoTime();

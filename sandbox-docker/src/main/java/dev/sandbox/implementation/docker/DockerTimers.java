@@ -33,12 +33,39 @@ final class DockerTimers {
             Instant expires = state.timers.expiresAt();
             Duration idleNow = state.timers.idleTimeout();
             long deadline = expires == null ? 0 : expires.getEpochSecond() + 1;
-            return state.executor.setTimers(
+            // the authority first: the reaper's record, which code in the sandbox cannot reach
+            Mono<Void> recorded = state.reaper == null || deadline == 0
+                    ? Mono.empty()
+                    : state.reaper.writeDeadline(state.id, reaperDeadline(deadline));
+            // then the container's keep-alive, a convenience for when no client is left
+            return recorded.then(state.executor.setTimers(
                     Long.parseLong(backstopDeadline(deadline)),
                     Long.parseLong(backstopIdle(idleNow)),
                     expires == null ? 0 : expires.toEpochMilli(),
-                    idleNow == null ? 0 : idleNow.toMillis());
+                    idleNow == null ? 0 : idleNow.toMillis()));
         });
+    }
+
+    /**
+     * When the reaper removes a session whose deadline is this: the grace lets its holder end it first and say why.
+     *
+     * @param deadlineEpochSeconds the session's deadline
+     * @return the removal time in epoch seconds
+     */
+    static long reaperDeadline(long deadlineEpochSeconds) {
+        return deadlineEpochSeconds + DockerSandboxProvider.LIFETIME_GRACE_SECONDS;
+    }
+
+    /**
+     * The deadline of a session, in epoch millis, from the time its reaper removes it.
+     *
+     * @param removalEpochSeconds the {@link DockerControl#EXPIRES_LABEL} value or the recorded deadline
+     * @return the deadline, 0 for none
+     */
+    static long deadlineMillis(long removalEpochSeconds) {
+        return removalEpochSeconds <= 0
+                ? 0
+                : (removalEpochSeconds - DockerSandboxProvider.LIFETIME_GRACE_SECONDS) * 1000;
     }
 
     static String backstopDeadline(long deadlineEpochSeconds) {
@@ -54,7 +81,7 @@ final class DockerTimers {
     static long[] labelTimers(Map<String, String> labels) {
         long[] out = new long[2];
         try {
-            out[0] = Long.parseLong(labels.getOrDefault(DockerControl.EXPIRES_LABEL, "never")) * 1000;
+            out[0] = deadlineMillis(Long.parseLong(labels.getOrDefault(DockerControl.EXPIRES_LABEL, "never")));
         } catch (NumberFormatException e) {
             out[0] = 0;
         }

@@ -30,6 +30,22 @@ public final class TarStream {
      * @return one 512-byte block
      */
     public static byte[] fileHeader(String name, long size, int mode, long mtimeSeconds) {
+        return header(name, size, mode, mtimeSeconds, '0');
+    }
+
+    /**
+     * The header of one directory.
+     *
+     * @param name the entry name, ASCII, ending in {@code /}, at most 100 bytes
+     * @param mode the permission bits
+     * @param mtimeSeconds the modification time
+     * @return one 512-byte block
+     */
+    public static byte[] directoryHeader(String name, int mode, long mtimeSeconds) {
+        return header(name, 0, mode, mtimeSeconds, '5');
+    }
+
+    private static byte[] header(String name, long size, int mode, long mtimeSeconds, char type) {
         byte[] h = new byte[BLOCK];
         byte[] n = name.getBytes(StandardCharsets.US_ASCII);
         if (n.length > 100) {
@@ -53,7 +69,7 @@ public final class TarStream {
         for (int i = 148; i < 156; i++) {
             h[i] = ' ';
         }
-        h[156] = '0';
+        h[156] = (byte) type;
         System.arraycopy("ustar\0".getBytes(StandardCharsets.US_ASCII), 0, h, 257, 6);
         h[263] = '0';
         h[264] = '0';

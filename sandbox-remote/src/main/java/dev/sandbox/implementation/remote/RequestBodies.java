@@ -264,8 +264,9 @@ public final class RequestBodies {
 
     /**
      * The body of {@code POST /v1/sessions}. Secrets are included (the channel is the caller's to protect) but never
-     * logged. {@code lifetimeMs} is always written: a number, or {@code null} for an unlimited lifetime; a body
-     * without it gets the default lifetime, so it is read as a tree to tell the two apart.
+     * logged. {@code lifetimeMs} is a number for a chosen lifetime, {@code null} for an unlimited one, and absent for
+     * the default lifetime (a session the server then leases to its client, see {@link
+     * dev.sandbox.SessionOptions#lifetimeChosen()}); it is read as a tree to tell the three apart.
      *
      * @param workdir the workdir, or {@code null} for the provider's
      * @param env the session's environment
@@ -280,7 +281,7 @@ public final class RequestBodies {
             Map<String, String> env,
             Map<String, String> secrets,
             Map<String, String> labels,
-            @JsonInclude(JsonInclude.Include.ALWAYS) JsonNode lifetimeMs,
+            JsonNode lifetimeMs,
             Long idleTimeoutMs) {
 
         /**
@@ -295,9 +296,12 @@ public final class RequestBodies {
                     o.env(),
                     o.secrets(),
                     o.labels(),
-                    o.lifetime()
-                            .<JsonNode>map(d -> LongNode.valueOf(WireJson.millis(d)))
-                            .orElse(NullNode.getInstance()),
+                    // a lifetime left at the default is not written, so the server, too, leases the session
+                    !o.lifetimeChosen() && o.lifetime().isPresent()
+                            ? null
+                            : o.lifetime()
+                                    .<JsonNode>map(d -> LongNode.valueOf(WireJson.millis(d)))
+                                    .orElse(NullNode.getInstance()),
                     o.idleTimeout().map(WireJson::millis).orElse(null));
         }
 

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# End-to-end test of sandbox-reaper against the real Docker daemon.
+#   reaper-e2e.sh PATH/TO/sandbox-reaper
+# Imports an image holding only the binary, creates session containers from sandbox-test:busybox (sleep 600),
+# writes state files into a Docker volume, runs the reaper once in its own container with the socket and the volume
+# mounted, and checks exactly the right sessions are gone. Everything it creates carries a run label and is removed
+# on exit, pass or fail. Without a daemon it skips, unless CI=true (then it fails).
+set -euo pipefail
+
+BIN=${1:?usage: reaper-e2e.sh PATH/TO/sandbox-reaper}
+TEST_IMAGE=${TEST_IMAGE:-sandbox-test:busybox}
+SOCKET=${DOCKER_SOCKET:-/var/run/docker.sock}
+
+say() { printf '[reaper-e2e] %s\n' "$*"; }
+fail() { printf '[reaper-e2e] FAIL: %s\n' "$*" >&2; exit 1; }
+
+if ! docker info >/dev/null 2>&1; then
+  [ "${CI:-}" = true ] && fail "no Docker daemon answers (CI=true)"
+  say "skipped: no Docker daemon"
+  exit 0
+fi
+docker image inspect "$TEST_IMAGE" >/dev/null 2>&1 || fail "missing test image $TEST_IMAGE (scripts/test-image.sh)"
+
+run="reaper-e2e-$$-$RANDOM"
+run_label="dev.sandbox.test-run=$run"
+image="sandbox-reaper-e2e:$run"
+volume="$run-state"
+tmp=$(mktemp -d)
+
+cleanup() {
+  local ids
+  ids=$(docker ps -aq --filter "label=$run_label" 2>/dev/null || true)
+  [ -z "$ids" ] || docker rm -f $ids >/dev/null 2>&1 || true
+  docker volume rm -f "$volume" >/dev/null 2>&1 || true
+  docker image rm -f "$image" >/dev/null 2>&1 || true
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# the image: one file, the static binary
+mkdir "$tmp/root"
+cp "$BIN" "$tmp/root/sandbox-reaper"
+chmod 0755 "$tmp/root/sandbox-reaper"
+tar -C "$tmp/root" -cf "$tmp/image.tar" sandbox-reaper
+docker import --change 'ENTRYPOINT ["/sandbox-reaper"]' "$tmp/image.tar" "$image" >/dev/null
+[ "$(tar -tf "$tmp/image.tar")" = sandbox-reaper ] || fail "the image tar holds more than the binary"
+
+now=$(date +%s)
+session() { # name, then extra --label arguments
+  local name=$1
+  shift
+  docker run -d --label "$run_label" --label "dev.sandbox.session=$run-$name" "$@" "$TEST_IMAGE" sleep 600 >/dev/null
+}
+session deadline --label "dev.sandbox.expires-at=$((now - 10))"
+session lease --label dev.sandbox.expires-at=never --label dev.sandbox.lease-seconds=1
+session renewed --label dev.sandbox.lease-seconds=1
+session extended --label "dev.sandbox.expires-at=$((now - 10))"
+session shortened --label dev.sandbox.expires-at=never
+session running --label "dev.sandbox.expires-at=$((now + 600))"
+docker run -d --label "$run_label" "$TEST_IMAGE" sleep 600 >/dev/null # unlabelled: not a session
+# a session whose process has ended (run in the foreground: it has exited when docker run returns)
+docker run --label "$run_label" --label "dev.sandbox.session=$run-exited" --label dev.sandbox.expires-at=never \
+  "$TEST_IMAGE" true
+
+# the state store, written the way the provider writes it
+docker volume create --label "$run_label" "$volume" >/dev/null
+docker run --rm --label "$run_label" -v "$volume:/state" "$TEST_IMAGE" sh -c "
+  mkdir -p /state/deadlines /state/leases &&
+  echo $((now + 600)) > /state/leases/$run-renewed &&
+  echo $((now + 600)) > /state/deadlines/$run-extended &&
+  echo $((now - 5)) > /state/deadlines/$run-shortened &&
+  echo 1 > /state/deadlines/$run-gone && touch -d '2020-01-01 00:00:00' /state/deadlines/$run-gone &&
+  echo 1 > /state/leases/$run-gone-recently"
+
+# the unrenewed lease is Created + 1 s: wait (bounded) until the clock is past it
+created=$(date -d "$(docker inspect -f '{{.Created}}' "$(docker ps -aq --filter "label=dev.sandbox.session=$run-lease")")" +%s)
+for _ in $(seq 1 50); do
+  [ "$(date +%s)" -ge $((created + 1)) ] && break
+  sleep 0.1
+done
+
+set +e
+out=$(docker run --name "$run-reaper" --label "$run_label" -v "$SOCKET:/var/run/docker.sock" -v "$volume:/state" \
+  "$image" --once --filter-label "$run_label" 2>"$tmp/stderr")
+code=$?
+set -e
+say "reaper output:"
+printf '%s\n' "$out" | sed 's/^/  /'
+sed 's/^/  stderr: /' "$tmp/stderr"
+[ "$code" -eq 0 ] || fail "reaper exited $code"
+
+left=$(docker ps -a --filter "label=$run_label" --filter label=dev.sandbox.session \
+  --format '{{.Label "dev.sandbox.session"}}' | sed "s/^$run-//" | sort | tr '\n' ' ')
+say "sessions left: $left"
+[ "$left" = "extended renewed running " ] || fail "expected 'extended renewed running ' left, got '$left'"
+unlabelled=$(docker ps -aq --filter "label=$run_label" --filter status=running | wc -l)
+[ "$unlabelled" -eq 4 ] || fail "expected the unlabelled container and three sessions running, got $unlabelled"
+for want in "removed $run-deadline (deadline)" "removed $run-lease (lease)" "removed $run-shortened (deadline)" \
+  "removed $run-exited (exited)"; do
+  grep -qxF "$want" <<<"$out" || fail "missing log line: $want"
+done
+grep -qxF "collected deadlines/$run-gone" <<<"$out" || fail "the old state file of a gone session was not collected"
+[ "$(wc -l <<<"$out")" -eq 5 ] || fail "expected exactly five log lines"
+files=$(docker run --rm --label "$run_label" -v "$volume:/state" "$TEST_IMAGE" sh -c 'cd /state && ls deadlines leases' |
+  sed "s/$run-//" | tr '\n' ' ')
+say "state files left: $files"
+[ "$files" = "deadlines: extended shortened  leases: gone-recently renewed " ] || fail "unexpected state files: $files"
+say "passed"
