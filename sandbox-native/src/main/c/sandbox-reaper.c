@@ -500,14 +500,19 @@ enum { KEEP, R_DEADLINE, R_LEASE, R_EXITED, R_NEVER_STARTED };
 
 static const char *const REASON[] = {"keep", "deadline", "lease", "exited", "never-started"};
 
-static int valid_session(const struct container *c) {
-    if (c->session_len < 1 || c->session_len > MAX_SESSION) return 0;
-    for (long i = 0; i < c->session_len; i++) {
-        char ch = c->session[i];
+/* [A-Za-z0-9][A-Za-z0-9_.-]{0,127}, with len the decoded length (a NUL inside fails) */
+static int valid_name(const char *s, long len) {
+    if (len < 1 || len > MAX_SESSION) return 0;
+    for (long i = 0; i < len; i++) {
+        char ch = s[i];
         int alnum = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9');
         if (!alnum && (i == 0 || (ch != '_' && ch != '.' && ch != '-'))) return 0;
     }
     return 1;
+}
+
+static int valid_session(const struct container *c) {
+    return valid_name(c->session, c->session_len);
 }
 
 static int valid_id(const struct container *c) {
@@ -601,10 +606,8 @@ static void collect_garbage(const char *state, char **sessions, size_t ns, long 
             if (bsearch(&name, sessions, ns, sizeof *sessions, cmp_str)) continue;
             if (fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) || S_ISDIR(st.st_mode)) continue;
             if (now - (long long)st.st_mtime <= GARBAGE_AGE_S) continue;
-            struct container probe = {.session_len = (long)strlen(name)};
-            snprintf(probe.session, sizeof probe.session, "%s", name);
             if (unlinkat(dirfd(d), name, 0) == 0)
-                printf("collected %s/%s\n", subs[s], valid_session(&probe) ? name : "(file with an invalid name)");
+                printf("collected %s/%s\n", subs[s], valid_name(name, (long)strlen(name)) ? name : "(invalid name)");
         }
         closedir(d);
     }

@@ -424,6 +424,8 @@ static void test_garbage(void) {
     put_file("deadlines", "gone-new", "1");
     put_file("leases", "listed-old", "1");
     put_file("leases", "gone-old", "1");
+    put_file("deadlines", "-not a session", "1");
+    age("deadlines", "-not a session", 601);
     age("deadlines", "gone-old", 601);
     age("deadlines", "gone-new", 590);
     age("leases", "listed-old", 10000);
@@ -431,6 +433,7 @@ static void test_garbage(void) {
     char *listed[] = {"listed-old"};
     collect_garbage(g_dir, listed, 1, (long long)time(NULL));
     CHECK(!exists("deadlines", "gone-old"));
+    CHECK(!exists("deadlines", "-not a session"));
     CHECK(exists("deadlines", "gone-new"));
     CHECK(exists("leases", "listed-old"));
     CHECK(!exists("leases", "gone-old"));

@@ -30,8 +30,8 @@ tmp=$(mktemp -d)
 cleanup() {
   local ids
   ids=$(docker ps -aq --filter "label=$run_label" 2>/dev/null || true)
-  [ -z "$ids" ] || docker rm -f $ids >/dev/null 2>&1 || true
-  docker volume rm -f "$volume" >/dev/null 2>&1 || true
+  [ -z "$ids" ] || docker rm -f $ids >/dev/null || true
+  docker volume rm -f "$volume" >/dev/null || true
   docker image rm -f "$image" >/dev/null 2>&1 || true
   rm -rf "$tmp"
 }
@@ -105,4 +105,17 @@ files=$(docker run --rm --label "$run_label" -v "$volume:/state" "$TEST_IMAGE" s
   sed "s/$run-//" | tr '\n' ' ')
 say "state files left: $files"
 [ "$files" = "deadlines: extended shortened  leases: gone-recently renewed " ] || fail "unexpected state files: $files"
+
+# the long-running mode: it removes what ends later, and a SIGTERM (docker stop) ends it with status 0, not a kill
+docker run -d --name "$run-loop" --label "$run_label" -v "$SOCKET:/var/run/docker.sock" -v "$volume:/state" \
+  "$image" --interval-ms 100 --filter-label "$run_label" >/dev/null
+docker run --label "$run_label" --label "dev.sandbox.session=$run-later" "$TEST_IMAGE" true
+for _ in $(seq 1 100); do
+  docker logs "$run-loop" 2>/dev/null | grep -qxF "removed $run-later (exited)" && break
+  sleep 0.1
+done
+docker logs "$run-loop" 2>/dev/null | grep -qxF "removed $run-later (exited)" || fail "the looping reaper did not remove $run-later"
+docker stop -t 20 "$run-loop" >/dev/null
+status=$(docker inspect -f '{{.State.ExitCode}}' "$run-loop")
+[ "$status" = 0 ] || fail "the looping reaper exited $status on SIGTERM"
 say "passed"
