@@ -37,6 +37,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# The Docker provider's own reaper (one per daemon, left by earlier tests for up to ten minutes) would judge this
+# test's sessions by its own state store and remove the ones whose deadline or lease only our store extends. Stop it;
+# the provider starts it again when it next makes or holds a session.
+docker rm -f dev-sandbox-reaper >/dev/null 2>&1 || true
+
 # the image: one file, the static binary
 mkdir "$tmp/root"
 cp "$BIN" "$tmp/root/sandbox-reaper"

@@ -82,7 +82,8 @@ public final class SessionOptions {
      * @return a copy with the variable added
      */
     public SessionOptions withEnv(String name, String value) {
-        return new SessionOptions(workdir, put(env, name, value), secrets, labels, lifetime, idleTimeout, lifetimeChosen);
+        return new SessionOptions(
+                workdir, put(env, name, value), secrets, labels, lifetime, idleTimeout, lifetimeChosen);
     }
 
     /**
@@ -107,7 +108,8 @@ public final class SessionOptions {
      * @return a copy with the secret added
      */
     public SessionOptions withSecret(String name, String value) {
-        return new SessionOptions(workdir, env, put(secrets, name, value), labels, lifetime, idleTimeout, lifetimeChosen);
+        return new SessionOptions(
+                workdir, env, put(secrets, name, value), labels, lifetime, idleTimeout, lifetimeChosen);
     }
 
     /**
@@ -118,7 +120,8 @@ public final class SessionOptions {
      * @return a copy with the label added
      */
     public SessionOptions withLabel(String key, String value) {
-        return new SessionOptions(workdir, env, secrets, put(labels, key, value), lifetime, idleTimeout, lifetimeChosen);
+        return new SessionOptions(
+                workdir, env, secrets, put(labels, key, value), lifetime, idleTimeout, lifetimeChosen);
     }
 
     /**
@@ -152,7 +155,13 @@ public final class SessionOptions {
      */
     public SessionOptions withIdleTimeout(Duration idleTimeout) {
         return new SessionOptions(
-                workdir, env, secrets, labels, lifetime, Objects.requireNonNull(idleTimeout, "idleTimeout"), lifetimeChosen);
+                workdir,
+                env,
+                secrets,
+                labels,
+                lifetime,
+                Objects.requireNonNull(idleTimeout, "idleTimeout"),
+                lifetimeChosen);
     }
 
     /**

@@ -12,8 +12,7 @@ import picocli.CommandLine.Spec;
  * {@code --cpus}, {@code --memory}, {@code --pids-limit}, {@code --container-lease}. They apply to {@code --provider docker} only.
  */
 class DockerOptions {
-    private static final List<String> NAMES =
-            List.of(
+    private static final List<String> NAMES = List.of(
             "--image", "--pull", "--runtime", "--network", "--cpus", "--memory", "--pids-limit", "--container-lease");
 
     @Spec(Spec.Target.MIXEE)

@@ -19,7 +19,8 @@ final class DockerSessionSource extends ProviderSessionSource {
     }
 
     static DockerSessionSource open(Provider settings) {
-        return new DockerSessionSource(builder(settings.docker()).sweepInterval(null).build());
+        return new DockerSessionSource(
+                builder(settings.docker()).sweepInterval(null).build());
     }
 
     /** The provider for {@code sandbox serve --provider docker}, with its periodic sweeper. */

@@ -149,8 +149,8 @@ class DockerLeaseCliIT {
                 .start();
         String session;
         try {
-            BufferedReader lines = new BufferedReader(
-                    new InputStreamReader(server.getInputStream(), StandardCharsets.UTF_8));
+            BufferedReader lines =
+                    new BufferedReader(new InputStreamReader(server.getInputStream(), StandardCharsets.UTF_8));
             String first = lines.readLine();
             assertThat(first).as("serve's first line").contains("serving docker sessions on http://127.0.0.1:");
             String url = first.substring(first.indexOf("http://"));
