@@ -75,6 +75,11 @@ class DockerSandboxDeathTest {
         return end;
     }
 
+    /** Prints a measurement to the test's output (target/surefire-reports), for the record. */
+    private static void measured(String what, Object value) {
+        System.out.println("measured: " + what + ": " + value);
+    }
+
     private static Throwable within(CompletableFuture<Throwable> end, long fromNanos, Duration limit) throws Exception {
         Throwable failure;
         try {
@@ -83,6 +88,7 @@ class DockerSandboxDeathTest {
             throw new AssertionError("the stream neither failed nor ended within " + WAIT, e);
         }
         Duration took = Duration.ofNanos(System.nanoTime() - fromNanos);
+        measured("stream failed after (ms)", took.toMillis());
         assertThat(took).as("time until the stream failed").isLessThanOrEqualTo(limit);
         return failure;
     }
@@ -99,6 +105,7 @@ class DockerSandboxDeathTest {
             long t0 = System.nanoTime();
             support.docker.removeContainerCmd(c.getId()).withForce(true).exec();
             Throwable failure = within(end, t0, PROMPT);
+            measured(runtime + " rm -f try " + i, failure);
             assertThat(failure)
                     .as("try %d on %s", i, runtime)
                     .isInstanceOf(SessionTerminatedException.class)
@@ -137,6 +144,9 @@ class DockerSandboxDeathTest {
                     .onErrorResume(Mono::just)
                     .block(WAIT);
             assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThanOrEqualTo(SECONDS);
+            measured(
+                    runtime + " memory hog ended after (ms), with",
+                    (System.nanoTime() - t0) / 1_000_000 + ", " + outcome);
             if (outcome instanceof ExecResult r) {
                 assertThat(r.termination()).as("%s", r).isEqualTo(ExecEvent.Termination.OOM_KILLED);
             } else {
@@ -161,6 +171,9 @@ class DockerSandboxDeathTest {
                     .onErrorResume(Mono::just)
                     .block(WAIT);
             assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThanOrEqualTo(SECONDS);
+            measured(
+                    runtime + " fork bomb ended after (ms), with",
+                    (System.nanoTime() - t0) / 1_000_000 + ", " + outcome);
             assertThat(outcome).isInstanceOf(ExecResult.class);
             ExecResult r = (ExecResult) outcome;
             assertThat(r.exitCode()).isNotZero();
