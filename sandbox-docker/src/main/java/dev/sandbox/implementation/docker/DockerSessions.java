@@ -271,7 +271,9 @@ public final class DockerSessions {
             }
             case "destroy" -> {
                 if (!explaining.contains(found.containerId)) {
-                    terminate(found, "its container was removed");
+                    // off the event loop: ending a session kills its commands' helpers and stops its timers
+                    blocking(() -> terminate(found, "its container was removed"))
+                            .subscribe();
                 }
             }
             default -> {
@@ -280,11 +282,13 @@ public final class DockerSessions {
         }
     }
 
-    private void terminate(DockerSessionState state, String cause) {
-        if (state.terminate(cause)) {
-            sessions.remove(state.id, state);
-            LOG.debug("docker session {} terminated: {}", state.id, cause);
+    private boolean terminate(DockerSessionState state, String cause) {
+        if (!state.terminate(cause)) {
+            return false;
         }
+        sessions.remove(state.id, state);
+        LOG.debug("docker session {} terminated: {}", state.id, cause);
+        return true;
     }
 
     /** Forgets the sessions that match, such as those whose containers are gone; their handles fail from now on. */
