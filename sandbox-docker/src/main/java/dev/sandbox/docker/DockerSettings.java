@@ -334,8 +334,11 @@ public final class DockerSettings {
     /**
      * Limits how many processes and threads the sandboxed code may have at once, which stops fork bombs. The SDK needs
      * a few for itself (an init, the keep-alive and a short helper when a command is stopped), so allow some headroom.
-     * Under gVisor the limit counts what the code inside starts, not gVisor's own threads on the host. The default
-     * profile allows {@value #DEFAULT_PIDS_LIMIT}.
+     * Under gVisor ({@link Runtime#RUNSC}) the limit applies inside the sandbox as {@code RLIMIT_NPROC}, which gVisor
+     * enforces (a fork beyond it fails with EAGAIN, as under runc), and the container's Docker pids limit becomes 1024
+     * + 16 × the limit, because the host also counts gVisor's own threads (about 57 for an idle sandbox, 8 to 10 more
+     * per running process, and they are not freed when processes end). The default profile allows {@value
+     * #DEFAULT_PIDS_LIMIT}.
      *
      * @param pids a positive count
      * @return a copy with the limit set

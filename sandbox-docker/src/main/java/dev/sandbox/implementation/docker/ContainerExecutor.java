@@ -13,7 +13,10 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Predicate;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Schedulers;
@@ -142,6 +145,79 @@ public final class ContainerExecutor {
 
     private final ContainerArchive archive;
     private final Mono<Facts> facts;
+
+    /** Why the container ended, once the daemon said it did (its events); {@code null} while it runs. */
+    private volatile String terminatedCause;
+    /** Emits once the container ended: every stream and helper of this container stops waiting then. */
+    private final Sinks.One<Boolean> terminatedSignal = Sinks.one();
+    /** Whether the daemon reported an out-of-memory kill in the container (an {@code oom} event). */
+    private volatile boolean oomEventSeen;
+
+    /**
+     * Records that the container ended: every stream of it fails with {@link SessionTerminatedException} naming the
+     * cause, and so do later checks. Only the first cause is kept.
+     *
+     * @param cause such as {@code its container is exited: it ran out of memory (...)}
+     */
+    void terminated(String cause) {
+        if (terminatedCause == null) {
+            terminatedCause = cause;
+        }
+        terminatedSignal.tryEmitValue(Boolean.TRUE);
+    }
+
+    /**
+     * Why the container ended.
+     *
+     * @return the cause, or {@code null} while it is not known to have ended
+     */
+    String terminatedCause() {
+        return terminatedCause;
+    }
+
+    /** Records that the daemon reported an out-of-memory kill in the container. */
+    void oomEvent() {
+        oomEventSeen = true;
+    }
+
+    /**
+     * Whether the daemon reported an out-of-memory kill in the container since this executor was made.
+     *
+     * @return {@code true} after an {@code oom} event
+     */
+    boolean oomEventSeen() {
+        return oomEventSeen;
+    }
+
+    /**
+     * A stream of this container that ends with {@link SessionTerminatedException} as soon as the container is known to
+     * have ended, whatever the stream itself still waits for (a stream of a dead gVisor sandbox may never end).
+     *
+     * @param body the stream
+     * @param isEnd whether an item is the stream's last word (after it, the container's end changes nothing)
+     * @param <T> the items
+     * @return the stream, cut at the container's end
+     */
+    <T> Flux<T> untilTerminated(Flux<T> body, Predicate<T> isEnd) {
+        return Flux.defer(() -> {
+            AtomicBoolean ended = new AtomicBoolean();
+            return body.takeUntilOther(terminatedSignal.asMono())
+                    .doOnNext(item -> {
+                        if (isEnd.test(item)) {
+                            ended.set(true);
+                        }
+                    })
+                    .concatWith(Flux.defer(() -> terminatedCause == null || ended.get()
+                            ? Flux.empty()
+                            : Flux.error(new SessionTerminatedException(sessionId, terminatedCause))))
+                    // the container's end seen another way first (a refused helper exec): name its cause all the same
+                    .onErrorResume(
+                            e -> e instanceof SessionTerminatedException,
+                            e -> checkRunning()
+                                    .onErrorResume(x -> !(x instanceof SessionTerminatedException), x -> Mono.empty())
+                                    .then(Mono.error(e)));
+        });
+    }
 
     DockerDataPlane data() {
         return data;
@@ -405,15 +481,17 @@ public final class ContainerExecutor {
      */
     public Mono<Void> checkRunning() {
         return blocking(() -> {
+                    String known = terminatedCause;
+                    if (known != null) {
+                        throw new SessionTerminatedException(sessionId, known);
+                    }
                     var c = control.inspectContainer(containerId);
                     if (c == null) {
                         throw new SessionTerminatedException(sessionId, "its container no longer exists");
                     }
                     if (c.getState() == null
                             || !Boolean.TRUE.equals(c.getState().getRunning())) {
-                        String status =
-                                c.getState() == null ? "unknown" : c.getState().getStatus();
-                        throw new SessionTerminatedException(sessionId, "its container is " + status);
+                        throw new SessionTerminatedException(sessionId, ContainerDeath.describe(c));
                     }
                     return Boolean.TRUE;
                 })
@@ -451,7 +529,7 @@ public final class ContainerExecutor {
                 .flatMap(execId -> {
                     ExecStreamDecoder decoder = new ExecStreamDecoder(this::streamError, () -> {});
                     ByteArrayOutputStream out = new ByteArrayOutputStream();
-                    return data.exec(execId, null, decoder, Sinks.empty())
+                    return untilTerminated(data.exec(execId, null, decoder, Sinks.empty()), e -> false)
                             .doOnNext(e -> {
                                 if (e instanceof RawEvent.Chunk c
                                         && c.stream() == RawEvent.STDOUT

@@ -253,7 +253,8 @@ public final class DockerControl implements AutoCloseable {
             host.withMemory(spec.memory()).withMemorySwap(spec.memory());
         }
         if (spec.pids() != null) {
-            host.withPidsLimit(spec.pids());
+            host.withPidsLimit(DockerLimits.dockerPidsLimit(spec.pids(), spec.runtime()))
+                    .withUlimits(DockerLimits.ulimits(spec.pids(), spec.runtime()));
         }
         String id;
         try {

@@ -22,7 +22,9 @@ import reactor.core.publisher.Sinks;
  * exited with that code, so codes 129 to 192 are reported as signals (as a shell would). A SIGKILL the SDK did not
  * send is checked against the container's OOM kill counter when the container has a memory limit, and against the
  * container's state: if the container stopped, the command fails with {@link
- * dev.sandbox.SessionTerminatedException}.
+ * dev.sandbox.SessionTerminatedException}. So does a command whose container the daemon reports ended (its {@code
+ * die} or {@code destroy} event), at once: the stream of a dead gVisor sandbox may stay open, and an exec of one may
+ * report exit code 128, which is checked against the container's state.
  *
  * <p>A kill runs the marker-based kill helper once the daemon reports the exec started. If the output stream is still
  * open {@value #KILL_GRACE_SECONDS} s later (a process that shed the marker and left the group holds it), the helper
@@ -93,7 +95,7 @@ final class DockerExecProcess implements SpawnedProcess {
                         }))
                         .thenMany(stdin);
             }
-            return executor.data()
+            Flux<RawEvent> body = executor.data()
                     .exec(execId, input, decoder, streaming, tty)
                     .doOnNext(e -> outputSeen = true)
                     .takeUntilOther(forceEnd.asMono())
@@ -101,7 +103,9 @@ final class DockerExecProcess implements SpawnedProcess {
                     // a broken stream is most often a container that went away: say so when it is
                     .onErrorResume(
                             e -> e instanceof BackendException && !(e instanceof ProcessLaunchException),
-                            e -> executor.checkRunning().then(Mono.error(e)))
+                            e -> executor.checkRunning().then(Mono.error(e)));
+            // the container's end (a Docker event) ends the stream: a dead gVisor sandbox's stream may never end
+            return executor.untilTerminated(body, e -> e instanceof RawEvent.Exited)
                     .doOnCancel(() -> cancelled = true);
         });
     }
@@ -132,7 +136,11 @@ final class DockerExecProcess implements SpawnedProcess {
         if (code < 0 || code > 255) {
             return Mono.just(new RawEvent.Exited((int) (code & 0xFF), false));
         }
-        if (code <= 128 || code > 128 + 64) {
+        if (code == 128) {
+            // what the daemon reports for an exec whose gVisor sandbox died under it (a shell may exit 128 too)
+            return executor.checkRunning().thenReturn(new RawEvent.Exited(128, false));
+        }
+        if (code < 128 || code > 128 + 64) {
             return Mono.just(new RawEvent.Exited((int) code, false));
         }
         int signal = (int) code - 128;

@@ -5,6 +5,7 @@ import dev.sandbox.SandboxFiles;
 import dev.sandbox.SessionClosedException;
 import dev.sandbox.SessionEndReason;
 import dev.sandbox.SessionStatus;
+import dev.sandbox.SessionTerminatedException;
 import dev.sandbox.docker.DockerSandboxProvider;
 import dev.sandbox.implementation.Version;
 import dev.sandbox.implementation.process.SpawnedProcess;
@@ -46,6 +47,10 @@ final class DockerSession extends RunnerSession {
             throw new SessionClosedException(state.id, SessionEndReason.HANDLE_CLOSED);
         }
         SessionEndReason ended = state.endReason();
+        String terminated = state.terminationCause();
+        if (ended == SessionEndReason.TERMINATED && terminated != null) {
+            throw new SessionTerminatedException(state.id, terminated);
+        }
         if (ended != null) {
             throw new SessionClosedException(state.id, ended);
         }

@@ -31,6 +31,8 @@ final class DockerSessionState {
 
     private volatile SessionEndReason endReason;
     private volatile boolean destroying;
+    /** Why the container ended on its own or from outside, once the daemon said so; {@code null} otherwise. */
+    private volatile String terminationCause;
 
     DockerSessionState(
             String id,
@@ -83,6 +85,37 @@ final class DockerSessionState {
         }
         timers.stop();
         runner.killAll();
+    }
+
+    /**
+     * Ends the session because its container ended without this SDK asking (the daemon's {@code die} or {@code
+     * destroy} event): its running streams fail with {@link dev.sandbox.SessionTerminatedException} naming the cause,
+     * and so does every later call on its handles. Nothing happens when the session already ended or a destroy is
+     * under way (this SDK removing the container causes the same events).
+     *
+     * @param cause why, such as {@code its container is exited: it ran out of memory (...)}
+     * @return whether this call ended the session
+     */
+    boolean terminate(String cause) {
+        synchronized (this) {
+            if (ending()) {
+                return false;
+            }
+            terminationCause = cause;
+            endReason = SessionEndReason.TERMINATED;
+        }
+        executor.terminated(cause);
+        markEnded(SessionEndReason.TERMINATED);
+        return true;
+    }
+
+    /**
+     * Why the container ended, when {@link #terminate} ended the session.
+     *
+     * @return the cause, or {@code null}
+     */
+    String terminationCause() {
+        return terminationCause;
     }
 
     SessionInfo info() {

@@ -28,6 +28,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.OptionalLong;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Predicate;
@@ -55,6 +56,10 @@ public final class DockerSessions {
     private final Map<String, DockerSessionState> sessions = new ConcurrentHashMap<>();
     private final ProviderCloser closer = new ProviderCloser(DockerSandboxProvider.NAME, this::release);
     private final Disposable renewals;
+    /** The daemon's events of session containers, watched from the first session on. */
+    private final DockerEvents events;
+    /** Containers whose {@code die} event is being explained (one inspect); their {@code destroy} waits for it. */
+    private final Set<String> explaining = ConcurrentHashMap.newKeySet();
 
     /**
      * A registry with no sessions yet.
@@ -68,6 +73,7 @@ public final class DockerSessions {
     public DockerSessions(DockerControl control, DockerDataPlane data, DockerReaper reaper, Duration lease) {
         this.control = control;
         this.data = data;
+        this.events = new DockerEvents(data, this::onEvent);
         this.reaper = reaper;
         this.lease = lease;
         Duration every = lease.dividedBy(3);
@@ -325,12 +331,70 @@ public final class DockerSessions {
             Instant createdAt,
             Map<String, String> secrets,
             ContainerExecutor executor) {
+        events.watch();
         DockerSessionState[] self = new DockerSessionState[1];
         self[0] = new DockerSessionState(id, containerId, labels, createdAt, secrets, executor, reaper, reason -> {
             LOG.debug("docker session {} ends: {}", id, reason);
             destroy(self[0], reason).block(Duration.ofMinutes(1));
         });
         return self[0];
+    }
+
+    /**
+     * A container event from the daemon, on the event stream's thread: a session container that died or was removed
+     * ends its session (unless this SDK is removing it), with the cause from one inspect, or from the event when the
+     * container is already gone (or the inspect takes longer than a second).
+     */
+    private void onEvent(DockerEvents.Event event) {
+        DockerSessionState state = null;
+        for (DockerSessionState s : sessions.values()) {
+            if (s.containerId.equals(event.containerId())) {
+                state = s;
+                break;
+            }
+        }
+        if (state == null || state.ending()) {
+            return;
+        }
+        DockerSessionState found = state;
+        switch (event.action()) {
+            case "oom" -> found.executor.oomEvent();
+            case "die" -> {
+                if (!explaining.add(found.containerId)) {
+                    return;
+                }
+                blocking(() -> {
+                            var c = control.inspectContainer(found.containerId);
+                            return c == null || c.getState() == null
+                                    ? ContainerDeath.describe(event.attributes(), found.executor.oomEventSeen())
+                                    : ContainerDeath.describe(c);
+                        })
+                        .timeout(Duration.ofSeconds(1))
+                        .onErrorResume(e ->
+                                Mono.just(ContainerDeath.describe(event.attributes(), found.executor.oomEventSeen())))
+                        .doFinally(x -> explaining.remove(found.containerId))
+                        .subscribe(cause -> terminate(found, cause));
+            }
+            case "destroy" -> {
+                if (!explaining.contains(found.containerId)) {
+                    // off the event loop: ending a session kills its commands' helpers and stops its timers
+                    blocking(() -> terminate(found, "its container was removed"))
+                            .subscribe();
+                }
+            }
+            default -> {
+                // not asked for
+            }
+        }
+    }
+
+    private boolean terminate(DockerSessionState state, String cause) {
+        if (!state.terminate(cause)) {
+            return false;
+        }
+        sessions.remove(state.id, state);
+        LOG.debug("docker session {} terminated: {}", state.id, cause);
+        return true;
     }
 
     /** Forgets the sessions that match, such as those whose containers are gone; their handles fail from now on. */
@@ -385,6 +449,7 @@ public final class DockerSessions {
         if (renewals != null) {
             renewals.dispose(); // the leases run out from now on, unless another provider holds the sessions
         }
+        events.close();
         for (DockerSessionState state : sessions.values()) {
             state.timers.stop(); // the containers' keep-alives take over
             state.runner.killAll();
