@@ -12,6 +12,7 @@ import dev.sandbox.implementation.ProviderCloser;
 import dev.sandbox.implementation.local.LocalSession;
 import dev.sandbox.implementation.local.LocalSessionState;
 import dev.sandbox.implementation.local.LocalWatcher;
+import dev.sandbox.implementation.local.SessionRecords;
 import dev.sandbox.implementation.process.ProcessLauncher;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -22,6 +23,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
@@ -72,10 +74,14 @@ public final class LocalSandboxProvider implements SandboxProvider {
     private final Map<String, LocalSessionState> sessions = new ConcurrentHashMap<>();
     private final ProviderCloser closer = new ProviderCloser(NAME, this::release);
     private final LocalWatcher watcher = new LocalWatcher();
+    private final SessionRecords records;
+    private final CompletableFuture<Integer> reaped;
 
-    private LocalSandboxProvider(ProcessLauncher launcher, Path tempRoot) {
+    private LocalSandboxProvider(ProcessLauncher launcher, Path tempRoot, Path stateDir) {
         this.launcher = launcher;
         this.tempRoot = tempRoot;
+        this.records = new SessionRecords(stateDir);
+        this.reaped = records.reapInBackground();
         if (WARNED.compareAndSet(false, true)) {
             LOG.warn("the local sandbox provider runs commands as host processes with no isolation;"
                     + " use the docker provider for untrusted code");
@@ -88,7 +94,8 @@ public final class LocalSandboxProvider implements SandboxProvider {
      * @return a new provider
      */
     public static LocalSandboxProvider create() {
-        return new LocalSandboxProvider(ProcessLauncher.best(), Path.of(System.getProperty("java.io.tmpdir")));
+        return new LocalSandboxProvider(
+                ProcessLauncher.best(), Path.of(System.getProperty("java.io.tmpdir")), SessionRecords.defaultDir());
     }
 
     /**
@@ -98,12 +105,23 @@ public final class LocalSandboxProvider implements SandboxProvider {
      * @return a new provider
      */
     public static LocalSandboxProvider create(Path tempRoot) {
-        return new LocalSandboxProvider(ProcessLauncher.best(), Objects.requireNonNull(tempRoot, "tempRoot"));
+        return new LocalSandboxProvider(
+                ProcessLauncher.best(), Objects.requireNonNull(tempRoot, "tempRoot"), SessionRecords.defaultDir());
     }
 
     /** A provider with a chosen launcher; for tests of the portable fallback. */
     static LocalSandboxProvider create(ProcessLauncher launcher, Path tempRoot) {
-        return new LocalSandboxProvider(launcher, tempRoot);
+        return new LocalSandboxProvider(launcher, tempRoot, SessionRecords.defaultDir());
+    }
+
+    /** A provider with its own state directory for the records of its sessions; for tests of the crash cleanup. */
+    static LocalSandboxProvider create(ProcessLauncher launcher, Path tempRoot, Path stateDir) {
+        return new LocalSandboxProvider(launcher, tempRoot, stateDir);
+    }
+
+    /** Completes once the start-up cleanup of crashed JVMs' sessions is over, with how many it cleaned up. */
+    CompletableFuture<Integer> reaped() {
+        return reaped;
     }
 
     /**
@@ -151,14 +169,11 @@ public final class LocalSandboxProvider implements SandboxProvider {
                     env.putAll(options.env());
                     env.putAll(options.secrets());
                     LocalSessionState state = new LocalSessionState(
-                            id,
-                            workdir,
-                            owns,
-                            Map.copyOf(env),
-                            options.labels(),
-                            launcher,
-                            watcher,
-                            s -> sessions.remove(s.id, s));
+                            id, workdir, owns, Map.copyOf(env), options.labels(), launcher, watcher, s -> {
+                                sessions.remove(s.id, s);
+                                records.remove(s.id);
+                            });
+                    records.write(id, owns ? workdir : null);
                     sessions.put(id, state);
                     if (closer.isClosed()) { // closed while this one was being made: the close may not have seen it
                         state.destroy(SessionEndReason.PROVIDER_CLOSED);

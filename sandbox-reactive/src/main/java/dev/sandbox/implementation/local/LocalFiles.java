@@ -91,7 +91,7 @@ final class LocalFiles implements SandboxFiles {
                 }
                 // the file may grow while it is read: never more than the cap
                 ByteBuffer buf =
-                        ByteBuffer.allocate((int) Math.min(size + 1, Math.min(maxBytes + 1, Integer.MAX_VALUE - 8)));
+                        ByteBuffer.allocate((int) Math.min(Math.min(size, maxBytes) + 1, Integer.MAX_VALUE - 8));
                 while (buf.hasRemaining() && channel.read(buf) >= 0) {
                     // read until the end or one byte past the cap
                 }

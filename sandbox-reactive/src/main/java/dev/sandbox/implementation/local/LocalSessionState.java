@@ -141,6 +141,7 @@ public final class LocalSessionState {
     private ProcessSpec spec(ExecOptions options) {
         Map<String, String> merged = new LinkedHashMap<>(env);
         merged.putAll(options.env());
+        merged.put(SessionRecords.MARKER, id); // last: what finds the session's processes after a crash
         String cwd = options.cwd().orElse(workdir.toString());
         if (!Files.isDirectory(Path.of(cwd))) {
             throw new ProcessLaunchException("working directory does not exist: '" + cwd + "'", null);
