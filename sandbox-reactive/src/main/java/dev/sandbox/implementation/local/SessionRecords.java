@@ -369,7 +369,7 @@ public final class SessionRecords {
             List<Integer> pidfds = new ArrayList<>();
             for (Map.Entry<Long, String> e : marked.entrySet()) {
                 long pid = e.getKey();
-                int pidfd = (int) Sys.syscall(Sys.SYS_PIDFD_OPEN, pid, null, null, 0);
+                int pidfd = (int) Sys.syscall(Sys.SYS_PIDFD_OPEN, pid, (Pointer) null, null, 0);
                 if (pidfd < 0) {
                     continue; // gone already
                 }

@@ -200,22 +200,26 @@ final class SessionRoot implements AutoCloseable {
         return walk(field, shown, p, flags);
     }
 
+    /** Per-thread native scratch: an {@code open_how} and a {@code statx} buffer (allocating each call costs more). */
+    private static final ThreadLocal<Memory> HOW = ThreadLocal.withInitial(() -> new Memory(Sys.OPEN_HOW_SIZE));
+
+    private static final ThreadLocal<Memory> STATX = ThreadLocal.withInitial(() -> new Memory(Sys.STATX_SIZE));
+
     private int openat2(String field, String shown, int dirFd, String path, int flags) {
-        try (Memory how = new Memory(Sys.OPEN_HOW_SIZE);
-                Memory name = pathMemory(path)) {
-            how.clear();
-            how.setLong(0, flags | Sys.O_CLOEXEC);
-            how.setLong(16, Sys.RESOLVE_BENEATH | Sys.RESOLVE_NO_MAGICLINKS);
-            for (int attempt = 0; ; attempt++) {
-                long fd = Sys.syscall(Sys.SYS_OPENAT2, dirFd, name, how, Sys.OPEN_HOW_SIZE);
-                if (fd >= 0) {
-                    return (int) fd;
-                }
-                int errno = Sys.errno();
-                // EAGAIN: a rename elsewhere raced a ".." of a link; the kernel asks for a retry
-                if ((errno != Sys.EAGAIN && errno != Sys.EINTR) || attempt >= EAGAIN_RETRIES) {
-                    throw fail(field, shown, errno);
-                }
+        Memory how = HOW.get();
+        how.setLong(0, flags | Sys.O_CLOEXEC);
+        how.setLong(8, 0);
+        how.setLong(16, Sys.RESOLVE_BENEATH | Sys.RESOLVE_NO_MAGICLINKS);
+        byte[] name = Sys.path(path);
+        for (int attempt = 0; ; attempt++) {
+            long fd = Sys.syscall(Sys.SYS_OPENAT2, dirFd, name, how, Sys.OPEN_HOW_SIZE);
+            if (fd >= 0) {
+                return (int) fd;
+            }
+            int errno = Sys.errno();
+            // EAGAIN: a rename elsewhere raced a ".." of a link; the kernel asks for a retry
+            if ((errno != Sys.EAGAIN && errno != Sys.EINTR) || attempt >= EAGAIN_RETRIES) {
+                throw fail(field, shown, errno);
             }
         }
     }
@@ -319,17 +323,16 @@ final class SessionRoot implements AutoCloseable {
     }
 
     private static Stat statx(int dirFd, String name, int flags) {
-        try (Memory buf = new Memory(Sys.STATX_SIZE)) {
-            if (Sys.statx(dirFd, Sys.path(name), flags, Sys.STATX_BASIC_STATS, buf) < 0) {
-                return null;
-            }
-            return new Stat(
-                    buf.getShort(Sys.STATX_MODE_OFFSET) & 0xffff,
-                    buf.getInt(Sys.STATX_NLINK_OFFSET) & 0xffffffffL,
-                    buf.getLong(Sys.STATX_SIZE_OFFSET),
-                    Instant.ofEpochSecond(
-                            buf.getLong(Sys.STATX_MTIME_OFFSET), buf.getInt(Sys.STATX_MTIME_OFFSET + 8) & 0xffffffffL));
+        Memory buf = STATX.get();
+        if (Sys.statx(dirFd, Sys.path(name), flags, Sys.STATX_BASIC_STATS, buf) < 0) {
+            return null;
         }
+        return new Stat(
+                buf.getShort(Sys.STATX_MODE_OFFSET) & 0xffff,
+                buf.getInt(Sys.STATX_NLINK_OFFSET) & 0xffffffffL,
+                buf.getLong(Sys.STATX_SIZE_OFFSET),
+                Instant.ofEpochSecond(
+                        buf.getLong(Sys.STATX_MTIME_OFFSET), buf.getInt(Sys.STATX_MTIME_OFFSET + 8) & 0xffffffffL));
     }
 
     private Stat stat(int dirFd, String name, int flags, String field, String shown) {

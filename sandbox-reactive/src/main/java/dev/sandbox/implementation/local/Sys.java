@@ -101,6 +101,9 @@ final class Sys {
     /** {@code syscall(2)} with up to four arguments, pointers or numbers passed as {@link Pointer}s. */
     static native long syscall(long number, long a1, Pointer a2, Pointer a3, long a4);
 
+    /** {@code syscall(2)} with a path as its second argument, as {@code openat2} takes. */
+    static native long syscall(long number, long a1, byte[] a2, Pointer a3, long a4);
+
     static native int statx(int dirfd, byte[] path, int flags, int mask, Pointer buf);
 
     static native int mkdirat(int dirfd, byte[] path, int mode);
