@@ -15,6 +15,14 @@ import reactor.core.publisher.Mono;
  * FileOperationException.Reason}; a path that escapes what the provider allows is an {@link
  * InvalidArgumentException}.
  *
+ * <p>On the local provider, whose files are the host's, the files API stays inside the session's workdir even when
+ * the commands of the session change it under the API's feet: a symbolic link inside the workdir is followed only
+ * while it stays inside (one that is absolute or climbs out with {@code ..} is an {@link InvalidArgumentException}),
+ * and a regular file with more than one hard link is not read ({@link #read}, {@link #readAllBytes}, {@link
+ * #download}: {@link FileOperationException.Reason#PERMISSION_DENIED}, naming the path), since a hard link may be a
+ * file outside the workdir. Writing such a path replaces the link with a new file and leaves the other names as they
+ * were. See {@code LocalSandboxProvider}.
+ *
  * <pre>{@code
  * SandboxFiles files = session.files();
  * files.mkdir("data")

@@ -17,6 +17,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.UUID;
+import java.util.concurrent.Callable;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -43,8 +44,19 @@ public final class LocalFileIo {
      * @return the content
      */
     public static Flux<ByteBuffer> read(Path file, String shownPath) {
+        return read(() -> open(file, shownPath), shownPath);
+    }
+
+    /**
+     * Streams a channel in chunks, reading one chunk per request, and closes it at the end.
+     *
+     * @param opener opens the channel when the stream is subscribed; may throw a {@link FileOperationException}
+     * @param shownPath the path to name in errors
+     * @return the content
+     */
+    public static Flux<ByteBuffer> read(Callable<FileChannel> opener, String shownPath) {
         return Flux.using(
-                        () -> open(file, shownPath),
+                        opener,
                         channel -> Flux.<ByteBuffer>generate(sink -> {
                             ByteBuffer buf = ByteBuffer.allocate(CHUNK_SIZE);
                             try {
@@ -114,6 +126,93 @@ public final class LocalFileIo {
         void release(T buffer);
     }
 
+    /**
+     * Where an atomic write puts its temporary file and how it moves it onto the target: beside a host path, or
+     * relative to an open directory. Closed once the write is over, whatever its outcome.
+     */
+    public interface Destination extends AutoCloseable {
+        /**
+         * The target's file name, from which the temporary file's name is made.
+         *
+         * @return the name
+         */
+        String targetName();
+
+        /**
+         * Creates the temporary file, failing if the name exists; never follows a symbolic link.
+         *
+         * @param tempName the temporary file's name, in the target's directory
+         * @return the open channel
+         * @throws IOException when it cannot be created
+         */
+        FileChannel createTemp(String tempName) throws IOException;
+
+        /**
+         * Renames the temporary file onto the target, replacing it.
+         *
+         * @param tempName the temporary file's name
+         * @throws IOException when it cannot be renamed
+         */
+        void replaceTarget(String tempName) throws IOException;
+
+        /**
+         * Deletes the temporary file when it is still there.
+         *
+         * @param tempName the temporary file's name
+         * @throws IOException when it cannot be deleted
+         */
+        void deleteTemp(String tempName) throws IOException;
+
+        /** Frees what the destination holds. */
+        @Override
+        void close();
+    }
+
+    /** The destination beside a host path. */
+    private record Beside(Path parent, Path target) implements Destination {
+        static Beside of(Path target, String shownPath) {
+            Path parent = target.getParent();
+            if (parent == null || !Files.isDirectory(parent)) {
+                throw failure(
+                        shownPath,
+                        FileOperationException.Reason.NOT_FOUND,
+                        new NoSuchFileException(String.valueOf(parent), null, "parent directory does not exist"));
+            }
+            if (Files.isDirectory(target, LinkOption.NOFOLLOW_LINKS)) {
+                throw failure(shownPath, FileOperationException.Reason.IS_A_DIRECTORY, null);
+            }
+            return new Beside(parent, target);
+        }
+
+        @Override
+        public String targetName() {
+            return target.getFileName().toString();
+        }
+
+        @Override
+        public FileChannel createTemp(String tempName) throws IOException {
+            return FileChannel.open(parent.resolve(tempName), StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+        }
+
+        @Override
+        public void replaceTarget(String tempName) throws IOException {
+            Path temp = parent.resolve(tempName);
+            try {
+                Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            } catch (AtomicMoveNotSupportedException e) {
+                Files.move(temp, target, StandardCopyOption.REPLACE_EXISTING);
+            }
+        }
+
+        @Override
+        public void deleteTemp(String tempName) throws IOException {
+            Files.deleteIfExists(parent.resolve(tempName));
+        }
+
+        @Override
+        public void close() {}
+    }
+
     private static final Buffers<ByteBuffer> NIO = new Buffers<>() {
         @Override
         public Class<ByteBuffer> type() {
@@ -156,9 +255,33 @@ public final class LocalFileIo {
      */
     public static <T> Mono<Long> writeAtomically(
             Path target, String shownPath, Publisher<T> content, int prefetch, Buffers<T> buffers) {
+        return writeAtomically(() -> Beside.of(target, shownPath), shownPath, content, prefetch, buffers);
+    }
+
+    /**
+     * Writes a file from a publisher through a temporary file that a destination renames into place.
+     *
+     * @param destination opens the destination when the write is subscribed (on a bounded-elastic thread); may throw
+     *     a {@link FileOperationException}; closed once the write is over
+     * @param shownPath the path to name in errors
+     * @param content the bytes, consumed with backpressure
+     * @return the number of bytes written, once the file is in place
+     */
+    public static Mono<Long> writeAtomically(
+            Callable<Destination> destination, String shownPath, Publisher<ByteBuffer> content) {
+        return writeAtomically(destination, shownPath, content, 2, NIO);
+    }
+
+    private static <T> Mono<Long> writeAtomically(
+            Callable<Destination> destination,
+            String shownPath,
+            Publisher<T> content,
+            int prefetch,
+            Buffers<T> buffers) {
         Scheduler io = Schedulers.boundedElastic();
         return Mono.usingWhen(
-                Mono.fromCallable(() -> TempFile.beside(target, shownPath)).subscribeOn(io),
+                Mono.fromCallable(() -> TempFile.in(destination.call(), shownPath))
+                        .subscribeOn(io),
                 temp -> Flux.from(content)
                         .publishOn(io, prefetch)
                         .reduce(0L, (count, buf) -> {
@@ -169,7 +292,7 @@ public final class LocalFileIo {
                             }
                         })
                         .switchIfEmpty(Mono.just(0L))
-                        .doOnNext(count -> temp.commit(target, shownPath))
+                        .doOnNext(count -> temp.commit(shownPath))
                         .doOnDiscard(buffers.type(), buffers::release),
                 temp -> Mono.fromRunnable(temp::discard).subscribeOn(io),
                 (temp, error) -> Mono.fromRunnable(temp::discard).subscribeOn(io),
@@ -246,32 +369,28 @@ public final class LocalFileIo {
 
     /** The hidden temporary file a write goes to before it is renamed into place. */
     private static final class TempFile {
-        private final Path path;
+        private final Destination destination;
+        private final String name;
         private final FileChannel channel;
         private boolean committed; // guarded by this
+        private boolean discarded; // guarded by this
 
-        private TempFile(Path path, FileChannel channel) {
-            this.path = path;
+        private TempFile(Destination destination, String name, FileChannel channel) {
+            this.destination = destination;
+            this.name = name;
             this.channel = channel;
         }
 
-        static TempFile beside(Path target, String shownPath) {
-            Path parent = target.getParent();
-            if (parent == null || !Files.isDirectory(parent)) {
-                throw failure(
-                        shownPath,
-                        FileOperationException.Reason.NOT_FOUND,
-                        new NoSuchFileException(String.valueOf(parent), null, "parent directory does not exist"));
-            }
-            if (Files.isDirectory(target, LinkOption.NOFOLLOW_LINKS)) {
-                throw failure(shownPath, FileOperationException.Reason.IS_A_DIRECTORY, null);
-            }
-            Path temp = parent.resolve("." + target.getFileName() + ".tmp-" + UUID.randomUUID());
+        static TempFile in(Destination destination, String shownPath) {
+            String name = "." + destination.targetName() + ".tmp-" + UUID.randomUUID();
             try {
-                return new TempFile(
-                        temp, FileChannel.open(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE));
+                return new TempFile(destination, name, destination.createTemp(name));
             } catch (IOException e) {
+                destination.close();
                 throw failure(shownPath, e);
+            } catch (RuntimeException e) {
+                destination.close();
+                throw e;
             }
         }
 
@@ -290,14 +409,10 @@ public final class LocalFileIo {
             return n;
         }
 
-        synchronized void commit(Path target, String shownPath) {
+        synchronized void commit(String shownPath) {
             try {
                 channel.close();
-                try {
-                    Files.move(path, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-                } catch (AtomicMoveNotSupportedException e) {
-                    Files.move(path, target, StandardCopyOption.REPLACE_EXISTING);
-                }
+                destination.replaceTarget(name);
                 committed = true;
             } catch (IOException e) {
                 throw failure(shownPath, e);
@@ -305,13 +420,19 @@ public final class LocalFileIo {
         }
 
         synchronized void discard() {
+            if (discarded) {
+                return;
+            }
+            discarded = true;
             try {
                 channel.close();
                 if (!committed) {
-                    Files.deleteIfExists(path);
+                    destination.deleteTemp(name);
                 }
             } catch (IOException ignored) {
                 // best effort: the temporary file has a unique, hidden name
+            } finally {
+                destination.close();
             }
         }
     }

@@ -8,41 +8,61 @@ import dev.sandbox.implementation.files.LocalFileIo;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
-import java.nio.file.FileAlreadyExistsException;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFileAttributes;
-import java.nio.file.attribute.PosixFilePermission;
-import java.util.Comparator;
-import java.util.Optional;
-import java.util.Set;
+import java.util.Arrays;
 import java.util.concurrent.Callable;
-import java.util.stream.Stream;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 
-/** The files of a local session: plain file I/O on bounded-elastic threads, confined to the session root. */
+/**
+ * The files of a local session: file I/O on bounded-elastic threads, every path resolved beneath the session root's
+ * open descriptor (see {@link SessionRoot}), never checked and then re-resolved.
+ */
 final class LocalFiles implements SandboxFiles {
-    private final PathPolicy paths;
+    private final SessionRoot root;
     private final Runnable guard;
     private final LocalWatcher watcher;
     private final Scheduler io = Schedulers.boundedElastic();
 
-    LocalFiles(PathPolicy paths, Runnable guard, LocalWatcher watcher) {
-        this.paths = paths;
+    LocalFiles(SessionRoot root, Runnable guard, LocalWatcher watcher) {
+        this.root = root;
         this.guard = guard;
         this.watcher = watcher;
     }
 
+    /** Runs a step with the root open: checks the session, then holds the root descriptor while the step runs. */
+    private <T> T rooted(Callable<T> step) throws Exception {
+        guard.run();
+        if (!root.acquire()) {
+            guard.run(); // the session ended: its typed error
+            throw new IllegalStateException("the session root is closed");
+        }
+        try {
+            return step.call();
+        } finally {
+            root.release();
+        }
+    }
+
+    private <T> T rootedUnchecked(Callable<T> step) {
+        try {
+            return rooted(step);
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
     private <T> Mono<T> blocking(String path, Callable<T> body) {
         return Mono.fromCallable(() -> {
-                    guard.run();
                     try {
-                        return body.call();
+                        return rooted(body);
                     } catch (UncheckedIOException e) {
                         throw LocalFileIo.failure(path, e.getCause());
                     } catch (IOException e) {
@@ -52,43 +72,50 @@ final class LocalFiles implements SandboxFiles {
                 .subscribeOn(io);
     }
 
+    private FileChannel openRead(String path) {
+        return rootedUnchecked(() -> root.openRead("path", path, root.relative("path", path)));
+    }
+
     @Override
     public Flux<ByteBuffer> read(String path) {
-        return Flux.defer(() -> {
-                    guard.run();
-                    Path p = paths.resolve("path", path, true);
-                    return LocalFileIo.read(p, path);
-                })
-                .subscribeOn(io);
+        return LocalFileIo.read(() -> openRead(path), path);
     }
 
     @Override
     public Mono<byte[]> readAllBytes(String path, long maxBytes) {
         return blocking(path, () -> {
-            Path p = paths.resolve("path", path, true);
-            if (Files.isDirectory(p)) {
-                throw LocalFileIo.failure(path, FileOperationException.Reason.IS_A_DIRECTORY, null);
+            try (FileChannel channel = root.openRead("path", path, root.relative("path", path))) {
+                long size = channel.size();
+                if (size > maxBytes) {
+                    throw tooLarge(path, size, maxBytes);
+                }
+                // the file may grow while it is read: never more than the cap
+                ByteBuffer buf =
+                        ByteBuffer.allocate((int) Math.min(Math.min(size, maxBytes) + 1, Integer.MAX_VALUE - 8));
+                while (buf.hasRemaining() && channel.read(buf) >= 0) {
+                    // read until the end or one byte past the cap
+                }
+                if (buf.position() > maxBytes) {
+                    throw tooLarge(path, buf.position(), maxBytes);
+                }
+                return Arrays.copyOf(buf.array(), buf.position());
             }
-            long size = Files.size(p);
-            if (size > maxBytes) {
-                throw new FileOperationException(
-                        path,
-                        FileOperationException.Reason.TOO_LARGE,
-                        path + ": " + size + " bytes is over the cap of " + maxBytes,
-                        null);
-            }
-            return Files.readAllBytes(p);
         });
+    }
+
+    private static FileOperationException tooLarge(String path, long size, long maxBytes) {
+        return new FileOperationException(
+                path,
+                FileOperationException.Reason.TOO_LARGE,
+                path + ": " + size + " bytes is over the cap of " + maxBytes,
+                null);
     }
 
     @Override
     public Mono<FileInfo> write(String path, Publisher<ByteBuffer> content) {
-        return Mono.defer(() -> {
-                    guard.run();
-                    Path target = paths.resolve("path", path, false);
-                    return LocalFileIo.writeAtomically(target, path, content)
-                            .then(Mono.fromCallable(() -> stat(target, path)));
-                })
+        return LocalFileIo.writeAtomically(
+                        () -> rooted(() -> root.destination("path", path, root.relative("path", path))), path, content)
+                .then(stat(path))
                 .subscribeOn(io);
     }
 
@@ -113,101 +140,29 @@ final class LocalFiles implements SandboxFiles {
     @Override
     public Mono<Long> download(String path, Path local) {
         return Mono.defer(() -> {
-                    guard.run();
-                    Path source = paths.resolve("path", path, true);
                     Path target = local.toAbsolutePath();
-                    return LocalFileIo.writeAtomically(target, target.toString(), LocalFileIo.read(source, path));
+                    return LocalFileIo.writeAtomically(
+                            target, target.toString(), LocalFileIo.read(() -> openRead(path), path));
                 })
                 .subscribeOn(io);
     }
 
     @Override
     public Flux<FileInfo> list(String path) {
-        return blocking(path, () -> {
-                    Path dir = paths.resolve("path", path, true);
-                    if (!Files.exists(dir)) {
-                        throw LocalFileIo.failure(path, FileOperationException.Reason.NOT_FOUND, null);
-                    }
-                    if (!Files.isDirectory(dir)) {
-                        throw LocalFileIo.failure(path, FileOperationException.Reason.NOT_A_DIRECTORY, null);
-                    }
-                    try (Stream<Path> entries = Files.list(dir)) {
-                        return entries.sorted(Comparator.comparing(
-                                        p -> p.getFileName().toString()))
-                                .map(p -> {
-                                    try {
-                                        return stat(p, p.toString());
-                                    } catch (IOException e) {
-                                        throw new UncheckedIOException(e);
-                                    }
-                                })
-                                .toList();
-                    }
-                })
+        return blocking(path, () -> root.list("path", path, root.relative("path", path)))
                 .flatMapIterable(list -> list);
     }
 
     @Override
     public Mono<FileInfo> stat(String path) {
-        return blocking(path, () -> stat(paths.resolve("path", path, false), path));
-    }
-
-    static FileInfo stat(Path p, String shownPath) throws IOException {
-        PosixFileAttributes attrs;
-        try {
-            attrs = Files.readAttributes(p, PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
-        } catch (IOException e) {
-            throw LocalFileIo.failure(shownPath, e);
-        }
-        FileInfo.Type type = attrs.isSymbolicLink()
-                ? FileInfo.Type.SYMLINK
-                : attrs.isDirectory()
-                        ? FileInfo.Type.DIRECTORY
-                        : attrs.isRegularFile() ? FileInfo.Type.FILE : FileInfo.Type.OTHER;
-        Optional<String> target =
-                attrs.isSymbolicLink() ? Optional.of(Files.readSymbolicLink(p).toString()) : Optional.empty();
-        Path name = p.getFileName();
-        return new FileInfo(
-                p.toString(),
-                name == null ? "/" : name.toString(),
-                type,
-                attrs.size(),
-                mode(attrs.permissions()),
-                attrs.lastModifiedTime().toInstant(),
-                target);
-    }
-
-    private static int mode(Set<PosixFilePermission> perms) {
-        int mode = 0;
-        for (PosixFilePermission perm : perms) {
-            mode |= switch (perm) {
-                case OWNER_READ -> 0400;
-                case OWNER_WRITE -> 0200;
-                case OWNER_EXECUTE -> 0100;
-                case GROUP_READ -> 040;
-                case GROUP_WRITE -> 020;
-                case GROUP_EXECUTE -> 010;
-                case OTHERS_READ -> 04;
-                case OTHERS_WRITE -> 02;
-                case OTHERS_EXECUTE -> 01;
-            };
-        }
-        return mode;
+        return blocking(path, () -> root.info("path", path, root.relative("path", path)));
     }
 
     @Override
     public Mono<Void> mkdir(String path) {
         return blocking(path, () -> {
-                    Path dir = paths.resolve("path", path, false);
-                    if (Files.exists(dir, LinkOption.NOFOLLOW_LINKS) && !Files.isDirectory(dir)) {
-                        throw LocalFileIo.failure(path, FileOperationException.Reason.ALREADY_EXISTS, null);
-                    }
-                    try {
-                        Files.createDirectories(dir);
-                    } catch (FileAlreadyExistsException e) {
-                        throw LocalFileIo.failure(path, FileOperationException.Reason.NOT_A_DIRECTORY, e);
-                    }
-                    return dir;
+                    root.mkdirs("path", path, root.relative("path", path));
+                    return path;
                 })
                 .then();
     }
@@ -220,25 +175,8 @@ final class LocalFiles implements SandboxFiles {
     @Override
     public Mono<Void> remove(String path, boolean recursive) {
         return blocking(path, () -> {
-                    Path p = paths.resolve("path", path, false);
-                    if (p.equals(paths.root())) {
-                        throw new dev.sandbox.InvalidArgumentException(
-                                "path", "path '" + path + "' is the session root, which cannot be removed");
-                    }
-                    if (!Files.exists(p, LinkOption.NOFOLLOW_LINKS)) {
-                        throw LocalFileIo.failure(path, FileOperationException.Reason.NOT_FOUND, null);
-                    }
-                    if (recursive && Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)) {
-                        try (Stream<Path> walk = Files.walk(p)) {
-                            for (Path each :
-                                    walk.sorted(Comparator.reverseOrder()).toList()) {
-                                Files.deleteIfExists(each);
-                            }
-                        }
-                    } else {
-                        Files.delete(p);
-                    }
-                    return p;
+                    root.remove("path", path, root.relative("path", path), recursive);
+                    return path;
                 })
                 .then();
     }
@@ -246,19 +184,8 @@ final class LocalFiles implements SandboxFiles {
     @Override
     public Mono<Void> move(String from, String to) {
         return blocking(from, () -> {
-                    Path source = paths.resolve("from", from, false);
-                    Path target = paths.resolve("to", to, false);
-                    if (!Files.exists(source, LinkOption.NOFOLLOW_LINKS)) {
-                        throw LocalFileIo.failure(from, FileOperationException.Reason.NOT_FOUND, null);
-                    }
-                    if (Files.exists(target, LinkOption.NOFOLLOW_LINKS)) {
-                        throw LocalFileIo.failure(to, FileOperationException.Reason.ALREADY_EXISTS, null);
-                    }
-                    try {
-                        return Files.move(source, target);
-                    } catch (IOException e) {
-                        throw LocalFileIo.failure(to, e);
-                    }
+                    root.move(from, root.relative("from", from), to, root.relative("to", to));
+                    return to;
                 })
                 .then();
     }
@@ -266,17 +193,10 @@ final class LocalFiles implements SandboxFiles {
     @Override
     public Flux<FileEvent> watch(String path) {
         return Flux.defer(() -> {
-                    guard.run();
-                    Path dir = paths.resolve("path", path, true);
-                    if (!Files.isDirectory(dir)) {
-                        return Flux.error(LocalFileIo.failure(
-                                path,
-                                Files.exists(dir)
-                                        ? FileOperationException.Reason.NOT_A_DIRECTORY
-                                        : FileOperationException.Reason.NOT_FOUND,
-                                null));
-                    }
-                    return watcher.watch(dir, path);
+                    String rel = rootedUnchecked(() -> root.relative("path", path));
+                    int fd = rootedUnchecked(() -> root.openDirectory("path", path, rel));
+                    // registered through the descriptor: the watch is on the directory that was resolved
+                    return watcher.watch(SessionRoot.proc(fd), root.display(rel), path, () -> Sys.close(fd));
                 })
                 .subscribeOn(io)
                 .publishOn(Schedulers.parallel(), 32);

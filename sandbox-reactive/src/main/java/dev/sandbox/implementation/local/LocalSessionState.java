@@ -38,7 +38,7 @@ public final class LocalSessionState {
 
     final Instant createdAt = Instant.now();
     final ExecRunner runner = new ExecRunner();
-    final PathPolicy paths;
+    final SessionRoot root;
     private final ProcessLauncher launcher;
     private final LocalWatcher watcher;
     private final Consumer<LocalSessionState> onEnd;
@@ -81,7 +81,7 @@ public final class LocalSessionState {
         this.launcher = launcher;
         this.watcher = watcher;
         this.onEnd = onEnd;
-        this.paths = new PathPolicy(workdir);
+        this.root = new SessionRoot(workdir);
         this.timers = new SessionTimers(id, runner::runningCount, this::destroy);
     }
 
@@ -104,7 +104,7 @@ public final class LocalSessionState {
     }
 
     LocalFiles files(Runnable guard) {
-        return new LocalFiles(paths, guard, watcher);
+        return new LocalFiles(root, guard, watcher);
     }
 
     /**
@@ -141,6 +141,7 @@ public final class LocalSessionState {
     private ProcessSpec spec(ExecOptions options) {
         Map<String, String> merged = new LinkedHashMap<>(env);
         merged.putAll(options.env());
+        merged.put(SessionRecords.MARKER, id); // last: what finds the session's processes after a crash
         String cwd = options.cwd().orElse(workdir.toString());
         if (!Files.isDirectory(Path.of(cwd))) {
             throw new ProcessLaunchException("working directory does not exist: '" + cwd + "'", null);
@@ -203,6 +204,7 @@ public final class LocalSessionState {
             }
             endReason = reason;
         }
+        root.close();
         timers.stop();
         onEnd.accept(this);
     }

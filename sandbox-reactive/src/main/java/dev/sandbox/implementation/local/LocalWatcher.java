@@ -37,15 +37,25 @@ public final class LocalWatcher implements AutoCloseable {
     /** A watcher with no watch yet; its service and thread start with the first watch. */
     public LocalWatcher() {}
 
-    Flux<FileEvent> watch(Path dir, String shownPath) {
+    /**
+     * Watches a directory.
+     *
+     * @param registered the path to register, e.g. {@code /proc/self/fd/N} of a directory already resolved
+     * @param dir the directory as events name it
+     * @param shownPath the path to name in errors
+     * @param registeredOnce run once the registration is done or failed (frees what {@code registered} names)
+     */
+    Flux<FileEvent> watch(Path registered, Path dir, String shownPath, Runnable registeredOnce) {
         return Flux.create(sink -> {
             Subscription sub = new Subscription(sink, dir);
             WatchKey key;
             try {
-                key = register(dir, sub);
+                key = register(registered, sub);
             } catch (IOException e) {
                 sink.error(LocalFileIo.failure(shownPath, e));
                 return;
+            } finally {
+                registeredOnce.run();
             }
             sink.onRequest(n -> sub.drain());
             // cancelling a key waits for the watch service's own thread: never on the subscriber's thread
@@ -89,11 +99,9 @@ public final class LocalWatcher implements AutoCloseable {
                 Set<Subscription> current = byKey.get(key);
                 subs = current == null ? Set.of() : Set.copyOf(current);
             }
-            Path dir = (Path) key.watchable();
             for (WatchEvent<?> event : key.pollEvents()) {
-                FileEvent mapped = map(dir, event);
                 for (Subscription sub : subs) {
-                    sub.offer(mapped);
+                    sub.offer(map(sub.dir, event)); // each as its subscriber named the directory
                 }
             }
             key.reset();
