@@ -5,6 +5,7 @@ import dev.sandbox.SandboxProvider;
 import dev.sandbox.implementation.Version;
 import dev.sandbox.server.implementation.Api;
 import dev.sandbox.server.implementation.Auth;
+import dev.sandbox.server.implementation.ConnectionGuard;
 import dev.sandbox.server.implementation.ServerConfig;
 import dev.sandbox.server.implementation.Sessions;
 import io.netty.channel.group.ChannelGroup;
@@ -21,6 +22,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.netty.DisposableServer;
+import reactor.netty.NettyPipeline;
 import reactor.netty.http.server.HttpServer;
 
 /**
@@ -165,6 +167,9 @@ public final class SandboxServer implements AutoCloseable {
         private Duration heartbeat = Duration.ofSeconds(15);
         private Duration stdinTimeout = Duration.ofSeconds(30);
         private Duration shutdownTimeout = Duration.ofSeconds(10);
+        private int maxConnections = 512;
+        private Duration headTimeout = Duration.ofSeconds(10);
+        private Duration authTimeout = Duration.ofSeconds(30);
 
         private Builder(SandboxProvider provider) {
             this.provider = Objects.requireNonNull(provider, "provider");
@@ -309,6 +314,44 @@ public final class SandboxServer implements AutoCloseable {
         }
 
         /**
+         * Sets the most connections open at once (512 by default). One more closes the oldest connection that has
+         * not yet presented a valid token, so idle strangers cannot keep a client with the token out; when every open
+         * connection has presented it, the new one is closed.
+         *
+         * @param maxConnections at least 2
+         * @return this builder
+         */
+        public Builder maxConnections(int maxConnections) {
+            this.maxConnections = maxConnections;
+            return this;
+        }
+
+        /**
+         * Sets how long a request head (request line and headers) may take to arrive once its first byte did (10
+         * seconds by default); a slower one gets its connection closed. Bodies and streams are not limited by it.
+         *
+         * @param headTimeout a positive duration
+         * @return this builder
+         */
+        public Builder requestHeadTimeout(Duration headTimeout) {
+            this.headTimeout = headTimeout;
+            return this;
+        }
+
+        /**
+         * Sets how long a connection may stay open before one of its requests carries a valid token (30 seconds by
+         * default); then it is closed. Connections that presented the token are kept as long as their client
+         * wants, so exec streams and PTY WebSockets last.
+         *
+         * @param authTimeout a positive duration
+         * @return this builder
+         */
+        public Builder unauthenticatedTimeout(Duration authTimeout) {
+            this.authTimeout = authTimeout;
+            return this;
+        }
+
+        /**
          * Binds the server and starts serving. Blocks until bound.
          *
          * @return the running server
@@ -329,6 +372,9 @@ public final class SandboxServer implements AutoCloseable {
             positive("resumeTimeout", resumeTimeout);
             positive("heartbeat", heartbeat);
             positive("shutdownTimeout", shutdownTimeout);
+            atLeast("maxConnections", maxConnections, 2);
+            positive("requestHeadTimeout", headTimeout);
+            positive("unauthenticatedTimeout", authTimeout);
             ServerConfig config = new ServerConfig(
                     host,
                     port,
@@ -341,14 +387,19 @@ public final class SandboxServer implements AutoCloseable {
                     resumeTimeout,
                     heartbeat,
                     stdinTimeout,
-                    shutdownTimeout);
+                    shutdownTimeout,
+                    maxConnections,
+                    headTimeout,
+                    authTimeout);
             Version.get(); // reads a resource: load it here, not on an event loop
-            Api api = new Api(config, new Sessions(provider, maxSessions));
+            ConnectionGuard guard = new ConnectionGuard(maxConnections, headTimeout, authTimeout);
+            Api api = new Api(config, new Sessions(provider, maxSessions), guard);
             ChannelGroup connections = new DefaultChannelGroup("sandbox-server", GlobalEventExecutor.INSTANCE);
             DisposableServer server = HttpServer.create()
                     .host(host)
                     .port(port)
                     .channelGroup(connections)
+                    .doOnChannelInit((observer, ch, address) -> guard.init(ch, NettyPipeline.HttpCodec))
                     .httpRequestDecoder(spec -> spec.maxHeaderSize(16 * 1024).maxInitialLineLength(16 * 1024))
                     .route(api::register)
                     .bindNow(Duration.ofSeconds(10));

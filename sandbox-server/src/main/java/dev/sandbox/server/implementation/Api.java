@@ -76,6 +76,7 @@ public final class Api {
     }
 
     private final ServerConfig config;
+    private final ConnectionGuard connections;
     private final Auth auth;
     private final Sessions sessions;
     private final ExecRegistry execs;
@@ -91,8 +92,10 @@ public final class Api {
      *
      * @param config the settings
      * @param sessions the sessions
+     * @param connections the connections' guard, told which connections presented a valid token
      */
-    public Api(ServerConfig config, Sessions sessions) {
+    public Api(ServerConfig config, Sessions sessions, ConnectionGuard connections) {
+        this.connections = connections;
         this.config = config;
         this.auth = new Auth(config.tokenDigest());
         this.sessions = sessions;
@@ -193,6 +196,7 @@ public final class Api {
                         return Mono.error(new HttpError(
                                 401, "Unauthorized", "a valid bearer token is required (Authorization: Bearer ...)"));
                     }
+                    req.withConnection(c -> connections.authenticated(c.channel()));
                     if (draining) {
                         return Mono.error(new HttpError(503, "ShuttingDown", "the server is shutting down"));
                     }

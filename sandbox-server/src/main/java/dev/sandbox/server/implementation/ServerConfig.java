@@ -17,6 +17,9 @@ import java.time.Duration;
  * @param heartbeat how often quiet streams send a heartbeat
  * @param stdinTimeout how long a command and its stdin upload wait for each other
  * @param shutdownTimeout how long a graceful stop waits for running requests
+ * @param maxConnections the most open connections
+ * @param headTimeout the longest a request head may take to arrive once it started
+ * @param authTimeout the longest a connection may stay open without presenting a valid token
  */
 public record ServerConfig(
         String host,
@@ -30,4 +33,7 @@ public record ServerConfig(
         Duration resumeTimeout,
         Duration heartbeat,
         Duration stdinTimeout,
-        Duration shutdownTimeout) {}
+        Duration shutdownTimeout,
+        int maxConnections,
+        Duration headTimeout,
+        Duration authTimeout) {}
