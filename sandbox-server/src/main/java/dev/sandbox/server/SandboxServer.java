@@ -157,7 +157,7 @@ public final class SandboxServer implements AutoCloseable {
         private final SandboxProvider provider;
         private String host = "127.0.0.1";
         private int port = 7070;
-        private byte[] tokenDigest;
+        private final java.util.Map<String, byte[]> tokenDigests = new java.util.LinkedHashMap<>();
         private int maxSessions = 64;
         private int maxExecs = 256;
         private int maxJsonBytes = 1024 * 1024;
@@ -198,25 +198,49 @@ public final class SandboxServer implements AutoCloseable {
         }
 
         /**
-         * Sets the bearer token every request must carry. Only its SHA-256 digest is kept; the caller may clear the
-         * array afterwards.
+         * Sets the bearer token every request must carry (the token named {@code default}). Only its SHA-256 digest is
+         * kept; the caller may clear the array afterwards.
          *
          * @param token the token, at least 16 characters
          * @return this builder
          */
         public Builder token(char[] token) {
+            return token("default", token);
+        }
+
+        /**
+         * Adds a named bearer token. Each token is a tenant: the sessions created with it are seen (listed, attached,
+         * used, destroyed) only with it; to every other token they answer 404 as a missing session does. A session
+         * keeps its tenant across server restarts with the same token. Only the token's SHA-256 digest is kept.
+         *
+         * @param name the token's name, for logs (the token itself is never logged)
+         * @param token the token, at least 16 characters, different from the other tokens
+         * @return this builder
+         */
+        public Builder token(String name, char[] token) {
+            Objects.requireNonNull(name, "name");
             Objects.requireNonNull(token, "token");
+            if (name.isBlank()) {
+                throw new InvalidArgumentException("token", "a token's name must not be blank");
+            }
             if (token.length < 16) {
                 throw new InvalidArgumentException("token", "token must be at least 16 characters long");
             }
             ByteBuffer bytes = StandardCharsets.UTF_8.encode(CharBuffer.wrap(token));
             byte[] raw = new byte[bytes.remaining()];
             bytes.get(raw);
-            this.tokenDigest = Auth.sha256(raw);
+            byte[] digest = Auth.sha256(raw);
             Arrays.fill(raw, (byte) 0);
             if (bytes.hasArray()) {
                 Arrays.fill(bytes.array(), (byte) 0);
             }
+            for (var e : tokenDigests.entrySet()) {
+                if (!e.getKey().equals(name) && Arrays.equals(e.getValue(), digest)) {
+                    throw new InvalidArgumentException(
+                            "token", "token '" + name + "' is the same as token '" + e.getKey() + "'");
+                }
+            }
+            tokenDigests.put(name, digest);
             return this;
         }
 
@@ -358,7 +382,7 @@ public final class SandboxServer implements AutoCloseable {
          * @throws InvalidArgumentException naming a setting that is missing or wrong
          */
         public SandboxServer start() {
-            if (tokenDigest == null) {
+            if (tokenDigests.isEmpty()) {
                 throw new InvalidArgumentException("token", "token is required");
             }
             if (port < 0 || port > 65535) {
@@ -378,7 +402,7 @@ public final class SandboxServer implements AutoCloseable {
             ServerConfig config = new ServerConfig(
                     host,
                     port,
-                    tokenDigest,
+                    java.util.Map.copyOf(tokenDigests),
                     maxSessions,
                     maxExecs,
                     maxJsonBytes,
@@ -422,7 +446,8 @@ public final class SandboxServer implements AutoCloseable {
         @Override
         public String toString() {
             return "SandboxServer.Builder{host=" + host + ", port=" + port + ", token="
-                    + (tokenDigest == null ? "unset" : "***") + ", maxSessions=" + maxSessions + ", maxExecs="
+                    + (tokenDigests.isEmpty() ? "unset" : tokenDigests.size() + " (***)") + ", maxSessions="
+                    + maxSessions + ", maxExecs="
                     + maxExecs + "}";
         }
     }

@@ -47,6 +47,7 @@ import reactor.core.scheduler.Schedulers;
 import reactor.netty.http.server.HttpServerRequest;
 import reactor.netty.http.server.HttpServerResponse;
 import reactor.netty.http.server.HttpServerRoutes;
+import reactor.util.context.Context;
 
 /**
  * The {@code /v1/} routes. Every route goes through {@link #guard}: the bearer token is checked first, errors become
@@ -97,7 +98,7 @@ public final class Api {
     public Api(ServerConfig config, Sessions sessions, ConnectionGuard connections) {
         this.connections = connections;
         this.config = config;
-        this.auth = new Auth(config.tokenDigest());
+        this.auth = new Auth(config.tokenDigests());
         this.sessions = sessions;
         this.execs = new ExecRegistry(config.execWindowBytes(), config.resumeTimeout());
         this.limit = new ExecLimit(config.maxExecs());
@@ -192,7 +193,8 @@ public final class Api {
     public BiFunction<HttpServerRequest, HttpServerResponse, Publisher<Void>> guard(
             boolean fileRoute, Handler handler) {
         return (req, res) -> Mono.defer(() -> {
-                    if (!auth.accepts(req.requestHeaders().get(HttpHeaderNames.AUTHORIZATION))) {
+                    Tenant tenant = auth.accept(req.requestHeaders().get(HttpHeaderNames.AUTHORIZATION));
+                    if (tenant == null) {
                         return Mono.error(new HttpError(
                                 401, "Unauthorized", "a valid bearer token is required (Authorization: Bearer ...)"));
                     }
@@ -203,7 +205,7 @@ public final class Api {
                     if (!req.fullPath().equals("/v1/ping")) {
                         lastActivityMillis.set(System.currentTimeMillis());
                     }
-                    return Mono.from(handler.handle(req, res));
+                    return Mono.from(handler.handle(req, res)).contextWrite(Context.of(Tenant.class, tenant));
                 })
                 .onErrorResume(t -> {
                     if (res.hasSentHeaders()) {
@@ -244,10 +246,20 @@ public final class Api {
         return v;
     }
 
-    /** Runs an operation on a session, noting what its errors say about the session. */
+    /** Runs an operation on a session of the request's tenant, noting what its errors say about the session. */
     private <T> Mono<T> withSession(HttpServerRequest req, Function<SandboxSession, Mono<T>> op) {
         String id = param(req, "id");
-        return sessions.lookup(id).flatMap(op).doOnError(t -> sessions.observe(id, t));
+        return tenant(t -> sessions.lookup(id, t)).flatMap(op).doOnError(t -> sessions.observe(id, t));
+    }
+
+    /** Something done for the request's tenant (set by {@link #guard}). */
+    private static <T> Mono<T> tenant(Function<Tenant, Mono<T>> op) {
+        return Mono.deferContextual(ctx -> op.apply(ctx.get(Tenant.class)));
+    }
+
+    /** Checks that the request's session is its tenant's (404 otherwise, as for a missing one), then goes on. */
+    private <T> Mono<T> inOwnSession(HttpServerRequest req, java.util.function.Supplier<Mono<T>> then) {
+        return withSession(req, Mono::just).flatMap(s -> then.get());
     }
 
     private Mono<JsonNode> body(HttpServerRequest req) {
@@ -259,7 +271,7 @@ public final class Api {
     }
 
     private static ResourceBodies.SessionInfoBody sessionJson(SandboxSession s, String provider) {
-        return ResourceBodies.SessionInfoBody.handle(s.id(), provider, s.labels());
+        return ResourceBodies.SessionInfoBody.handle(s.id(), provider, Tenant.visible(s.labels()));
     }
 
     private static ResourceBodies.ProcessInfoBody processJson(BackgroundProcess p) {
@@ -295,7 +307,7 @@ public final class Api {
     }
 
     private Mono<SandboxSession> create(SessionOptions options) {
-        return sessions.create(options);
+        return tenant(t -> sessions.create(options, t));
     }
 
     private Mono<Void> listSessions(HttpServerRequest req, HttpServerResponse res) {
@@ -305,19 +317,21 @@ public final class Api {
                 labels.put(e.getKey().substring("label.".length()), e.getValue().get(0));
             }
         }
-        return sessions.list(labels).collectList().flatMap(list -> {
+        return tenant(t -> sessions.list(labels, t).collectList()).flatMap(list -> {
             return Http.json(res, 200, ResourceBodies.SessionList.of(list));
         });
     }
 
     private Mono<Void> getSession(HttpServerRequest req, HttpServerResponse res) {
-        return sessions.attach(param(req, "id"))
+        String id = param(req, "id");
+        return tenant(t -> sessions.attach(id, t))
                 .flatMap(s ->
                         Http.json(res, 200, sessionJson(s, sessions.provider().name())));
     }
 
     private Mono<Void> destroySession(HttpServerRequest req, HttpServerResponse res) {
-        return sessions.destroy(param(req, "id")).then(Http.noContent(res));
+        String id = param(req, "id");
+        return tenant(t -> sessions.destroy(id, t)).then(Http.noContent(res));
     }
 
     private Mono<Void> status(HttpServerRequest req, HttpServerResponse res) {
@@ -455,30 +469,39 @@ public final class Api {
                         "Last-Event-ID", "Last-Event-ID must be '<stdout>:<stderr>', got '" + lastEventId + "'");
             }
         }
-        ExecChannel channel = execs.get(param(req, "exec"), param(req, "id"));
-        return sendExec(req, res, channel, afterStdout, afterStderr, Http.format(req));
+        long stdoutFrom = afterStdout;
+        long stderrFrom = afterStderr;
+        return inOwnSession(req, () -> {
+            ExecChannel channel = execs.get(param(req, "exec"), param(req, "id"));
+            return sendExec(req, res, channel, stdoutFrom, stderrFrom, Http.format(req));
+        });
     }
 
     private Mono<Void> execAck(HttpServerRequest req, HttpServerResponse res) {
         return body(req).flatMap(n -> {
             RequestBodies.AckBody ack = RequestBodies.read(n, RequestBodies.AckBody.class);
-            ExecChannel channel = execs.get(param(req, "exec"), param(req, "id"));
-            channel.ack(ack.stdoutOffset(), ack.stderrOffset());
-            return Http.noContent(res);
+            return inOwnSession(req, () -> {
+                ExecChannel channel = execs.get(param(req, "exec"), param(req, "id"));
+                channel.ack(ack.stdoutOffset(), ack.stderrOffset());
+                return Http.noContent(res);
+            });
         });
     }
 
     private Mono<Void> execRelease(HttpServerRequest req, HttpServerResponse res) {
-        try {
-            execs.get(param(req, "exec"), param(req, "id")).release();
-        } catch (HttpError e) {
-            // releasing an exec that is gone already is fine
-        }
-        return Http.noContent(res);
+        return inOwnSession(req, () -> {
+            try {
+                execs.get(param(req, "exec"), param(req, "id")).release();
+            } catch (HttpError e) {
+                // releasing an exec that is gone already is fine
+            }
+            return Http.noContent(res);
+        });
     }
 
     private Mono<Void> stdinUpload(HttpServerRequest req, HttpServerResponse res) {
-        return stdins.upload(param(req, "stdin"), Http.rawBody(req)).then(Http.noContent(res));
+        return inOwnSession(req, () -> stdins.upload(param(req, "stdin"), Http.rawBody(req)))
+                .then(Http.noContent(res));
     }
 
     // ------------------------------------------------------------------ background processes

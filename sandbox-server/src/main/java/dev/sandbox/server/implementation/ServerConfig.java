@@ -7,7 +7,7 @@ import java.time.Duration;
  *
  * @param host the address to bind
  * @param port the port to bind (0 for any free port)
- * @param tokenDigest the SHA-256 digest of the bearer token
+ * @param tokenDigests the SHA-256 digests of the bearer tokens by name, each token a tenant
  * @param maxSessions the most live sessions created through the server
  * @param maxExecs the most commands running through the server
  * @param maxJsonBytes the largest JSON request body
@@ -24,7 +24,7 @@ import java.time.Duration;
 public record ServerConfig(
         String host,
         int port,
-        byte[] tokenDigest,
+        java.util.Map<String, byte[]> tokenDigests,
         int maxSessions,
         int maxExecs,
         int maxJsonBytes,

@@ -1,5 +1,6 @@
 package dev.sandbox.server.implementation;
 
+import dev.sandbox.InvalidArgumentException;
 import dev.sandbox.SandboxProvider;
 import dev.sandbox.SandboxSession;
 import dev.sandbox.SessionClosedException;
@@ -32,17 +33,33 @@ public final class Sessions {
     private final SandboxProvider provider;
     private final int maxSessions;
     private final Map<String, Entry> live = new ConcurrentHashMap<>();
-    private final Map<String, SessionEndReason> ended = new LinkedHashMap<>(); // guarded by itself
+    private final Map<String, Ended> ended = new LinkedHashMap<>(); // guarded by itself
     private final AtomicInteger owned = new AtomicInteger();
+
+    /**
+     * Another tenant's session, answered as a missing one (same type, same message) but not taken as news that the
+     * session ended.
+     */
+    private static final class NotTheTenants extends SessionNotFoundException {
+        private static final long serialVersionUID = 1L;
+
+        NotTheTenants(String id) {
+            super(id);
+        }
+    }
+
+    private record Ended(SessionEndReason reason, Tenant tenant) {}
 
     private static final class Entry {
         final SandboxSession handle;
         final boolean owned;
+        final Tenant tenant;
         final AtomicBoolean counted;
 
-        Entry(SandboxSession handle, boolean owned) {
+        Entry(SandboxSession handle, boolean owned, Tenant tenant) {
             this.handle = handle;
             this.owned = owned;
+            this.tenant = tenant;
             this.counted = new AtomicBoolean(owned);
         }
     }
@@ -77,15 +94,24 @@ public final class Sessions {
     }
 
     /**
-     * Creates a session, refusing with 429 when the server already owns its maximum of live sessions.
+     * Creates a session for a tenant, refusing with 429 when the server already owns its maximum of live sessions.
      *
-     * @param options the options
+     * @param options the options, without labels under {@link Tenant#RESERVED_PREFIX}
+     * @param tenant whose session it is: it gets the tenant's label
      * @return the new session's handle
      */
-    public Mono<SandboxSession> create(SessionOptions options) {
+    public Mono<SandboxSession> create(SessionOptions options, Tenant tenant) {
+        for (String key : options.labels().keySet()) {
+            if (key.startsWith(Tenant.RESERVED_PREFIX)) {
+                return Mono.error(new InvalidArgumentException(
+                        "labels",
+                        "labels under '" + Tenant.RESERVED_PREFIX + "' are the server's own, got '" + key + "'"));
+            }
+        }
+        SessionOptions marked = options.withLabel(Tenant.LABEL, tenant.marker());
         return reserve()
-                .then(Mono.defer(() -> provider.create(options)
-                        .doOnNext(s -> live.put(s.id(), new Entry(s, true)))
+                .then(Mono.defer(() -> provider.create(marked)
+                        .doOnNext(s -> live.put(s.id(), new Entry(s, true, tenant)))
                         .doOnError(e -> owned.decrementAndGet())
                         .doOnCancel(owned::decrementAndGet)));
     }
@@ -127,19 +153,34 @@ public final class Sessions {
      * from the provider.
      *
      * @param id the session's id
+     * @param tenant who asks: another tenant's session is not found, as a missing one
      * @return the handle
      */
-    public Mono<SandboxSession> lookup(String id) {
+    public Mono<SandboxSession> lookup(String id, Tenant tenant) {
         return Mono.defer(() -> {
             Entry e = live.get(id);
             if (e != null) {
-                return Mono.just(e.handle);
+                return e.tenant.equals(tenant) ? Mono.just(e.handle) : Mono.error(new NotTheTenants(id));
             }
-            SessionEndReason reason = endedReason(id);
+            SessionEndReason reason = endedReason(id, tenant);
             if (reason != null) {
                 return Mono.error(new SessionClosedException(id, reason));
             }
-            return provider.attach(id).map(s -> live.computeIfAbsent(id, k -> new Entry(s, false)).handle);
+            return attachOwn(id, tenant);
+        });
+    }
+
+    /** A new handle from the provider for a session of the tenant; any other session is not found. */
+    private Mono<SandboxSession> attachOwn(String id, Tenant tenant) {
+        return provider.attach(id).flatMap(s -> {
+            if (!tenant.owns(s.labels())) {
+                return s.close().onErrorComplete().then(Mono.error(new NotTheTenants(id)));
+            }
+            Entry held = live.computeIfAbsent(id, k -> new Entry(s, false, tenant));
+            if (held.handle != s) {
+                s.close().onErrorComplete().subscribe();
+            }
+            return held.tenant.equals(tenant) ? Mono.just(held.handle) : Mono.error(new NotTheTenants(id));
         });
     }
 
@@ -148,17 +189,21 @@ public final class Sessions {
      * existed, as the provider's own {@code attach} does.
      *
      * @param id the session's id
+     * @param tenant who asks: another tenant's session is not found, as a missing one
      * @return the handle
      */
-    public Mono<SandboxSession> attach(String id) {
+    public Mono<SandboxSession> attach(String id, Tenant tenant) {
         return Mono.defer(() -> {
-            if (endedReason(id) != null) {
+            if (endedReason(id, tenant) != null) {
                 return Mono.error(new SessionNotFoundException(id));
             }
-            return provider.attach(id)
-                    .map(fresh -> live.computeIfAbsent(id, k -> new Entry(fresh, false)).handle)
+            Entry e = live.get(id);
+            if (e != null && !e.tenant.equals(tenant)) {
+                return Mono.error(new NotTheTenants(id));
+            }
+            return attachOwn(id, tenant)
                     .onErrorResume(
-                            SessionNotFoundException.class,
+                            t -> t instanceof SessionNotFoundException && !(t instanceof NotTheTenants),
                             t -> endedWithReason(id).then(Mono.error(t)));
         });
     }
@@ -180,27 +225,38 @@ public final class Sessions {
     }
 
     /**
-     * Lists the provider's sessions by labels.
+     * Lists a tenant's sessions by labels, without the server's own labels.
      *
      * @param labels labels every session must have
+     * @param tenant whose sessions
      * @return the sessions
      */
-    public Flux<SessionInfo> list(Map<String, String> labels) {
-        return provider.list(labels);
+    public Flux<SessionInfo> list(Map<String, String> labels, Tenant tenant) {
+        Map<String, String> filter = new LinkedHashMap<>();
+        labels.forEach((k, v) -> {
+            if (!k.startsWith(Tenant.RESERVED_PREFIX)) {
+                filter.put(k, v);
+            }
+        });
+        filter.put(Tenant.LABEL, tenant.marker());
+        return provider.list(filter)
+                .filter(i -> tenant.owns(i.labels()))
+                .map(i -> new SessionInfo(i.id(), i.provider(), Tenant.visible(i.labels()), i.createdAt()));
     }
 
     /**
      * Destroys a session; idempotent for a session that already ended.
      *
      * @param id the session's id
+     * @param tenant who asks
      * @return completes when it is gone
      */
-    public Mono<Void> destroy(String id) {
+    public Mono<Void> destroy(String id, Tenant tenant) {
         return Mono.defer(() -> {
-            if (endedReason(id) != null) {
+            if (endedReason(id, tenant) != null) {
                 return Mono.empty();
             }
-            return lookup(id)
+            return lookup(id, tenant)
                     .flatMap(s ->
                             s.destroy().then(Mono.<Void>fromRunnable(() -> forget(id, SessionEndReason.DESTROYED))))
                     .onErrorResume(SessionClosedException.class, t -> {
@@ -217,7 +273,7 @@ public final class Sessions {
      * @param t the error
      */
     public void observe(String id, Throwable t) {
-        if (!live.containsKey(id)) {
+        if (!live.containsKey(id) || t instanceof NotTheTenants) {
             return; // only sessions the server held are remembered as ended; unknown ids stay unknown
         }
         if (t instanceof SessionClosedException c && c.reason() != SessionEndReason.HANDLE_CLOSED) {
@@ -229,20 +285,24 @@ public final class Sessions {
 
     private void forget(String id, SessionEndReason reason) {
         Entry e = live.remove(id);
-        if (e != null && e.counted.compareAndSet(true, false)) {
+        if (e == null) {
+            return;
+        }
+        if (e.counted.compareAndSet(true, false)) {
             owned.decrementAndGet();
         }
         synchronized (ended) {
-            ended.putIfAbsent(id, reason);
+            ended.putIfAbsent(id, new Ended(reason, e.tenant));
             if (ended.size() > MAX_ENDED_REMEMBERED) {
                 ended.remove(ended.keySet().iterator().next());
             }
         }
     }
 
-    private SessionEndReason endedReason(String id) {
+    private SessionEndReason endedReason(String id, Tenant tenant) {
         synchronized (ended) {
-            return ended.get(id);
+            Ended e = ended.get(id);
+            return e != null && e.tenant.equals(tenant) ? e.reason : null;
         }
     }
 
