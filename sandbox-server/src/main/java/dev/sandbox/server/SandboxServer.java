@@ -6,14 +6,18 @@ import dev.sandbox.implementation.Version;
 import dev.sandbox.server.implementation.Api;
 import dev.sandbox.server.implementation.Auth;
 import dev.sandbox.server.implementation.ConnectionGuard;
+import dev.sandbox.server.implementation.HostPaths;
 import dev.sandbox.server.implementation.ServerConfig;
 import dev.sandbox.server.implementation.Sessions;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.util.concurrent.GlobalEventExecutor;
+import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.CharBuffer;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Objects;
@@ -170,6 +174,7 @@ public final class SandboxServer implements AutoCloseable {
         private int maxConnections = 512;
         private Duration headTimeout = Duration.ofSeconds(10);
         private Duration authTimeout = Duration.ofSeconds(30);
+        private Path workdirRoot;
 
         private Builder(SandboxProvider provider) {
             this.provider = Objects.requireNonNull(provider, "provider");
@@ -376,6 +381,20 @@ public final class SandboxServer implements AutoCloseable {
         }
 
         /**
+         * Sets the directory that workdirs clients choose must be under, for a provider whose workdirs are host
+         * paths (the local provider); by default a directory the server makes under the temporary directory. A
+         * session asking for a workdir outside it (after resolving {@code ..} and symbolic links) is refused with 400
+         * naming {@code workdir}. Sessions that name no workdir get the provider's fresh one as before.
+         *
+         * @param workdirRoot an existing directory
+         * @return this builder
+         */
+        public Builder workdirRoot(Path workdirRoot) {
+            this.workdirRoot = Objects.requireNonNull(workdirRoot, "workdirRoot");
+            return this;
+        }
+
+        /**
          * Binds the server and starts serving. Blocks until bound.
          *
          * @return the running server
@@ -399,6 +418,8 @@ public final class SandboxServer implements AutoCloseable {
             atLeast("maxConnections", maxConnections, 2);
             positive("requestHeadTimeout", headTimeout);
             positive("unauthenticatedTimeout", authTimeout);
+            Path root = resolvedRoot();
+            HostPaths.addRoot(root);
             ServerConfig config = new ServerConfig(
                     host,
                     port,
@@ -414,7 +435,8 @@ public final class SandboxServer implements AutoCloseable {
                     shutdownTimeout,
                     maxConnections,
                     headTimeout,
-                    authTimeout);
+                    authTimeout,
+                    root);
             Version.get(); // reads a resource: load it here, not on an event loop
             ConnectionGuard guard = new ConnectionGuard(maxConnections, headTimeout, authTimeout);
             Api api = new Api(config, new Sessions(provider, maxSessions), guard);
@@ -429,6 +451,20 @@ public final class SandboxServer implements AutoCloseable {
                     .bindNow(Duration.ofSeconds(10));
             LOG.info("sandbox server serving {} sessions on {}:{}", provider.name(), host, server.port());
             return new SandboxServer(server, connections, api, config);
+        }
+
+        private Path resolvedRoot() {
+            try {
+                Path dir = workdirRoot != null ? workdirRoot : Files.createTempDirectory("sandbox-server-workdirs-");
+                Path real = dir.toRealPath();
+                if (!Files.isDirectory(real)) {
+                    throw new InvalidArgumentException("workdirRoot", "workdirRoot must be a directory, got " + dir);
+                }
+                return real;
+            } catch (IOException e) {
+                throw new InvalidArgumentException(
+                        "workdirRoot", "workdirRoot must be an existing directory, got " + workdirRoot);
+            }
         }
 
         private static void atLeast(String field, long value, long min) {

@@ -78,6 +78,7 @@ public final class Api {
 
     private final ServerConfig config;
     private final ConnectionGuard connections;
+    private final WorkdirRoot workdirs;
     private final Auth auth;
     private final Sessions sessions;
     private final ExecRegistry execs;
@@ -97,6 +98,8 @@ public final class Api {
      */
     public Api(ServerConfig config, Sessions sessions, ConnectionGuard connections) {
         this.connections = connections;
+        this.workdirs =
+                new WorkdirRoot(config.workdirRoot(), sessions.provider().name());
         this.config = config;
         this.auth = new Auth(config.tokenDigests());
         this.sessions = sessions;
@@ -307,7 +310,7 @@ public final class Api {
     }
 
     private Mono<SandboxSession> create(SessionOptions options) {
-        return tenant(t -> sessions.create(options, t));
+        return workdirs.check(options).flatMap(checked -> tenant(t -> sessions.create(checked, t)));
     }
 
     private Mono<Void> listSessions(HttpServerRequest req, HttpServerResponse res) {

@@ -20,6 +20,7 @@ import java.time.Duration;
  * @param maxConnections the most open connections
  * @param headTimeout the longest a request head may take to arrive once it started
  * @param authTimeout the longest a connection may stay open without presenting a valid token
+ * @param workdirRoot the directory that host workdirs chosen by clients must be under (resolved)
  */
 public record ServerConfig(
         String host,
@@ -36,4 +37,5 @@ public record ServerConfig(
         Duration shutdownTimeout,
         int maxConnections,
         Duration headTimeout,
-        Duration authTimeout) {}
+        Duration authTimeout,
+        java.nio.file.Path workdirRoot) {}
