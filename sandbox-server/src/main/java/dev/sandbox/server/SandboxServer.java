@@ -175,6 +175,7 @@ public final class SandboxServer implements AutoCloseable {
         private Duration headTimeout = Duration.ofSeconds(10);
         private Duration authTimeout = Duration.ofSeconds(30);
         private Path workdirRoot;
+        private Duration lease = Duration.ofMinutes(1);
 
         private Builder(SandboxProvider provider) {
             this.provider = Objects.requireNonNull(provider, "provider");
@@ -395,6 +396,20 @@ public final class SandboxServer implements AutoCloseable {
         }
 
         /**
+         * Sets the lease of sessions created through the server without a lifetime (one minute by default): such a
+         * session belongs to the client holding it, whose remote provider renews the lease (every third of it, as
+         * the server announces in the create answer); a session whose renewals stopped for a lease (its client's
+         * JVM died or the provider was closed) is destroyed. Any request on the session renews it too.
+         *
+         * @param lease a positive duration
+         * @return this builder
+         */
+        public Builder lease(Duration lease) {
+            this.lease = lease;
+            return this;
+        }
+
+        /**
          * Binds the server and starts serving. Blocks until bound.
          *
          * @return the running server
@@ -418,6 +433,7 @@ public final class SandboxServer implements AutoCloseable {
             atLeast("maxConnections", maxConnections, 2);
             positive("requestHeadTimeout", headTimeout);
             positive("unauthenticatedTimeout", authTimeout);
+            positive("lease", lease);
             Path root = resolvedRoot();
             HostPaths.addRoot(root);
             ServerConfig config = new ServerConfig(
@@ -436,19 +452,27 @@ public final class SandboxServer implements AutoCloseable {
                     maxConnections,
                     headTimeout,
                     authTimeout,
-                    root);
+                    root,
+                    lease);
             Version.get(); // reads a resource: load it here, not on an event loop
             ConnectionGuard guard = new ConnectionGuard(maxConnections, headTimeout, authTimeout);
-            Api api = new Api(config, new Sessions(provider, maxSessions), guard);
+            Api api = new Api(config, new Sessions(provider, maxSessions, lease), guard);
             ChannelGroup connections = new DefaultChannelGroup("sandbox-server", GlobalEventExecutor.INSTANCE);
-            DisposableServer server = HttpServer.create()
-                    .host(host)
-                    .port(port)
-                    .channelGroup(connections)
-                    .doOnChannelInit((observer, ch, address) -> guard.init(ch, NettyPipeline.HttpCodec))
-                    .httpRequestDecoder(spec -> spec.maxHeaderSize(16 * 1024).maxInitialLineLength(16 * 1024))
-                    .route(api::register)
-                    .bindNow(Duration.ofSeconds(10));
+            DisposableServer server;
+            try {
+                server = HttpServer.create()
+                        .host(host)
+                        .port(port)
+                        .channelGroup(connections)
+                        .doOnChannelInit((observer, ch, address) -> guard.init(ch, NettyPipeline.HttpCodec))
+                        .httpRequestDecoder(
+                                spec -> spec.maxHeaderSize(16 * 1024).maxInitialLineLength(16 * 1024))
+                        .route(api::register)
+                        .bindNow(Duration.ofSeconds(10));
+            } catch (RuntimeException e) {
+                api.sessions().stopLeases();
+                throw e;
+            }
             LOG.info("sandbox server serving {} sessions on {}:{}", provider.name(), host, server.port());
             return new SandboxServer(server, connections, api, config);
         }

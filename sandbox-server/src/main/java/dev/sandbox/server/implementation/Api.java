@@ -141,6 +141,7 @@ public final class Api {
 
         routes.post("/v1/sessions", guard(false, this::createSession));
         routes.get("/v1/sessions", guard(false, this::listSessions));
+        routes.post("/v1/leases", guard(false, this::renewLeases));
         routes.get("/v1/sessions/{id}", guard(false, this::getSession));
         routes.delete("/v1/sessions/{id}", guard(false, this::destroySession));
         routes.get("/v1/sessions/{id}/status", guard(false, this::status));
@@ -305,8 +306,7 @@ public final class Api {
         return body(req)
                 .map(n -> RequestBodies.read(n, RequestBodies.SessionBody.class).options())
                 .flatMap(this::create)
-                .flatMap(s ->
-                        Http.json(res, 201, sessionJson(s, sessions.provider().name())));
+                .flatMap(s -> Http.json(res, 201, leasedJson(s)));
     }
 
     private Mono<SandboxSession> create(SessionOptions options) {
@@ -325,11 +325,26 @@ public final class Api {
         });
     }
 
+    /** A session's handle with its lease, if it has one. */
+    private ResourceBodies.SessionInfoBody leasedJson(SandboxSession s) {
+        return ResourceBodies.SessionInfoBody.leased(
+                s.id(), sessions.provider().name(), Tenant.visible(s.labels()), sessions.leaseMs(s.id()));
+    }
+
+    private Mono<Void> renewLeases(HttpServerRequest req, HttpServerResponse res) {
+        return body(req)
+                .map(n ->
+                        RequestBodies.read(n, ResourceBodies.LeaseRenewal.class).ids())
+                .flatMap(ids -> tenant(t -> sessions.renew(ids, t)))
+                .flatMap(renewed -> Http.json(
+                        res,
+                        200,
+                        new ResourceBodies.LeaseAnswer(renewed, sessions.lease().toMillis())));
+    }
+
     private Mono<Void> getSession(HttpServerRequest req, HttpServerResponse res) {
         String id = param(req, "id");
-        return tenant(t -> sessions.attach(id, t))
-                .flatMap(s ->
-                        Http.json(res, 200, sessionJson(s, sessions.provider().name())));
+        return tenant(t -> sessions.attach(id, t)).flatMap(s -> Http.json(res, 200, leasedJson(s)));
     }
 
     private Mono<Void> destroySession(HttpServerRequest req, HttpServerResponse res) {

@@ -21,6 +21,7 @@ import java.time.Duration;
  * @param headTimeout the longest a request head may take to arrive once it started
  * @param authTimeout the longest a connection may stay open without presenting a valid token
  * @param workdirRoot the directory that host workdirs chosen by clients must be under (resolved)
+ * @param lease how long a session created without a lifetime lives without a renewal from its client
  */
 public record ServerConfig(
         String host,
@@ -38,4 +39,5 @@ public record ServerConfig(
         int maxConnections,
         Duration headTimeout,
         Duration authTimeout,
-        java.nio.file.Path workdirRoot) {}
+        java.nio.file.Path workdirRoot,
+        Duration lease) {}

@@ -18,8 +18,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 
 /**
  * The sessions the server serves: the handles it holds (those it created, which it owns and destroys on shutdown,
@@ -35,6 +37,11 @@ public final class Sessions {
     private final Map<String, Entry> live = new ConcurrentHashMap<>();
     private final Map<String, Ended> ended = new LinkedHashMap<>(); // guarded by itself
     private final AtomicInteger owned = new AtomicInteger();
+    private final Duration lease;
+    private final Disposable reaper;
+
+    /** The label on sessions created leased, so a restarted server leases them again when their client renews. */
+    static final String LEASED_LABEL = Tenant.RESERVED_PREFIX + "leased";
 
     /**
      * Another tenant's session, answered as a missing one (same type, same message) but not taken as news that the
@@ -55,6 +62,8 @@ public final class Sessions {
         final boolean owned;
         final Tenant tenant;
         final AtomicBoolean counted;
+        /** When a leased session expires ({@link System#nanoTime()}), or 0 when it is not leased. */
+        volatile long leaseDeadline;
 
         Entry(SandboxSession handle, boolean owned, Tenant tenant) {
             this.handle = handle;
@@ -71,8 +80,124 @@ public final class Sessions {
      * @param maxSessions the most live sessions created through the server at once
      */
     public Sessions(SandboxProvider provider, int maxSessions) {
+        this(provider, maxSessions, Duration.ofMinutes(1));
+    }
+
+    /**
+     * Creates the registry with leases: a session created without a lifetime is destroyed when its lease has not been
+     * renewed (by {@link #renew} or any use) for {@code lease}.
+     *
+     * @param provider the provider whose sessions are served
+     * @param maxSessions the most live sessions created through the server at once
+     * @param lease how long a leased session lives without a renewal
+     */
+    public Sessions(SandboxProvider provider, int maxSessions, Duration lease) {
         this.provider = provider;
         this.maxSessions = maxSessions;
+        this.lease = lease;
+        long tick = Math.max(20, Math.min(5_000, lease.toMillis() / 4));
+        this.reaper = Flux.interval(Duration.ofMillis(tick), Schedulers.parallel())
+                .onBackpressureDrop()
+                .concatMap(i -> reapExpired(), 1)
+                .subscribe();
+    }
+
+    /**
+     * How long a leased session lives without a renewal.
+     *
+     * @return the lease
+     */
+    public Duration lease() {
+        return lease;
+    }
+
+    /**
+     * The lease of a held session of a tenant.
+     *
+     * @param id the session's id
+     * @return the lease in milliseconds, or {@code null} when the session is not leased
+     */
+    public Long leaseMs(String id) {
+        Entry e = live.get(id);
+        return e != null && e.leaseDeadline != 0 ? lease.toMillis() : null;
+    }
+
+    /**
+     * Renews the leases of a tenant's sessions. A session not held (after a restart of the server) is looked up and,
+     * when it was created leased, leased again.
+     *
+     * @param ids the sessions
+     * @param tenant who asks: other tenants' sessions are left out
+     * @return the ids renewed
+     */
+    public Mono<List<String>> renew(List<String> ids, Tenant tenant) {
+        return Flux.fromIterable(ids)
+                .distinct()
+                .concatMap(
+                        id -> {
+                            Entry e = live.get(id);
+                            if (e != null) {
+                                return e.tenant.equals(tenant) && bump(e) ? Mono.just(id) : Mono.<String>empty();
+                            }
+                            return lookup(id, tenant)
+                                    .flatMap(s -> {
+                                        Entry held = live.get(id);
+                                        if (held != null
+                                                && "true".equals(s.labels().get(LEASED_LABEL))) {
+                                            if (held.leaseDeadline == 0) {
+                                                held.leaseDeadline = System.nanoTime() + lease.toNanos();
+                                            }
+                                            return Mono.just(id);
+                                        }
+                                        return Mono.<String>empty();
+                                    })
+                                    .onErrorResume(t -> Mono.empty());
+                        },
+                        1)
+                .collectList();
+    }
+
+    private boolean bump(Entry e) {
+        if (e.leaseDeadline == 0) {
+            return false;
+        }
+        e.leaseDeadline = System.nanoTime() + lease.toNanos();
+        return true;
+    }
+
+    /** Stops destroying expired leased sessions; used when the server stops or fails to start. */
+    public void stopLeases() {
+        reaper.dispose();
+    }
+
+    /** Destroys the leased sessions whose leases ran out. */
+    private Mono<Void> reapExpired() {
+        long now = System.nanoTime();
+        List<Entry> expired = new ArrayList<>();
+        for (Entry e : live.values()) {
+            long deadline = e.leaseDeadline;
+            if (deadline != 0 && now - deadline > 0) {
+                expired.add(e);
+            }
+        }
+        return Flux.fromIterable(expired)
+                .flatMap(
+                        e -> {
+                            LOG.info("session {} lease expired: destroying it", e.handle.id());
+                            return e.handle
+                                    .destroy()
+                                    .doOnSuccess(v -> forget(e.handle.id(), SessionEndReason.LIFETIME_EXPIRED))
+                                    .onErrorResume(t -> {
+                                        LOG.warn(
+                                                "could not destroy expired session {}: {}",
+                                                e.handle.id(),
+                                                t.toString());
+                                        observe(e.handle.id(), t);
+                                        return Mono.empty();
+                                    });
+                        },
+                        8)
+                .then();
     }
 
     /**
@@ -108,10 +233,21 @@ public final class Sessions {
                         "labels under '" + Tenant.RESERVED_PREFIX + "' are the server's own, got '" + key + "'"));
             }
         }
+        boolean leased = options.lifetime().isEmpty();
         SessionOptions marked = options.withLabel(Tenant.LABEL, tenant.marker());
+        if (leased) {
+            marked = marked.withLabel(LEASED_LABEL, "true");
+        }
+        SessionOptions toCreate = marked;
         return reserve()
-                .then(Mono.defer(() -> provider.create(marked)
-                        .doOnNext(s -> live.put(s.id(), new Entry(s, true, tenant)))
+                .then(Mono.defer(() -> provider.create(toCreate)
+                        .doOnNext(s -> {
+                            Entry e = new Entry(s, true, tenant);
+                            if (leased) {
+                                e.leaseDeadline = System.nanoTime() + lease.toNanos();
+                            }
+                            live.put(s.id(), e);
+                        })
                         .doOnError(e -> owned.decrementAndGet())
                         .doOnCancel(owned::decrementAndGet)));
     }
@@ -160,7 +296,11 @@ public final class Sessions {
         return Mono.defer(() -> {
             Entry e = live.get(id);
             if (e != null) {
-                return e.tenant.equals(tenant) ? Mono.just(e.handle) : Mono.error(new NotTheTenants(id));
+                if (!e.tenant.equals(tenant)) {
+                    return Mono.error(new NotTheTenants(id));
+                }
+                bump(e); // using a leased session renews its lease
+                return Mono.just(e.handle);
             }
             SessionEndReason reason = endedReason(id, tenant);
             if (reason != null) {
@@ -312,6 +452,7 @@ public final class Sessions {
      * @param timeout the longest wait
      */
     public void destroyOwned(Duration timeout) {
+        reaper.dispose();
         List<Entry> entries = new ArrayList<>(live.values());
         try {
             Flux.fromIterable(entries)
