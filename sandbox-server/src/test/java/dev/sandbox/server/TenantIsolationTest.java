@@ -111,7 +111,7 @@ class TenantIsolationTest {
 
     @Test
     void aClientMayNotSetTheServersLabel() {
-        SessionOptions forged = SessionOptions.defaults().withLabel("dev.sandbox.server.tenant", "someone");
+        SessionOptions forged = SessionOptions.defaults().withLabel("sandbox-server.tenant", "someone");
         assertThatThrownBy(() -> alice.create(forged).block(WAIT))
                 .isInstanceOfSatisfying(
                         InvalidArgumentException.class,

@@ -25,7 +25,9 @@ public final class Leases {
     private static final int BATCH = 512;
 
     private final RemoteTransport transport;
-    private final Map<String, Long> held = new ConcurrentHashMap<>();
+    /** The leased sessions held, with how many open handles each has. */
+    private final Map<String, Integer> held = new ConcurrentHashMap<>();
+
     private final AtomicLong shortestMs = new AtomicLong(Long.MAX_VALUE);
     private final AtomicBoolean running = new AtomicBoolean();
     private volatile boolean closed;
@@ -50,7 +52,7 @@ public final class Leases {
         if (closed || leaseMs <= 0) {
             return;
         }
-        held.put(id, leaseMs);
+        held.merge(id, 1, Integer::sum);
         shortestMs.accumulateAndGet(leaseMs, Math::min);
         if (running.compareAndSet(false, true)) {
             schedule();
@@ -58,11 +60,20 @@ public final class Leases {
     }
 
     /**
-     * Stops renewing a session's lease (its handle was closed, or it was destroyed).
+     * Notes that one handle of a session was closed; the lease is no longer renewed once none is open.
      *
      * @param id the session
      */
     public void release(String id) {
+        held.computeIfPresent(id, (k, n) -> n > 1 ? n - 1 : null);
+    }
+
+    /**
+     * Stops renewing a session's lease: it was destroyed.
+     *
+     * @param id the session
+     */
+    public void forget(String id) {
         held.remove(id);
     }
 

@@ -250,8 +250,7 @@ public final class RemoteSession implements SandboxSession {
     @Override
     public Mono<Void> close() {
         return Mono.fromRunnable(() -> {
-            closed.set(true);
-            if (leases != null) {
+            if (closed.compareAndSet(false, true) && leases != null) {
                 leases.release(id);
             }
         });
@@ -266,7 +265,7 @@ public final class RemoteSession implements SandboxSession {
             return t.call(HttpMethod.DELETE, path, null).then(Mono.fromRunnable(() -> {
                 closed.set(true);
                 if (leases != null) {
-                    leases.release(id);
+                    leases.forget(id);
                 }
             }));
         });

@@ -60,6 +60,8 @@ public final class Api {
     private static final Logger LOG = LoggerFactory.getLogger(Api.class);
     /** Download chunks are cut to this size, bounding what waits in a connection's outbound buffer. */
     private static final int DOWNLOAD_SLICE = 16 * 1024;
+    /** The most sessions one lease renewal may name (the remote provider sends at most 512). */
+    private static final int MAX_LEASES_PER_RENEWAL = 1024;
     /** The longest a client may wait for an exit in one request. */
     private static final long MAX_EXIT_WAIT_MS = 30_000;
 

@@ -74,16 +74,6 @@ public final class Sessions {
     }
 
     /**
-     * Creates the registry.
-     *
-     * @param provider the provider whose sessions are served
-     * @param maxSessions the most live sessions created through the server at once
-     */
-    public Sessions(SandboxProvider provider, int maxSessions) {
-        this(provider, maxSessions, Duration.ofMinutes(1));
-    }
-
-    /**
      * Creates the registry with leases: a session created without a lifetime is destroyed when its lease has not been
      * renewed (by {@link #renew} or any use) for {@code lease}.
      *

@@ -15,7 +15,7 @@ import java.util.Map;
  */
 public record Tenant(String name, String marker) {
     /** The prefix of labels only the server sets. */
-    public static final String RESERVED_PREFIX = "dev.sandbox.server.";
+    public static final String RESERVED_PREFIX = "sandbox-server.";
 
     /** The label naming the tenant that created a session. */
     public static final String LABEL = RESERVED_PREFIX + "tenant";
