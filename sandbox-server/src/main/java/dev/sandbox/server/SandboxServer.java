@@ -473,6 +473,7 @@ public final class SandboxServer implements AutoCloseable {
                 api.sessions().stopLeases();
                 throw e;
             }
+            api.sessions().adoptLeased(api.tenants()).subscribe(); // in the background: the server already serves
             LOG.info("sandbox server serving {} sessions on {}:{}", provider.name(), host, server.port());
             return new SandboxServer(server, connections, api, config);
         }

@@ -10,10 +10,13 @@ import dev.sandbox.SessionInfo;
 import dev.sandbox.SessionOptions;
 import dev.sandbox.local.LocalSandboxProvider;
 import dev.sandbox.remote.RemoteSandboxProvider;
+import dev.sandbox.server.implementation.Auth;
+import dev.sandbox.server.implementation.Tenant;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
@@ -133,6 +136,32 @@ class SessionLeaseTest {
                     .as("the server's labels are not shown")
                     .isZero();
             awaitGone(body.path("id").asText(), LEASE.plus(MARGIN));
+        }
+    }
+
+    @Test
+    void aLeasedSessionLeftOnTheProviderIsLeasedAgainByTheNextServer() throws Exception {
+        // what a server that crashed leaves behind: a leased session of its token, whose client is gone too
+        Tenant tenant = Tenant.of("default", Auth.sha256(TOKEN.getBytes(StandardCharsets.UTF_8)));
+        SandboxSession orphan = local.create(SessionOptions.defaults()
+                        .withUnlimitedLifetime()
+                        .withLabel(Tenant.LABEL, tenant.marker())
+                        .withLabel(Tenant.RESERVED_PREFIX + "leased", "true"))
+                .block(WAIT);
+        SandboxSession foreign =
+                local.create(SessionOptions.defaults().withUnlimitedLifetime()).block(WAIT);
+        try (SandboxServer next = SandboxServer.builder(local)
+                .port(0)
+                .token(TOKEN.toCharArray())
+                .lease(LEASE)
+                .start()) {
+            assertThat(next.port()).isPositive();
+            awaitGone(orphan.id(), LEASE.plus(MARGIN));
+            assertThat(exists(foreign.id()))
+                    .as("a session the server did not lease is left alone")
+                    .isTrue();
+        } finally {
+            foreign.destroy().block(WAIT);
         }
     }
 

@@ -110,6 +110,15 @@ public final class Api {
         this.stdins = new StdinRelays(config.stdinTimeout());
     }
 
+    /**
+     * The tenants, one per token.
+     *
+     * @return the tenants
+     */
+    public List<Tenant> tenants() {
+        return auth.tenants();
+    }
+
     /** From now on every request is answered 503: the server is shutting down. */
     public void drain() {
         draining = true;

@@ -53,6 +53,15 @@ public final class Auth {
     }
 
     /**
+     * The tenants, one per token.
+     *
+     * @return the tenants
+     */
+    public List<Tenant> tenants() {
+        return List.copyOf(tenants);
+    }
+
+    /**
      * The SHA-256 digest of some bytes.
      *
      * @param bytes the bytes

@@ -155,6 +155,38 @@ public final class Sessions {
         return true;
     }
 
+    /**
+     * Leases again the leased sessions of these tenants that the provider still has (a server that stopped without
+     * destroying them, or crashed): each gets a fresh lease, so one whose client is gone too ends after it.
+     *
+     * @param tenants the server's tenants
+     * @return completes when they are adopted; failures are logged, not raised
+     */
+    public Mono<Void> adoptLeased(List<Tenant> tenants) {
+        Map<String, Tenant> byMarker = new LinkedHashMap<>();
+        tenants.forEach(t -> byMarker.put(t.marker(), t));
+        return provider.list(Map.of(LEASED_LABEL, "true"))
+                .filter(i -> !live.containsKey(i.id())
+                        && byMarker.containsKey(i.labels().get(Tenant.LABEL)))
+                .flatMap(
+                        i -> provider.attach(i.id())
+                                .doOnNext(s -> {
+                                    Entry e = new Entry(
+                                            s, false, byMarker.get(i.labels().get(Tenant.LABEL)));
+                                    e.leaseDeadline = System.nanoTime() + lease.toNanos();
+                                    if (live.putIfAbsent(i.id(), e) != null) {
+                                        s.close().onErrorComplete().subscribe();
+                                    }
+                                })
+                                .onErrorResume(t -> Mono.empty()),
+                        4)
+                .then()
+                .onErrorResume(t -> {
+                    LOG.warn("could not look for leased sessions to adopt: {}", t.toString());
+                    return Mono.empty();
+                });
+    }
+
     /** Stops destroying expired leased sessions; used when the server stops or fails to start. */
     public void stopLeases() {
         reaper.dispose();
