@@ -6,6 +6,7 @@ import dev.sandbox.SandboxSession;
 import dev.sandbox.SessionInfo;
 import dev.sandbox.SessionOptions;
 import dev.sandbox.implementation.ProviderCloser;
+import dev.sandbox.implementation.remote.Leases;
 import dev.sandbox.implementation.remote.RemoteErrors;
 import dev.sandbox.implementation.remote.RemoteSession;
 import dev.sandbox.implementation.remote.RemoteTransport;
@@ -47,11 +48,16 @@ public final class RemoteSandboxProvider implements SandboxProvider {
     private static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(10);
 
     private final RemoteTransport transport;
+    private final Leases leases;
     private final ProviderCloser closer;
 
     private RemoteSandboxProvider(RemoteTransport transport) {
         this.transport = transport;
-        this.closer = new ProviderCloser(NAME, transport::closeAsync);
+        this.leases = new Leases(transport);
+        this.closer = new ProviderCloser(NAME, () -> {
+            leases.close();
+            return transport.closeAsync();
+        });
     }
 
     /**
@@ -85,7 +91,7 @@ public final class RemoteSandboxProvider implements SandboxProvider {
             return transport
                     .call(HttpMethod.POST, "/v1/sessions", RequestBodies.SessionBody.of(options))
                     .switchIfEmpty(Mono.error(() -> RemoteErrors.protocol("the server sent no session")))
-                    .map(n -> RemoteSession.of(transport, n));
+                    .map(n -> RemoteSession.of(transport, n, leases));
         });
     }
 
@@ -96,7 +102,7 @@ public final class RemoteSandboxProvider implements SandboxProvider {
             return transport
                     .call(HttpMethod.GET, "/v1/sessions/" + RemoteTransport.enc(sessionId), null)
                     .switchIfEmpty(Mono.error(() -> RemoteErrors.protocol("the server sent no session")))
-                    .map(n -> RemoteSession.of(transport, n));
+                    .map(n -> RemoteSession.of(transport, n, leases));
         });
     }
 

@@ -5,14 +5,19 @@ import dev.sandbox.SandboxProvider;
 import dev.sandbox.implementation.Version;
 import dev.sandbox.server.implementation.Api;
 import dev.sandbox.server.implementation.Auth;
+import dev.sandbox.server.implementation.ConnectionGuard;
+import dev.sandbox.server.implementation.HostPaths;
 import dev.sandbox.server.implementation.ServerConfig;
 import dev.sandbox.server.implementation.Sessions;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.util.concurrent.GlobalEventExecutor;
+import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.CharBuffer;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Objects;
@@ -21,6 +26,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.netty.DisposableServer;
+import reactor.netty.NettyPipeline;
 import reactor.netty.http.server.HttpServer;
 
 /**
@@ -155,7 +161,7 @@ public final class SandboxServer implements AutoCloseable {
         private final SandboxProvider provider;
         private String host = "127.0.0.1";
         private int port = 7070;
-        private byte[] tokenDigest;
+        private final java.util.Map<String, byte[]> tokenDigests = new java.util.LinkedHashMap<>();
         private int maxSessions = 64;
         private int maxExecs = 256;
         private int maxJsonBytes = 1024 * 1024;
@@ -165,6 +171,11 @@ public final class SandboxServer implements AutoCloseable {
         private Duration heartbeat = Duration.ofSeconds(15);
         private Duration stdinTimeout = Duration.ofSeconds(30);
         private Duration shutdownTimeout = Duration.ofSeconds(10);
+        private int maxConnections = 512;
+        private Duration headTimeout = Duration.ofSeconds(10);
+        private Duration authTimeout = Duration.ofSeconds(30);
+        private Path workdirRoot;
+        private Duration lease = Duration.ofMinutes(1);
 
         private Builder(SandboxProvider provider) {
             this.provider = Objects.requireNonNull(provider, "provider");
@@ -193,25 +204,49 @@ public final class SandboxServer implements AutoCloseable {
         }
 
         /**
-         * Sets the bearer token every request must carry. Only its SHA-256 digest is kept; the caller may clear the
-         * array afterwards.
+         * Sets the bearer token every request must carry (the token named {@code default}). Only its SHA-256 digest is
+         * kept; the caller may clear the array afterwards.
          *
          * @param token the token, at least 16 characters
          * @return this builder
          */
         public Builder token(char[] token) {
+            return token("default", token);
+        }
+
+        /**
+         * Adds a named bearer token. Each token is a tenant: the sessions created with it are seen (listed, attached,
+         * used, destroyed) only with it; to every other token they answer 404 as a missing session does. A session
+         * keeps its tenant across server restarts with the same token. Only the token's SHA-256 digest is kept.
+         *
+         * @param name the token's name, for logs (the token itself is never logged)
+         * @param token the token, at least 16 characters, different from the other tokens
+         * @return this builder
+         */
+        public Builder token(String name, char[] token) {
+            Objects.requireNonNull(name, "name");
             Objects.requireNonNull(token, "token");
+            if (name.isBlank()) {
+                throw new InvalidArgumentException("token", "a token's name must not be blank");
+            }
             if (token.length < 16) {
                 throw new InvalidArgumentException("token", "token must be at least 16 characters long");
             }
             ByteBuffer bytes = StandardCharsets.UTF_8.encode(CharBuffer.wrap(token));
             byte[] raw = new byte[bytes.remaining()];
             bytes.get(raw);
-            this.tokenDigest = Auth.sha256(raw);
+            byte[] digest = Auth.sha256(raw);
             Arrays.fill(raw, (byte) 0);
             if (bytes.hasArray()) {
                 Arrays.fill(bytes.array(), (byte) 0);
             }
+            for (var e : tokenDigests.entrySet()) {
+                if (!e.getKey().equals(name) && Arrays.equals(e.getValue(), digest)) {
+                    throw new InvalidArgumentException(
+                            "token", "token '" + name + "' is the same as token '" + e.getKey() + "'");
+                }
+            }
+            tokenDigests.put(name, digest);
             return this;
         }
 
@@ -309,13 +344,79 @@ public final class SandboxServer implements AutoCloseable {
         }
 
         /**
+         * Sets the most connections open at once (512 by default). One more closes the oldest connection that has
+         * not yet presented a valid token, so idle strangers cannot keep a client with the token out; when every open
+         * connection has presented it, the new one is closed.
+         *
+         * @param maxConnections at least 2
+         * @return this builder
+         */
+        public Builder maxConnections(int maxConnections) {
+            this.maxConnections = maxConnections;
+            return this;
+        }
+
+        /**
+         * Sets how long a request head (request line and headers) may take to arrive once its first byte did (10
+         * seconds by default); a slower one gets its connection closed. Bodies and streams are not limited by it.
+         *
+         * @param headTimeout a positive duration
+         * @return this builder
+         */
+        public Builder requestHeadTimeout(Duration headTimeout) {
+            this.headTimeout = headTimeout;
+            return this;
+        }
+
+        /**
+         * Sets how long a connection may stay open before one of its requests carries a valid token (30 seconds by
+         * default); then it is closed. Connections that presented the token are kept as long as their client
+         * wants, so exec streams and PTY WebSockets last.
+         *
+         * @param authTimeout a positive duration
+         * @return this builder
+         */
+        public Builder unauthenticatedTimeout(Duration authTimeout) {
+            this.authTimeout = authTimeout;
+            return this;
+        }
+
+        /**
+         * Sets the directory that workdirs clients choose must be under, for a provider whose workdirs are host
+         * paths (the local provider); by default a directory the server makes under the temporary directory. A
+         * session asking for a workdir outside it (after resolving {@code ..} and symbolic links) is refused with 400
+         * naming {@code workdir}. Sessions that name no workdir get the provider's fresh one as before.
+         *
+         * @param workdirRoot an existing directory
+         * @return this builder
+         */
+        public Builder workdirRoot(Path workdirRoot) {
+            this.workdirRoot = Objects.requireNonNull(workdirRoot, "workdirRoot");
+            return this;
+        }
+
+        /**
+         * Sets the lease of sessions created through the server without a lifetime (one minute by default): such a
+         * session belongs to the client holding it, whose remote provider renews the lease (every third of it, as
+         * the server announces in the create answer); a session whose renewals stopped for a lease (its client's
+         * JVM died or the provider was closed) is destroyed. Any request on the session renews it too.
+         *
+         * @param lease a positive duration
+         * @return this builder
+         */
+        public Builder lease(Duration lease) {
+            this.lease = lease;
+            return this;
+        }
+
+        /**
          * Binds the server and starts serving. Blocks until bound.
          *
          * @return the running server
          * @throws InvalidArgumentException naming a setting that is missing or wrong
          */
         public SandboxServer start() {
-            if (tokenDigest == null) {
+            if (tokenDigests.isEmpty()) {
                 throw new InvalidArgumentException("token", "token is required");
             }
             if (port < 0 || port > 65535) {
@@ -329,10 +430,16 @@ public final class SandboxServer implements AutoCloseable {
             positive("resumeTimeout", resumeTimeout);
             positive("heartbeat", heartbeat);
             positive("shutdownTimeout", shutdownTimeout);
+            atLeast("maxConnections", maxConnections, 2);
+            positive("requestHeadTimeout", headTimeout);
+            positive("unauthenticatedTimeout", authTimeout);
+            positive("lease", lease);
+            Path root = resolvedRoot();
+            HostPaths.addRoot(root);
             ServerConfig config = new ServerConfig(
                     host,
                     port,
-                    tokenDigest,
+                    java.util.Map.copyOf(tokenDigests),
                     maxSessions,
                     maxExecs,
                     maxJsonBytes,
@@ -341,19 +448,48 @@ public final class SandboxServer implements AutoCloseable {
                     resumeTimeout,
                     heartbeat,
                     stdinTimeout,
-                    shutdownTimeout);
+                    shutdownTimeout,
+                    maxConnections,
+                    headTimeout,
+                    authTimeout,
+                    root,
+                    lease);
             Version.get(); // reads a resource: load it here, not on an event loop
-            Api api = new Api(config, new Sessions(provider, maxSessions));
+            ConnectionGuard guard = new ConnectionGuard(maxConnections, headTimeout, authTimeout);
+            Api api = new Api(config, new Sessions(provider, maxSessions, lease), guard);
             ChannelGroup connections = new DefaultChannelGroup("sandbox-server", GlobalEventExecutor.INSTANCE);
-            DisposableServer server = HttpServer.create()
-                    .host(host)
-                    .port(port)
-                    .channelGroup(connections)
-                    .httpRequestDecoder(spec -> spec.maxHeaderSize(16 * 1024).maxInitialLineLength(16 * 1024))
-                    .route(api::register)
-                    .bindNow(Duration.ofSeconds(10));
+            DisposableServer server;
+            try {
+                server = HttpServer.create()
+                        .host(host)
+                        .port(port)
+                        .channelGroup(connections)
+                        .doOnChannelInit((observer, ch, address) -> guard.init(ch, NettyPipeline.HttpCodec))
+                        .httpRequestDecoder(
+                                spec -> spec.maxHeaderSize(16 * 1024).maxInitialLineLength(16 * 1024))
+                        .route(api::register)
+                        .bindNow(Duration.ofSeconds(10));
+            } catch (RuntimeException e) {
+                api.sessions().stopLeases();
+                throw e;
+            }
+            api.sessions().adoptLeased(api.tenants()).subscribe(); // in the background: the server already serves
             LOG.info("sandbox server serving {} sessions on {}:{}", provider.name(), host, server.port());
             return new SandboxServer(server, connections, api, config);
+        }
+
+        private Path resolvedRoot() {
+            try {
+                Path dir = workdirRoot != null ? workdirRoot : Files.createTempDirectory("sandbox-server-workdirs-");
+                Path real = dir.toRealPath();
+                if (!Files.isDirectory(real)) {
+                    throw new InvalidArgumentException("workdirRoot", "workdirRoot must be a directory, got " + dir);
+                }
+                return real;
+            } catch (IOException e) {
+                throw new InvalidArgumentException(
+                        "workdirRoot", "workdirRoot must be an existing directory, got " + workdirRoot);
+            }
         }
 
         private static void atLeast(String field, long value, long min) {
@@ -371,7 +507,8 @@ public final class SandboxServer implements AutoCloseable {
         @Override
         public String toString() {
             return "SandboxServer.Builder{host=" + host + ", port=" + port + ", token="
-                    + (tokenDigest == null ? "unset" : "***") + ", maxSessions=" + maxSessions + ", maxExecs="
+                    + (tokenDigests.isEmpty() ? "unset" : tokenDigests.size() + " (***)") + ", maxSessions="
+                    + maxSessions + ", maxExecs="
                     + maxExecs + "}";
         }
     }

@@ -5,7 +5,9 @@ import dev.sandbox.local.LocalSandboxProvider;
 import dev.sandbox.server.SandboxServer;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -19,12 +21,14 @@ import picocli.CommandLine.Option;
         name = "serve",
         customSynopsis = {
             "sandbox serve [--provider local|docker [DOCKER]] [--host HOST] [--port PORT]",
+            "                     [--max-connections N] [--lease D] [--root DIR] [--max-upload-bytes SIZE]",
             "                     --token-file FILE"
         },
         description = {
-            "Serves local (or docker) sessions over HTTP (the remote provider's protocol) to clients that send the"
-                    + " token in FILE; prints \"serving on URL\" and runs until SIGINT or SIGTERM, then stops"
-                    + " gracefully (its sessions are destroyed)."
+            "Serves local (or docker) sessions over HTTP (the remote provider's protocol) to clients that send a"
+                    + " token in FILE (one per line, each token a tenant that sees only its own sessions); prints"
+                    + " \"serving on URL\" and runs until SIGINT or SIGTERM, then stops gracefully (its sessions"
+                    + " are destroyed)."
         })
 final class ServeCommand extends Subcommand {
     /** How long running requests get to end when the server stops. */
@@ -44,8 +48,40 @@ final class ServeCommand extends Subcommand {
             required = true,
             converter = Values.FilePath.class,
             order = -2,
-            description = "the file holding the bearer token clients must send")
+            description = "the file holding the bearer tokens clients may send, one per line; each token's sessions"
+                    + " are its own")
     Path tokenFile;
+
+    @Option(
+            names = "--max-connections",
+            paramLabel = "N",
+            converter = Values.WholeNumber.class,
+            order = -2,
+            description = "the most open connections; one more closes the oldest that has not sent a token [512]")
+    long maxConnections = 512;
+
+    @Option(
+            names = "--lease",
+            paramLabel = "D",
+            order = -2,
+            description = "how long a session created without a lifetime outlives its client's last renewal [1m]")
+    Duration lease = Duration.ofMinutes(1);
+
+    @Option(
+            names = "--root",
+            paramLabel = "DIR",
+            converter = Values.FilePath.class,
+            order = -2,
+            description = "local provider: the directory workdirs clients choose must be under [a new temporary one]")
+    Path root;
+
+    @Option(
+            names = "--max-upload-bytes",
+            paramLabel = "SIZE",
+            converter = Values.Size.class,
+            order = -2,
+            description = "the largest file upload, with an optional k, m or g suffix [unlimited]")
+    Long maxUploadBytes;
 
     @Option(names = "--host", paramLabel = "HOST", order = -2, description = "the address to listen on [127.0.0.1]")
     String host = "127.0.0.1";
@@ -81,23 +117,64 @@ final class ServeCommand extends Subcommand {
         served = docker == null ? Provider.LOCAL : new Provider(provider, null, null, docker);
     }
 
+    /** The tokens of the token file: one per non-blank line, surrounding whitespace ignored. */
+    static List<char[]> tokens(char[] file) {
+        List<char[]> tokens = new ArrayList<>();
+        int start = 0;
+        for (int i = 0; i <= file.length; i++) {
+            if (i == file.length || file[i] == '\n' || file[i] == '\r') {
+                int a = start;
+                int b = i;
+                while (a < b && Character.isWhitespace(file[a])) {
+                    a++;
+                }
+                while (b > a && Character.isWhitespace(file[b - 1])) {
+                    b--;
+                }
+                if (b > a) {
+                    tokens.add(Arrays.copyOfRange(file, a, b));
+                }
+                start = i + 1;
+            }
+        }
+        return tokens;
+    }
+
     @Override
     int execute() throws UsageException {
-        char[] token = TokenFile.read(tokenFile);
+        if (maxConnections < 2 || maxConnections > Integer.MAX_VALUE) {
+            throw usageError("--max-connections must be from 2 to " + Integer.MAX_VALUE + ", got " + maxConnections);
+        }
+        if (maxUploadBytes != null && maxUploadBytes < 1) {
+            throw usageError("--max-upload-bytes must be at least 1, got " + maxUploadBytes);
+        }
+        char[] file = TokenFile.read(tokenFile);
+        List<char[]> tokens = tokens(file);
+        Arrays.fill(file, '\0');
         SandboxProvider sessions =
                 served.docker() != null ? DockerSessionSource.serving(served) : LocalSandboxProvider.create();
         SandboxServer server;
         try {
-            server = SandboxServer.builder(sessions)
+            SandboxServer.Builder builder = SandboxServer.builder(sessions)
                     .host(host)
                     .port(port)
-                    .token(token)
-                    .start();
+                    .maxConnections((int) maxConnections)
+                    .lease(lease);
+            for (int i = 0; i < tokens.size(); i++) {
+                builder.token(i == 0 ? "default" : "line" + (i + 1), tokens.get(i));
+            }
+            if (root != null) {
+                builder.workdirRoot(root);
+            }
+            if (maxUploadBytes != null) {
+                builder.maxUploadBytes(maxUploadBytes);
+            }
+            server = builder.start();
         } catch (RuntimeException e) {
             sessions.close();
             throw e;
         } finally {
-            Arrays.fill(token, '\0');
+            tokens.forEach(t -> Arrays.fill(t, '\0'));
         }
         Thread hook = new Thread(
                 () -> {

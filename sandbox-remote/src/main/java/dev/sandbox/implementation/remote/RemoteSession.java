@@ -34,6 +34,7 @@ public final class RemoteSession implements SandboxSession {
     private final String path;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final RemoteFiles files;
+    private final Leases leases;
 
     /**
      * Creates a handle.
@@ -43,6 +44,11 @@ public final class RemoteSession implements SandboxSession {
      * @param labels its labels
      */
     public RemoteSession(RemoteTransport t, String id, Map<String, String> labels) {
+        this(t, id, labels, null);
+    }
+
+    private RemoteSession(RemoteTransport t, String id, Map<String, String> labels, Leases leases) {
+        this.leases = leases;
         this.t = t;
         this.id = id;
         this.labels = Map.copyOf(labels);
@@ -58,8 +64,25 @@ public final class RemoteSession implements SandboxSession {
      * @return the handle
      */
     public static RemoteSession of(RemoteTransport t, JsonNode answer) {
+        return of(t, answer, null);
+    }
+
+    /**
+     * A handle from the server's answer to a create or an attach; when the server leased the session (the answer
+     * has {@code leaseMs}), the handle's lease is renewed until it is closed or the session destroyed.
+     *
+     * @param t the transport
+     * @param answer the answer
+     * @param leases the provider's lease renewer, or {@code null}
+     * @return the handle
+     */
+    public static RemoteSession of(RemoteTransport t, JsonNode answer, Leases leases) {
         ResourceBodies.SessionInfoBody body = ResourceBodies.read(answer, ResourceBodies.SessionInfoBody.class);
-        return new RemoteSession(t, body.id() == null ? "" : body.id(), body.labels());
+        RemoteSession s = new RemoteSession(t, body.id() == null ? "" : body.id(), body.labels(), leases);
+        if (leases != null && body.leaseMs() != null) {
+            leases.hold(s.id, body.leaseMs());
+        }
+        return s;
     }
 
     /** Fails when this handle was closed. */
@@ -226,7 +249,11 @@ public final class RemoteSession implements SandboxSession {
 
     @Override
     public Mono<Void> close() {
-        return Mono.fromRunnable(() -> closed.set(true));
+        return Mono.fromRunnable(() -> {
+            if (closed.compareAndSet(false, true) && leases != null) {
+                leases.release(id);
+            }
+        });
     }
 
     @Override
@@ -235,7 +262,12 @@ public final class RemoteSession implements SandboxSession {
             if (closed.get()) {
                 return Mono.empty(); // idempotent
             }
-            return t.call(HttpMethod.DELETE, path, null).then(Mono.fromRunnable(() -> closed.set(true)));
+            return t.call(HttpMethod.DELETE, path, null).then(Mono.fromRunnable(() -> {
+                closed.set(true);
+                if (leases != null) {
+                    leases.forget(id);
+                }
+            }));
         });
     }
 

@@ -42,10 +42,6 @@ public final class RequestBodies {
         return WireJson.bind(json, type);
     }
 
-    private static Duration duration(Long ms) {
-        return ms == null ? null : Duration.ofMillis(ms);
-    }
-
     private static Map<String, String> orNull(Map<String, String> m) {
         return m.isEmpty() ? null : m;
     }
@@ -171,13 +167,14 @@ public final class RequestBodies {
          * @throws InvalidArgumentException naming the field that is wrong
          */
         public ExecOptions options() {
+            WireJson.checkArgvEnvSize(argv, env, "env");
             ExecOptions o = ExecOptions.of(requiredArgv(argv));
             if (cwd != null) {
                 o = o.withCwd(cwd);
             }
             o = o.withEnv(WireJson.noNulls("env", env));
-            o = o.withTimeout(duration(timeoutMs));
-            o = o.withIdleTimeout(duration(idleTimeoutMs));
+            o = o.withTimeout(WireJson.durationMs("timeoutMs", timeoutMs));
+            o = o.withIdleTimeout(WireJson.durationMs("idleTimeoutMs", idleTimeoutMs));
             if (charset != null) {
                 try {
                     o = o.withCharset(Charset.forName(charset));
@@ -186,7 +183,7 @@ public final class RequestBodies {
                 }
             }
             long maxLine = maxLineLength == null ? ExecOptions.DEFAULT_MAX_LINE_LENGTH : maxLineLength;
-            if (maxLine > Integer.MAX_VALUE || maxLine < Integer.MIN_VALUE) {
+            if (maxLine > Integer.MAX_VALUE || maxLine < Integer.MIN_VALUE) { // a narrowing cast would wrap
                 throw new InvalidArgumentException("maxLineLength", "maxLineLength is too large: " + maxLine);
             }
             o = o.withMaxLineLength((int) maxLine);
@@ -202,7 +199,7 @@ public final class RequestBodies {
          */
         public BackgroundOptions background() {
             long ring = ringBytes == null ? BackgroundOptions.DEFAULT_RING_BYTES : ringBytes;
-            if (ring > Integer.MAX_VALUE) {
+            if (ring > Integer.MAX_VALUE || ring < Integer.MIN_VALUE) {
                 throw new InvalidArgumentException("ringBytes", "ringBytes is too large: " + ring);
             }
             return BackgroundOptions.defaults()
@@ -248,6 +245,7 @@ public final class RequestBodies {
          * @throws InvalidArgumentException naming the field that is wrong
          */
         public PtyOptions options() {
+            WireJson.checkArgvEnvSize(argv, env, "env");
             PtyOptions o = PtyOptions.of(requiredArgv(argv).toArray(String[]::new))
                     .withSize(cols == null ? 80 : cols, rows == null ? 24 : rows)
                     .withReplayBytes(replayBytes == null ? PtyOptions.DEFAULT_REPLAY_BYTES : replayBytes);
@@ -312,6 +310,15 @@ public final class RequestBodies {
          * @throws InvalidArgumentException naming the field that is wrong
          */
         public SessionOptions options() {
+            Map<String, String> all = new java.util.HashMap<>();
+            if (env != null) {
+                env.forEach((k, v) -> all.put("env:" + k, v));
+            }
+            WireJson.checkArgvEnvSize(null, all, "env");
+            if (secrets != null) {
+                secrets.forEach((k, v) -> all.put("secret:" + k, v));
+            }
+            WireJson.checkArgvEnvSize(null, all, "secrets");
             SessionOptions o = SessionOptions.defaults();
             if (workdir != null) {
                 o = o.withWorkdir(workdir);
@@ -329,14 +336,14 @@ public final class RequestBodies {
                 if (lifetimeMs.isNull()) {
                     o = o.withUnlimitedLifetime();
                 } else if (lifetimeMs.isIntegralNumber() && lifetimeMs.canConvertToLong()) {
-                    o = o.withLifetime(Duration.ofMillis(lifetimeMs.asLong()));
+                    o = o.withLifetime(WireJson.durationMs("lifetimeMs", lifetimeMs.asLong()));
                 } else {
                     throw new InvalidArgumentException(
                             "lifetimeMs", "lifetimeMs must be a whole number of milliseconds, got " + lifetimeMs);
                 }
             }
             if (idleTimeoutMs != null) {
-                o = o.withIdleTimeout(Duration.ofMillis(idleTimeoutMs));
+                o = o.withIdleTimeout(WireJson.durationMs("idleTimeoutMs", idleTimeoutMs));
             }
             return o.validate();
         }
@@ -369,7 +376,7 @@ public final class RequestBodies {
             if (ms == null) {
                 throw new InvalidArgumentException(field, field + " is required as {\"ms\": N}");
             }
-            Duration d = Duration.ofMillis(ms);
+            Duration d = WireJson.durationMs(field, ms);
             if (d.isZero() || d.isNegative()) {
                 throw new InvalidArgumentException(field, field + " must be positive, got " + d);
             }

@@ -89,12 +89,15 @@ public final class ResourceBodies {
      * @param provider the server's provider name
      * @param labels the session's labels
      * @param createdAt when it was created; left out of a handle
+     * @param leaseMs in a handle of a leased session (one created through the server without a lifetime): how long
+     *     the server keeps it without a renewal ({@code POST /v1/leases}); absent otherwise
      */
     public record SessionInfoBody(
             String id,
             String provider,
             Map<String, String> labels,
-            @JsonInclude(JsonInclude.Include.NON_NULL) Instant createdAt) {
+            @JsonInclude(JsonInclude.Include.NON_NULL) Instant createdAt,
+            @JsonInclude(JsonInclude.Include.NON_NULL) Long leaseMs) {
 
         /**
          * A handle.
@@ -105,7 +108,20 @@ public final class ResourceBodies {
          * @return the body
          */
         public static SessionInfoBody handle(String id, String provider, Map<String, String> labels) {
-            return new SessionInfoBody(id, provider, labels, null);
+            return new SessionInfoBody(id, provider, labels, null, null);
+        }
+
+        /**
+         * A handle of a leased session.
+         *
+         * @param id the session's id
+         * @param provider the provider's name
+         * @param labels its labels
+         * @param leaseMs how long the lease lasts without a renewal, or {@code null} when the session is not leased
+         * @return the body
+         */
+        public static SessionInfoBody leased(String id, String provider, Map<String, String> labels, Long leaseMs) {
+            return new SessionInfoBody(id, provider, labels, null, leaseMs);
         }
 
         /**
@@ -115,7 +131,7 @@ public final class ResourceBodies {
          * @return the body
          */
         public static SessionInfoBody of(SessionInfo s) {
-            return new SessionInfoBody(s.id(), s.provider(), s.labels(), s.createdAt());
+            return new SessionInfoBody(s.id(), s.provider(), s.labels(), s.createdAt(), null);
         }
 
         /**
@@ -554,4 +570,30 @@ public final class ResourceBodies {
                     code, required(termination, "termination", ExitBody.class), Duration.ofNanos(durationNanos));
         }
     }
+
+    /**
+     * The body of {@code POST /v1/leases}, sent by a client for the leased sessions it holds: {@code {"ids": [...]}}.
+     *
+     * @param ids the sessions whose leases to renew
+     */
+    public record LeaseRenewal(List<String> ids) {
+        /**
+         * The ids.
+         *
+         * @return the ids, empty when absent
+         */
+        @Override
+        public List<String> ids() {
+            return ids == null ? List.of() : WireJson.noNulls("ids", ids);
+        }
+    }
+
+    /**
+     * The answer to {@code POST /v1/leases}: {@code {"renewed": [...], "leaseMs": N}}; ids left out are not (or no
+     * longer) leased sessions of the caller.
+     *
+     * @param renewed the sessions whose leases now run for another {@code leaseMs}
+     * @param leaseMs the lease
+     */
+    public record LeaseAnswer(List<String> renewed, Long leaseMs) {}
 }

@@ -63,7 +63,75 @@ public final class WireJson {
     /** Content type of raw bytes: file contents and stdin, never base64. */
     public static final String OCTET_STREAM = "application/octet-stream";
 
+    /** The longest duration a body may carry: 100 years, so that no deadline computed from it overflows. */
+    public static final long MAX_DURATION_MS = Duration.ofDays(36_500).toMillis();
+
+    /** The most bytes a command's argv and environment (or a session's environment and secrets) may take together. */
+    public static final int MAX_ARGV_ENV_BYTES = 1024 * 1024;
+
     private WireJson() {}
+
+    /**
+     * A duration field read from a body, range-checked.
+     *
+     * @param field the field, for errors
+     * @param ms the milliseconds, or {@code null}
+     * @return the duration, or {@code null}
+     * @throws InvalidArgumentException naming the field when it is negative or over {@link #MAX_DURATION_MS}
+     */
+    public static Duration durationMs(String field, Long ms) {
+        if (ms == null) {
+            return null;
+        }
+        if (ms < 0 || ms > MAX_DURATION_MS) {
+            throw new InvalidArgumentException(
+                    field, field + " must be from 0 to " + MAX_DURATION_MS + " milliseconds, got " + ms);
+        }
+        return Duration.ofMillis(ms);
+    }
+
+    /**
+     * Checks that a command line and environment fit what a process can be given.
+     *
+     * @param argv the command line, or {@code null}
+     * @param env the environment, or {@code null}
+     * @param envField the name of the environment's field ({@code env})
+     * @throws InvalidArgumentException naming {@code argv} or the environment's field when they are too large
+     */
+    public static void checkArgvEnvSize(java.util.List<String> argv, Map<String, String> env, String envField) {
+        long argvBytes = 0;
+        if (argv != null) {
+            for (String a : argv) {
+                argvBytes += utf8Length(a) + 1;
+            }
+        }
+        long envBytes = 0;
+        if (env != null) {
+            for (Map.Entry<String, String> e : env.entrySet()) {
+                envBytes += utf8Length(e.getKey()) + utf8Length(e.getValue()) + 2;
+            }
+        }
+        if (argvBytes + envBytes <= MAX_ARGV_ENV_BYTES) {
+            return;
+        }
+        String field = argvBytes > envBytes ? "argv" : envField;
+        throw new InvalidArgumentException(
+                field,
+                field + " is too large: argv and the environment may take " + MAX_ARGV_ENV_BYTES
+                        + " bytes together, got " + (argvBytes + envBytes));
+    }
+
+    private static long utf8Length(String s) {
+        if (s == null) {
+            return 0;
+        }
+        long n = 0;
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            n += c < 0x80 ? 1 : c < 0x800 ? 2 : Character.isSurrogate(c) ? 2 : 3;
+        }
+        return n;
+    }
 
     /**
      * A duration as whole milliseconds, rounded up.

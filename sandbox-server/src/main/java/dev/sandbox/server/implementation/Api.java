@@ -47,6 +47,7 @@ import reactor.core.scheduler.Schedulers;
 import reactor.netty.http.server.HttpServerRequest;
 import reactor.netty.http.server.HttpServerResponse;
 import reactor.netty.http.server.HttpServerRoutes;
+import reactor.util.context.Context;
 
 /**
  * The {@code /v1/} routes. Every route goes through {@link #guard}: the bearer token is checked first, errors become
@@ -59,6 +60,8 @@ public final class Api {
     private static final Logger LOG = LoggerFactory.getLogger(Api.class);
     /** Download chunks are cut to this size, bounding what waits in a connection's outbound buffer. */
     private static final int DOWNLOAD_SLICE = 16 * 1024;
+    /** The most sessions one lease renewal may name (the remote provider sends at most 512). */
+    private static final int MAX_LEASES_PER_RENEWAL = 1024;
     /** The longest a client may wait for an exit in one request. */
     private static final long MAX_EXIT_WAIT_MS = 30_000;
 
@@ -76,6 +79,8 @@ public final class Api {
     }
 
     private final ServerConfig config;
+    private final ConnectionGuard connections;
+    private final WorkdirRoot workdirs;
     private final Auth auth;
     private final Sessions sessions;
     private final ExecRegistry execs;
@@ -91,14 +96,27 @@ public final class Api {
      *
      * @param config the settings
      * @param sessions the sessions
+     * @param connections the connections' guard, told which connections presented a valid token
      */
-    public Api(ServerConfig config, Sessions sessions) {
+    public Api(ServerConfig config, Sessions sessions, ConnectionGuard connections) {
+        this.connections = connections;
+        this.workdirs =
+                new WorkdirRoot(config.workdirRoot(), sessions.provider().name());
         this.config = config;
-        this.auth = new Auth(config.tokenDigest());
+        this.auth = new Auth(config.tokenDigests());
         this.sessions = sessions;
         this.execs = new ExecRegistry(config.execWindowBytes(), config.resumeTimeout());
         this.limit = new ExecLimit(config.maxExecs());
         this.stdins = new StdinRelays(config.stdinTimeout());
+    }
+
+    /**
+     * The tenants, one per token.
+     *
+     * @return the tenants
+     */
+    public List<Tenant> tenants() {
+        return auth.tenants();
     }
 
     /** From now on every request is answered 503: the server is shutting down. */
@@ -134,6 +152,7 @@ public final class Api {
 
         routes.post("/v1/sessions", guard(false, this::createSession));
         routes.get("/v1/sessions", guard(false, this::listSessions));
+        routes.post("/v1/leases", guard(false, this::renewLeases));
         routes.get("/v1/sessions/{id}", guard(false, this::getSession));
         routes.delete("/v1/sessions/{id}", guard(false, this::destroySession));
         routes.get("/v1/sessions/{id}/status", guard(false, this::status));
@@ -189,17 +208,19 @@ public final class Api {
     public BiFunction<HttpServerRequest, HttpServerResponse, Publisher<Void>> guard(
             boolean fileRoute, Handler handler) {
         return (req, res) -> Mono.defer(() -> {
-                    if (!auth.accepts(req.requestHeaders().get(HttpHeaderNames.AUTHORIZATION))) {
+                    Tenant tenant = auth.accept(req.requestHeaders().get(HttpHeaderNames.AUTHORIZATION));
+                    if (tenant == null) {
                         return Mono.error(new HttpError(
                                 401, "Unauthorized", "a valid bearer token is required (Authorization: Bearer ...)"));
                     }
+                    req.withConnection(c -> connections.authenticated(c.channel()));
                     if (draining) {
                         return Mono.error(new HttpError(503, "ShuttingDown", "the server is shutting down"));
                     }
                     if (!req.fullPath().equals("/v1/ping")) {
                         lastActivityMillis.set(System.currentTimeMillis());
                     }
-                    return Mono.from(handler.handle(req, res));
+                    return Mono.from(handler.handle(req, res)).contextWrite(Context.of(Tenant.class, tenant));
                 })
                 .onErrorResume(t -> {
                     if (res.hasSentHeaders()) {
@@ -240,10 +261,20 @@ public final class Api {
         return v;
     }
 
-    /** Runs an operation on a session, noting what its errors say about the session. */
+    /** Runs an operation on a session of the request's tenant, noting what its errors say about the session. */
     private <T> Mono<T> withSession(HttpServerRequest req, Function<SandboxSession, Mono<T>> op) {
         String id = param(req, "id");
-        return sessions.lookup(id).flatMap(op).doOnError(t -> sessions.observe(id, t));
+        return tenant(t -> sessions.lookup(id, t)).flatMap(op).doOnError(t -> sessions.observe(id, t));
+    }
+
+    /** Something done for the request's tenant (set by {@link #guard}). */
+    private static <T> Mono<T> tenant(Function<Tenant, Mono<T>> op) {
+        return Mono.deferContextual(ctx -> op.apply(ctx.get(Tenant.class)));
+    }
+
+    /** Checks that the request's session is its tenant's (404 otherwise, as for a missing one), then goes on. */
+    private <T> Mono<T> inOwnSession(HttpServerRequest req, java.util.function.Supplier<Mono<T>> then) {
+        return withSession(req, Mono::just).flatMap(s -> then.get());
     }
 
     private Mono<JsonNode> body(HttpServerRequest req) {
@@ -255,7 +286,7 @@ public final class Api {
     }
 
     private static ResourceBodies.SessionInfoBody sessionJson(SandboxSession s, String provider) {
-        return ResourceBodies.SessionInfoBody.handle(s.id(), provider, s.labels());
+        return ResourceBodies.SessionInfoBody.handle(s.id(), provider, Tenant.visible(s.labels()));
     }
 
     private static ResourceBodies.ProcessInfoBody processJson(BackgroundProcess p) {
@@ -286,12 +317,11 @@ public final class Api {
         return body(req)
                 .map(n -> RequestBodies.read(n, RequestBodies.SessionBody.class).options())
                 .flatMap(this::create)
-                .flatMap(s ->
-                        Http.json(res, 201, sessionJson(s, sessions.provider().name())));
+                .flatMap(s -> Http.json(res, 201, leasedJson(s)));
     }
 
     private Mono<SandboxSession> create(SessionOptions options) {
-        return sessions.create(options);
+        return workdirs.check(options).flatMap(checked -> tenant(t -> sessions.create(checked, t)));
     }
 
     private Mono<Void> listSessions(HttpServerRequest req, HttpServerResponse res) {
@@ -301,19 +331,36 @@ public final class Api {
                 labels.put(e.getKey().substring("label.".length()), e.getValue().get(0));
             }
         }
-        return sessions.list(labels).collectList().flatMap(list -> {
+        return tenant(t -> sessions.list(labels, t).collectList()).flatMap(list -> {
             return Http.json(res, 200, ResourceBodies.SessionList.of(list));
         });
     }
 
+    /** A session's handle with its lease, if it has one. */
+    private ResourceBodies.SessionInfoBody leasedJson(SandboxSession s) {
+        return ResourceBodies.SessionInfoBody.leased(
+                s.id(), sessions.provider().name(), Tenant.visible(s.labels()), sessions.leaseMs(s.id()));
+    }
+
+    private Mono<Void> renewLeases(HttpServerRequest req, HttpServerResponse res) {
+        return body(req)
+                .map(n ->
+                        RequestBodies.read(n, ResourceBodies.LeaseRenewal.class).ids())
+                .flatMap(ids -> tenant(t -> sessions.renew(ids, t)))
+                .flatMap(renewed -> Http.json(
+                        res,
+                        200,
+                        new ResourceBodies.LeaseAnswer(renewed, sessions.lease().toMillis())));
+    }
+
     private Mono<Void> getSession(HttpServerRequest req, HttpServerResponse res) {
-        return sessions.attach(param(req, "id"))
-                .flatMap(s ->
-                        Http.json(res, 200, sessionJson(s, sessions.provider().name())));
+        String id = param(req, "id");
+        return tenant(t -> sessions.attach(id, t)).flatMap(s -> Http.json(res, 200, leasedJson(s)));
     }
 
     private Mono<Void> destroySession(HttpServerRequest req, HttpServerResponse res) {
-        return sessions.destroy(param(req, "id")).then(Http.noContent(res));
+        String id = param(req, "id");
+        return tenant(t -> sessions.destroy(id, t)).then(Http.noContent(res));
     }
 
     private Mono<Void> status(HttpServerRequest req, HttpServerResponse res) {
@@ -451,30 +498,39 @@ public final class Api {
                         "Last-Event-ID", "Last-Event-ID must be '<stdout>:<stderr>', got '" + lastEventId + "'");
             }
         }
-        ExecChannel channel = execs.get(param(req, "exec"), param(req, "id"));
-        return sendExec(req, res, channel, afterStdout, afterStderr, Http.format(req));
+        long stdoutFrom = afterStdout;
+        long stderrFrom = afterStderr;
+        return inOwnSession(req, () -> {
+            ExecChannel channel = execs.get(param(req, "exec"), param(req, "id"));
+            return sendExec(req, res, channel, stdoutFrom, stderrFrom, Http.format(req));
+        });
     }
 
     private Mono<Void> execAck(HttpServerRequest req, HttpServerResponse res) {
         return body(req).flatMap(n -> {
             RequestBodies.AckBody ack = RequestBodies.read(n, RequestBodies.AckBody.class);
-            ExecChannel channel = execs.get(param(req, "exec"), param(req, "id"));
-            channel.ack(ack.stdoutOffset(), ack.stderrOffset());
-            return Http.noContent(res);
+            return inOwnSession(req, () -> {
+                ExecChannel channel = execs.get(param(req, "exec"), param(req, "id"));
+                channel.ack(ack.stdoutOffset(), ack.stderrOffset());
+                return Http.noContent(res);
+            });
         });
     }
 
     private Mono<Void> execRelease(HttpServerRequest req, HttpServerResponse res) {
-        try {
-            execs.get(param(req, "exec"), param(req, "id")).release();
-        } catch (HttpError e) {
-            // releasing an exec that is gone already is fine
-        }
-        return Http.noContent(res);
+        return inOwnSession(req, () -> {
+            try {
+                execs.get(param(req, "exec"), param(req, "id")).release();
+            } catch (HttpError e) {
+                // releasing an exec that is gone already is fine
+            }
+            return Http.noContent(res);
+        });
     }
 
     private Mono<Void> stdinUpload(HttpServerRequest req, HttpServerResponse res) {
-        return stdins.upload(param(req, "stdin"), Http.rawBody(req)).then(Http.noContent(res));
+        return inOwnSession(req, () -> stdins.upload(param(req, "stdin"), Http.rawBody(req)))
+                .then(Http.noContent(res));
     }
 
     // ------------------------------------------------------------------ background processes

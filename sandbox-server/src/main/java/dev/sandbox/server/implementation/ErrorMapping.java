@@ -78,7 +78,13 @@ public final class ErrorMapping {
                 ErrorBodies.error(
                         "InternalError", "internal error: " + t.getClass().getSimpleName());
         };
-        ((ObjectNode) body.get("error")).put("retryable", retryable(t));
+        ObjectNode error = (ObjectNode) body.get("error");
+        error.put("retryable", retryable(t));
+        for (String field : new String[] {"message", "path"}) {
+            if (error.hasNonNull(field)) {
+                error.put(field, HostPaths.scrub(error.get(field).asText()));
+            }
+        }
         return body;
     }
 

@@ -1,5 +1,6 @@
 package dev.sandbox.server.implementation;
 
+import dev.sandbox.InvalidArgumentException;
 import dev.sandbox.SandboxProvider;
 import dev.sandbox.SandboxSession;
 import dev.sandbox.SessionClosedException;
@@ -17,8 +18,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 
 /**
  * The sessions the server serves: the handles it holds (those it created, which it owns and destroys on shutdown,
@@ -32,30 +35,191 @@ public final class Sessions {
     private final SandboxProvider provider;
     private final int maxSessions;
     private final Map<String, Entry> live = new ConcurrentHashMap<>();
-    private final Map<String, SessionEndReason> ended = new LinkedHashMap<>(); // guarded by itself
+    private final Map<String, Ended> ended = new LinkedHashMap<>(); // guarded by itself
     private final AtomicInteger owned = new AtomicInteger();
+    private final Duration lease;
+    private final Disposable reaper;
+
+    /** The label on sessions created leased, so a restarted server leases them again when their client renews. */
+    static final String LEASED_LABEL = Tenant.RESERVED_PREFIX + "leased";
+
+    /**
+     * Another tenant's session, answered as a missing one (same type, same message) but not taken as news that the
+     * session ended.
+     */
+    private static final class NotTheTenants extends SessionNotFoundException {
+        private static final long serialVersionUID = 1L;
+
+        NotTheTenants(String id) {
+            super(id);
+        }
+    }
+
+    private record Ended(SessionEndReason reason, Tenant tenant) {}
 
     private static final class Entry {
         final SandboxSession handle;
         final boolean owned;
+        final Tenant tenant;
         final AtomicBoolean counted;
+        /** When a leased session expires ({@link System#nanoTime()}), or 0 when it is not leased. */
+        volatile long leaseDeadline;
 
-        Entry(SandboxSession handle, boolean owned) {
+        Entry(SandboxSession handle, boolean owned, Tenant tenant) {
             this.handle = handle;
             this.owned = owned;
+            this.tenant = tenant;
             this.counted = new AtomicBoolean(owned);
         }
     }
 
     /**
-     * Creates the registry.
+     * Creates the registry with leases: a session created without a lifetime is destroyed when its lease has not been
+     * renewed (by {@link #renew} or any use) for {@code lease}.
      *
      * @param provider the provider whose sessions are served
      * @param maxSessions the most live sessions created through the server at once
+     * @param lease how long a leased session lives without a renewal
      */
-    public Sessions(SandboxProvider provider, int maxSessions) {
+    public Sessions(SandboxProvider provider, int maxSessions, Duration lease) {
         this.provider = provider;
         this.maxSessions = maxSessions;
+        this.lease = lease;
+        long tick = Math.max(20, Math.min(5_000, lease.toMillis() / 4));
+        this.reaper = Flux.interval(Duration.ofMillis(tick), Schedulers.parallel())
+                .onBackpressureDrop()
+                .concatMap(i -> reapExpired(), 1)
+                .subscribe();
+    }
+
+    /**
+     * How long a leased session lives without a renewal.
+     *
+     * @return the lease
+     */
+    public Duration lease() {
+        return lease;
+    }
+
+    /**
+     * The lease of a held session of a tenant.
+     *
+     * @param id the session's id
+     * @return the lease in milliseconds, or {@code null} when the session is not leased
+     */
+    public Long leaseMs(String id) {
+        Entry e = live.get(id);
+        return e != null && e.leaseDeadline != 0 ? lease.toMillis() : null;
+    }
+
+    /**
+     * Renews the leases of a tenant's sessions. A session not held (after a restart of the server) is looked up and,
+     * when it was created leased, leased again.
+     *
+     * @param ids the sessions
+     * @param tenant who asks: other tenants' sessions are left out
+     * @return the ids renewed
+     */
+    public Mono<List<String>> renew(List<String> ids, Tenant tenant) {
+        return Flux.fromIterable(ids)
+                .distinct()
+                .concatMap(
+                        id -> {
+                            Entry e = live.get(id);
+                            if (e != null) {
+                                return e.tenant.equals(tenant) && bump(e) ? Mono.just(id) : Mono.<String>empty();
+                            }
+                            return lookup(id, tenant)
+                                    .flatMap(s -> {
+                                        Entry held = live.get(id);
+                                        if (held != null
+                                                && "true".equals(s.labels().get(LEASED_LABEL))) {
+                                            if (held.leaseDeadline == 0) {
+                                                held.leaseDeadline = System.nanoTime() + lease.toNanos();
+                                            }
+                                            return Mono.just(id);
+                                        }
+                                        return Mono.<String>empty();
+                                    })
+                                    .onErrorResume(t -> Mono.empty());
+                        },
+                        1)
+                .collectList();
+    }
+
+    private boolean bump(Entry e) {
+        if (e.leaseDeadline == 0) {
+            return false;
+        }
+        e.leaseDeadline = System.nanoTime() + lease.toNanos();
+        return true;
+    }
+
+    /**
+     * Leases again the leased sessions of these tenants that the provider still has (a server that stopped without
+     * destroying them, or crashed): each gets a fresh lease, so one whose client is gone too ends after it.
+     *
+     * @param tenants the server's tenants
+     * @return completes when they are adopted; failures are logged, not raised
+     */
+    public Mono<Void> adoptLeased(List<Tenant> tenants) {
+        Map<String, Tenant> byMarker = new LinkedHashMap<>();
+        tenants.forEach(t -> byMarker.put(t.marker(), t));
+        return provider.list(Map.of(LEASED_LABEL, "true"))
+                .filter(i -> !live.containsKey(i.id())
+                        && byMarker.containsKey(i.labels().get(Tenant.LABEL)))
+                .flatMap(
+                        i -> provider.attach(i.id())
+                                .doOnNext(s -> {
+                                    Entry e = new Entry(
+                                            s, false, byMarker.get(i.labels().get(Tenant.LABEL)));
+                                    e.leaseDeadline = System.nanoTime() + lease.toNanos();
+                                    if (live.putIfAbsent(i.id(), e) != null) {
+                                        s.close().onErrorComplete().subscribe();
+                                    }
+                                })
+                                .onErrorResume(t -> Mono.empty()),
+                        4)
+                .then()
+                .onErrorResume(t -> {
+                    LOG.warn("could not look for leased sessions to adopt: {}", t.toString());
+                    return Mono.empty();
+                });
+    }
+
+    /** Stops destroying expired leased sessions; used when the server stops or fails to start. */
+    public void stopLeases() {
+        reaper.dispose();
+    }
+
+    /** Destroys the leased sessions whose leases ran out. */
+    private Mono<Void> reapExpired() {
+        long now = System.nanoTime();
+        List<Entry> expired = new ArrayList<>();
+        for (Entry e : live.values()) {
+            long deadline = e.leaseDeadline;
+            if (deadline != 0 && now - deadline > 0) {
+                expired.add(e);
+            }
+        }
+        return Flux.fromIterable(expired)
+                .flatMap(
+                        e -> {
+                            LOG.info("session {} lease expired: destroying it", e.handle.id());
+                            return e.handle
+                                    .destroy()
+                                    .doOnSuccess(v -> forget(e.handle.id(), SessionEndReason.LIFETIME_EXPIRED))
+                                    .onErrorResume(t -> {
+                                        LOG.warn(
+                                                "could not destroy expired session {}: {}",
+                                                e.handle.id(),
+                                                t.toString());
+                                        observe(e.handle.id(), t);
+                                        return Mono.empty();
+                                    });
+                        },
+                        8)
+                .then();
     }
 
     /**
@@ -77,15 +241,35 @@ public final class Sessions {
     }
 
     /**
-     * Creates a session, refusing with 429 when the server already owns its maximum of live sessions.
+     * Creates a session for a tenant, refusing with 429 when the server already owns its maximum of live sessions.
      *
-     * @param options the options
+     * @param options the options, without labels under {@link Tenant#RESERVED_PREFIX}
+     * @param tenant whose session it is: it gets the tenant's label
      * @return the new session's handle
      */
-    public Mono<SandboxSession> create(SessionOptions options) {
+    public Mono<SandboxSession> create(SessionOptions options, Tenant tenant) {
+        for (String key : options.labels().keySet()) {
+            if (key.startsWith(Tenant.RESERVED_PREFIX)) {
+                return Mono.error(new InvalidArgumentException(
+                        "labels",
+                        "labels under '" + Tenant.RESERVED_PREFIX + "' are the server's own, got '" + key + "'"));
+            }
+        }
+        boolean leased = options.lifetime().isEmpty();
+        SessionOptions marked = options.withLabel(Tenant.LABEL, tenant.marker());
+        if (leased) {
+            marked = marked.withLabel(LEASED_LABEL, "true");
+        }
+        SessionOptions toCreate = marked;
         return reserve()
-                .then(Mono.defer(() -> provider.create(options)
-                        .doOnNext(s -> live.put(s.id(), new Entry(s, true)))
+                .then(Mono.defer(() -> provider.create(toCreate)
+                        .doOnNext(s -> {
+                            Entry e = new Entry(s, true, tenant);
+                            if (leased) {
+                                e.leaseDeadline = System.nanoTime() + lease.toNanos();
+                            }
+                            live.put(s.id(), e);
+                        })
                         .doOnError(e -> owned.decrementAndGet())
                         .doOnCancel(owned::decrementAndGet)));
     }
@@ -127,19 +311,38 @@ public final class Sessions {
      * from the provider.
      *
      * @param id the session's id
+     * @param tenant who asks: another tenant's session is not found, as a missing one
      * @return the handle
      */
-    public Mono<SandboxSession> lookup(String id) {
+    public Mono<SandboxSession> lookup(String id, Tenant tenant) {
         return Mono.defer(() -> {
             Entry e = live.get(id);
             if (e != null) {
+                if (!e.tenant.equals(tenant)) {
+                    return Mono.error(new NotTheTenants(id));
+                }
+                bump(e); // using a leased session renews its lease
                 return Mono.just(e.handle);
             }
-            SessionEndReason reason = endedReason(id);
+            SessionEndReason reason = endedReason(id, tenant);
             if (reason != null) {
                 return Mono.error(new SessionClosedException(id, reason));
             }
-            return provider.attach(id).map(s -> live.computeIfAbsent(id, k -> new Entry(s, false)).handle);
+            return attachOwn(id, tenant);
+        });
+    }
+
+    /** A new handle from the provider for a session of the tenant; any other session is not found. */
+    private Mono<SandboxSession> attachOwn(String id, Tenant tenant) {
+        return provider.attach(id).flatMap(s -> {
+            if (!tenant.owns(s.labels())) {
+                return s.close().onErrorComplete().then(Mono.error(new NotTheTenants(id)));
+            }
+            Entry held = live.computeIfAbsent(id, k -> new Entry(s, false, tenant));
+            if (held.handle != s) {
+                s.close().onErrorComplete().subscribe();
+            }
+            return held.tenant.equals(tenant) ? Mono.just(held.handle) : Mono.error(new NotTheTenants(id));
         });
     }
 
@@ -148,17 +351,21 @@ public final class Sessions {
      * existed, as the provider's own {@code attach} does.
      *
      * @param id the session's id
+     * @param tenant who asks: another tenant's session is not found, as a missing one
      * @return the handle
      */
-    public Mono<SandboxSession> attach(String id) {
+    public Mono<SandboxSession> attach(String id, Tenant tenant) {
         return Mono.defer(() -> {
-            if (endedReason(id) != null) {
+            if (endedReason(id, tenant) != null) {
                 return Mono.error(new SessionNotFoundException(id));
             }
-            return provider.attach(id)
-                    .map(fresh -> live.computeIfAbsent(id, k -> new Entry(fresh, false)).handle)
+            Entry e = live.get(id);
+            if (e != null && !e.tenant.equals(tenant)) {
+                return Mono.error(new NotTheTenants(id));
+            }
+            return attachOwn(id, tenant)
                     .onErrorResume(
-                            SessionNotFoundException.class,
+                            t -> t instanceof SessionNotFoundException && !(t instanceof NotTheTenants),
                             t -> endedWithReason(id).then(Mono.error(t)));
         });
     }
@@ -180,27 +387,38 @@ public final class Sessions {
     }
 
     /**
-     * Lists the provider's sessions by labels.
+     * Lists a tenant's sessions by labels, without the server's own labels.
      *
      * @param labels labels every session must have
+     * @param tenant whose sessions
      * @return the sessions
      */
-    public Flux<SessionInfo> list(Map<String, String> labels) {
-        return provider.list(labels);
+    public Flux<SessionInfo> list(Map<String, String> labels, Tenant tenant) {
+        Map<String, String> filter = new LinkedHashMap<>();
+        labels.forEach((k, v) -> {
+            if (!k.startsWith(Tenant.RESERVED_PREFIX)) {
+                filter.put(k, v);
+            }
+        });
+        filter.put(Tenant.LABEL, tenant.marker());
+        return provider.list(filter)
+                .filter(i -> tenant.owns(i.labels()))
+                .map(i -> new SessionInfo(i.id(), i.provider(), Tenant.visible(i.labels()), i.createdAt()));
     }
 
     /**
      * Destroys a session; idempotent for a session that already ended.
      *
      * @param id the session's id
+     * @param tenant who asks
      * @return completes when it is gone
      */
-    public Mono<Void> destroy(String id) {
+    public Mono<Void> destroy(String id, Tenant tenant) {
         return Mono.defer(() -> {
-            if (endedReason(id) != null) {
+            if (endedReason(id, tenant) != null) {
                 return Mono.empty();
             }
-            return lookup(id)
+            return lookup(id, tenant)
                     .flatMap(s ->
                             s.destroy().then(Mono.<Void>fromRunnable(() -> forget(id, SessionEndReason.DESTROYED))))
                     .onErrorResume(SessionClosedException.class, t -> {
@@ -217,7 +435,7 @@ public final class Sessions {
      * @param t the error
      */
     public void observe(String id, Throwable t) {
-        if (!live.containsKey(id)) {
+        if (!live.containsKey(id) || t instanceof NotTheTenants) {
             return; // only sessions the server held are remembered as ended; unknown ids stay unknown
         }
         if (t instanceof SessionClosedException c && c.reason() != SessionEndReason.HANDLE_CLOSED) {
@@ -229,20 +447,24 @@ public final class Sessions {
 
     private void forget(String id, SessionEndReason reason) {
         Entry e = live.remove(id);
-        if (e != null && e.counted.compareAndSet(true, false)) {
+        if (e == null) {
+            return;
+        }
+        if (e.counted.compareAndSet(true, false)) {
             owned.decrementAndGet();
         }
         synchronized (ended) {
-            ended.putIfAbsent(id, reason);
+            ended.putIfAbsent(id, new Ended(reason, e.tenant));
             if (ended.size() > MAX_ENDED_REMEMBERED) {
                 ended.remove(ended.keySet().iterator().next());
             }
         }
     }
 
-    private SessionEndReason endedReason(String id) {
+    private SessionEndReason endedReason(String id, Tenant tenant) {
         synchronized (ended) {
-            return ended.get(id);
+            Ended e = ended.get(id);
+            return e != null && e.tenant.equals(tenant) ? e.reason : null;
         }
     }
 
@@ -252,6 +474,7 @@ public final class Sessions {
      * @param timeout the longest wait
      */
     public void destroyOwned(Duration timeout) {
+        reaper.dispose();
         List<Entry> entries = new ArrayList<>(live.values());
         try {
             Flux.fromIterable(entries)
