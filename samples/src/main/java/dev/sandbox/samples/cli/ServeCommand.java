@@ -64,7 +64,8 @@ final class ServeCommand extends Subcommand {
             names = "--lease",
             paramLabel = "D",
             order = -2,
-            description = "how long a session created without a lifetime outlives its client's last renewal [1m]")
+            description =
+                    "how long a session created without a chosen lifetime outlives its client's last renewal [1m]")
     Duration lease = Duration.ofMinutes(1);
 
     @Option(

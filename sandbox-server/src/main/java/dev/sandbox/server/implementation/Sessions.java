@@ -74,7 +74,8 @@ public final class Sessions {
     }
 
     /**
-     * Creates the registry with leases: a session created without a lifetime is destroyed when its lease has not been
+     * Creates the registry with leases: a session created without a chosen lifetime ({@link
+     * SessionOptions#lifetimeChosen()}) is destroyed when its lease has not been
      * renewed (by {@link #renew} or any use) for {@code lease}.
      *
      * @param provider the provider whose sessions are served
@@ -255,7 +256,8 @@ public final class Sessions {
                         "labels under '" + Tenant.RESERVED_PREFIX + "' are the server's own, got '" + key + "'"));
             }
         }
-        boolean leased = options.lifetime().isEmpty();
+        // leased unless the client chose a lifetime (the default one, or none, is leased): see lifetimeChosen()
+        boolean leased = !options.lifetimeChosen();
         SessionOptions marked = options.withLabel(Tenant.LABEL, tenant.marker());
         if (leased) {
             marked = marked.withLabel(LEASED_LABEL, "true");
