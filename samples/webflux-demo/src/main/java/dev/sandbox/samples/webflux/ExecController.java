@@ -14,6 +14,7 @@ import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RestController;
 import reactor.core.publisher.Flux;
+import tools.jackson.databind.json.JsonMapper;
 
 /**
  * {@code POST /api/exec}: runs {@code {"command": ["sh", "-c", "..."]}} in a fresh sandbox session and streams
@@ -40,16 +41,19 @@ public class ExecController {
 
     private final SandboxProvider provider;
     private final SandboxProperties properties;
+    private final JsonMapper json;
 
     /**
      * Creates the controller.
      *
      * @param provider the provider that runs the commands
      * @param properties the demo's settings
+     * @param json the application's JSON mapper, which writes each event's data
      */
-    public ExecController(SandboxProvider provider, SandboxProperties properties) {
+    public ExecController(SandboxProvider provider, SandboxProperties properties, JsonMapper json) {
         this.provider = provider;
         this.properties = properties;
+        this.json = json;
     }
 
     /**
@@ -110,11 +114,11 @@ public class ExecController {
             path = "/api/exec",
             consumes = MediaType.APPLICATION_JSON_VALUE,
             produces = MediaType.TEXT_EVENT_STREAM_VALUE)
-    public Flux<ServerSentEvent<Object>> exec(@RequestBody(required = false) ExecRequest request) {
+    public Flux<ServerSentEvent<String>> exec(@RequestBody(required = false) ExecRequest request) {
         ExecOptions options = validated(request).withTimeout(properties.execTimeout());
         LOG.info("exec {}", options.argv());
         // tag::webflux[]
-        Flux<ServerSentEvent<Object>> events = provider.withSession(
+        Flux<ServerSentEvent<String>> events = provider.withSession(
                         SessionOptions.defaults(), session -> session.exec(options))
                 .map(event -> switch (event) {
                     case ExecEvent.Stdout out -> sse("stdout", LineData.of(out));
@@ -126,8 +130,18 @@ public class ExecController {
                 .doOnCancel(() -> LOG.info("client went away: killed {}", options.argv()));
     }
 
-    private static ServerSentEvent<Object> sse(String name, Object data) {
-        return ServerSentEvent.builder(data).event(name).build();
+    /**
+     * An event whose data is its JSON text, written here rather than by the SSE writer's encoder. Spring's
+     * {@code ServerSentEventHttpMessageWriter} (7.0.x) writes an event with String data as one buffer, but for object
+     * data it encodes the JSON into a pooled buffer and emits it between the event's header and its blank line, from a
+     * {@code Flux.just(header, json, end)} that does not release what it still holds when cancelled: a client that
+     * disconnects after the header of an event was written (the server's demand ended there) leaked the JSON buffer.
+     * Jackson escapes CR and LF inside strings, so the text is one {@code data:} line.
+     */
+    private ServerSentEvent<String> sse(String name, Object data) {
+        return ServerSentEvent.builder(json.writeValueAsString(data))
+                .event(name)
+                .build();
     }
 
     /** Checks the request before anything is started, so that bad input gets a 400 rather than an event stream. */
