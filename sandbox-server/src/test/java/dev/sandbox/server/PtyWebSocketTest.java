@@ -149,6 +149,43 @@ class PtyWebSocketTest {
     }
 
     @Test
+    void aSocketOutlivesTheRequestHeadDeadline() throws Exception {
+        // frames are not request heads: a socket typed into must not be closed a head deadline later
+        try (SandboxServer quick = SandboxServer.builder(local)
+                .port(0)
+                .token(TOKEN.toCharArray())
+                .requestHeadTimeout(Duration.ofMillis(500))
+                .start()) {
+            HttpResponse<String> created = http.send(
+                    HttpRequest.newBuilder(URI.create(quick.baseUrl() + "/v1/sessions"))
+                            .timeout(WAIT)
+                            .header("Authorization", "Bearer " + TOKEN)
+                            .POST(HttpRequest.BodyPublishers.ofString("{}"))
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
+            String id = JSON.readTree(created.body()).path("id").asText();
+            Received got = new Received();
+            WebSocket ws = http.newWebSocketBuilder()
+                    .header("Authorization", "Bearer " + TOKEN)
+                    .buildAsync(
+                            URI.create(quick.baseUrl().replace("http:", "ws:") + "/v1/sessions/" + id
+                                    + "/ptys?argv=/bin/sh"),
+                            got)
+                    .orTimeout(WAIT.toSeconds(), TimeUnit.SECONDS)
+                    .join();
+            assertThat(got.next().path("type").asText()).isEqualTo("hello");
+            type(ws, "echo first-$((1+1))\n");
+            got.await("first-2");
+            Thread.sleep(1_500); // three head deadlines
+            type(ws, "echo second-$((2+2))\n");
+            got.await("second-4");
+            assertThat(got.closed).isNotDone();
+            type(ws, "exit\n");
+            got.closed.get(30, TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
     void theTokenIsCheckedBeforeTheUpgrade() {
         String path = "/v1/sessions/" + session + "/ptys";
         assertThatThrownBy(() -> open(path, new Received(), null))

@@ -153,74 +153,88 @@ public final class DockerSessions {
                             "labels may not start with '" + DockerControl.INTERNAL_PREFIX + "', got '" + key + "'");
                 }
             }
-            byte[] random = new byte[16];
-            IDS.nextBytes(random);
-            String id = "docker-" + HexFormat.of().formatHex(random);
-            Duration lifetime = options.lifetime().orElse(null);
-            Duration idle = options.idleTimeout().orElse(null);
-            Instant now = Instant.now();
-            long deadline = lifetime == null ? 0 : now.plus(lifetime).getEpochSecond() + 1;
-            Map<String, String> labels = new LinkedHashMap<>(options.labels());
-            labels.put(DockerControl.SESSION_LABEL, id);
-            // always set: a container made from a snapshot would otherwise inherit the snapshotted session's values
-            labels.put(
-                    DockerControl.EXPIRES_LABEL,
-                    deadline > 0 ? Long.toString(DockerTimers.reaperDeadline(deadline)) : "never");
-            if (!options.lifetimeChosen()) {
-                labels.put(DockerControl.LEASE_LABEL, Long.toString(lease.toSeconds()));
-            }
-            labels.put(DockerControl.IDLE_LABEL, idle != null ? Long.toString(seconds(idle)) : "none");
-            List<String> env = new ArrayList<>();
-            options.env().forEach((k, v) -> env.add(k + "=" + v));
-            String workdir = options.workdir().orElse(settings.workdir().orElse(null));
-            List<String> writable = List.of();
-            if (settings.readOnlyRootFilesystem()) {
-                if (workdir == null || workdir.equals("/")) {
-                    workdir = DockerSettings.READ_ONLY_DEFAULT_WORKDIR;
+            // SecureRandom reads /dev/urandom: not on the subscriber's thread, which may be an event loop
+            return blocking(DockerSessions::newId).flatMap(id -> {
+                Duration lifetime = options.lifetime().orElse(null);
+                Duration idle = options.idleTimeout().orElse(null);
+                Instant now = Instant.now();
+                long deadline = lifetime == null ? 0 : now.plus(lifetime).getEpochSecond() + 1;
+                Map<String, String> labels = new LinkedHashMap<>(options.labels());
+                labels.put(DockerControl.SESSION_LABEL, id);
+                // always set: a container made from a snapshot would otherwise inherit the snapshotted session's values
+                labels.put(
+                        DockerControl.EXPIRES_LABEL,
+                        deadline > 0 ? Long.toString(DockerTimers.reaperDeadline(deadline)) : "never");
+                if (!options.lifetimeChosen()) {
+                    labels.put(DockerControl.LEASE_LABEL, Long.toString(lease.toSeconds()));
                 }
-                writable = workdir.equals("/tmp")
-                        ? List.of("/tmp", "/.dev-sandbox")
-                        : List.of(workdir, "/tmp", "/.dev-sandbox");
-            }
-            DockerControl.ContainerSpec spec = new DockerControl.ContainerSpec(
-                    id,
-                    settings.image(),
-                    List.of("/bin/sh", "-c", ContainerExecutor.KEEP_ALIVE, "dev.sandbox-keepalive"),
-                    List.of(backstopDeadline(deadline), backstopIdle(idle)),
-                    env,
-                    labels,
-                    workdir,
-                    settings.user().orElse(null),
-                    settings.cpuLimit().isPresent()
-                            ? Math.round(settings.cpuLimit().getAsDouble() * 1e9)
-                            : null,
-                    settings.memoryLimit().isPresent() ? settings.memoryLimit().getAsLong() : null,
-                    settings.pidsLimit().isPresent() ? settings.pidsLimit().getAsLong() : null,
-                    settings.network().dockerName(),
-                    settings.runtime().dockerName(),
-                    settings.capabilities(),
-                    settings.readOnlyRootFilesystem(),
-                    writable,
-                    settings.diskLimit().isPresent() ? settings.diskLimit().getAsLong() : null);
-            return blocking(() -> {
-                if (reaper != null) {
-                    reaper.ensureBlocking(); // before the container: nothing may run that nobody would end
+                labels.put(DockerControl.IDLE_LABEL, idle != null ? Long.toString(seconds(idle)) : "none");
+                List<String> env = new ArrayList<>();
+                options.env().forEach((k, v) -> env.add(k + "=" + v));
+                String workdir = options.workdir().orElse(settings.workdir().orElse(null));
+                List<String> writable = List.of();
+                if (settings.readOnlyRootFilesystem()) {
+                    if (workdir == null || workdir.equals("/")) {
+                        workdir = DockerSettings.READ_ONLY_DEFAULT_WORKDIR;
+                    }
+                    writable = workdir.equals("/tmp")
+                            ? List.of("/tmp", "/.dev-sandbox")
+                            : List.of(workdir, "/tmp", "/.dev-sandbox");
                 }
-                Map<String, String> imageLabels = control.ensureImage(
-                        settings.image(), settings.pullPolicy().name());
-                String containerId = control.createAndStart(spec);
-                Map<String, String> visible = new LinkedHashMap<>(userLabels(imageLabels));
-                visible.putAll(options.labels());
-                ContainerExecutor executor = new ContainerExecutor(
-                        control, data, id, containerId, settings.memoryLimit().isPresent(), 0);
-                DockerSessionState state = newState(id, containerId, visible, now, options.secrets(), executor);
-                state.timers.setLifetime(lifetime);
-                state.timers.setIdleTimeout(idle);
-                sessions.put(id, state);
-                LOG.debug("created docker session {} (container {}) with {}", id, containerId, settings);
-                return (SandboxSession) new DockerSession(this, state);
+                DockerControl.ContainerSpec spec = new DockerControl.ContainerSpec(
+                        id,
+                        settings.image(),
+                        List.of("/bin/sh", "-c", ContainerExecutor.KEEP_ALIVE, "dev.sandbox-keepalive"),
+                        List.of(backstopDeadline(deadline), backstopIdle(idle)),
+                        env,
+                        labels,
+                        workdir,
+                        settings.user().orElse(null),
+                        settings.cpuLimit().isPresent()
+                                ? Math.round(settings.cpuLimit().getAsDouble() * 1e9)
+                                : null,
+                        settings.memoryLimit().isPresent()
+                                ? settings.memoryLimit().getAsLong()
+                                : null,
+                        settings.pidsLimit().isPresent() ? settings.pidsLimit().getAsLong() : null,
+                        settings.network().dockerName(),
+                        settings.runtime().dockerName(),
+                        settings.capabilities(),
+                        settings.readOnlyRootFilesystem(),
+                        writable,
+                        settings.diskLimit().isPresent() ? settings.diskLimit().getAsLong() : null);
+                return blocking(() -> {
+                    if (reaper != null) {
+                        reaper.ensureBlocking(); // before the container: nothing may run that nobody would end
+                    }
+                    Map<String, String> imageLabels = control.ensureImage(
+                            settings.image(), settings.pullPolicy().name());
+                    String containerId = control.createAndStart(spec);
+                    Map<String, String> visible = new LinkedHashMap<>(userLabels(imageLabels));
+                    visible.putAll(options.labels());
+                    ContainerExecutor executor = new ContainerExecutor(
+                            control,
+                            data,
+                            id,
+                            containerId,
+                            settings.memoryLimit().isPresent(),
+                            0);
+                    DockerSessionState state = newState(id, containerId, visible, now, options.secrets(), executor);
+                    state.timers.setLifetime(lifetime);
+                    state.timers.setIdleTimeout(idle);
+                    sessions.put(id, state);
+                    LOG.debug("created docker session {} (container {}) with {}", id, containerId, settings);
+                    return (SandboxSession) new DockerSession(this, state);
+                });
             });
         });
+    }
+
+    /** A new session id: 128 bits from {@link SecureRandom}. */
+    private static String newId() {
+        byte[] random = new byte[16];
+        IDS.nextBytes(random);
+        return "docker-" + HexFormat.of().formatHex(random);
     }
 
     /**

@@ -120,7 +120,7 @@ public final class ConnectionGuard {
                         },
                         authTimeoutNanos,
                         TimeUnit.NANOSECONDS);
-        ch.pipeline().addFirst("sandbox.headWatch", new HeadStart(state));
+        ch.pipeline().addFirst("sandbox.headWatch", new HeadStart(state, codecName));
         ch.pipeline().addAfter(codecName, "sandbox.headEnd", new HeadEnd(state));
     }
 
@@ -186,17 +186,26 @@ public final class ConnectionGuard {
         }
     }
 
-    /** First in the pipeline: the first bytes of a request head start its deadline. */
+    /**
+     * First in the pipeline: the first bytes of a request head start its deadline. Once the HTTP codec has left the
+     * pipeline (a WebSocket upgrade), the bytes are frames, not heads: the watch leaves too, or it would close a live
+     * socket a head deadline after its first frame.
+     */
     private static final class HeadStart extends ChannelInboundHandlerAdapter {
         private final State state;
+        private final String codecName;
 
-        HeadStart(State state) {
+        HeadStart(State state, String codecName) {
             this.state = state;
+            this.codecName = codecName;
         }
 
         @Override
         public void channelRead(ChannelHandlerContext ctx, Object msg) {
-            if (msg instanceof ByteBuf b && b.isReadable()) {
+            if (ctx.pipeline().context(codecName) == null) {
+                state.cancelHead();
+                ctx.pipeline().remove(this);
+            } else if (msg instanceof ByteBuf b && b.isReadable()) {
                 state.startHead();
             }
             ctx.fireChannelRead(msg);
