@@ -5,6 +5,7 @@ import com.github.dockerjava.api.async.ResultCallback;
 import com.github.dockerjava.api.command.InspectExecResponse;
 import com.github.dockerjava.api.exception.ConflictException;
 import com.github.dockerjava.api.exception.NotFoundException;
+import com.github.dockerjava.api.model.Capability;
 import com.github.dockerjava.api.model.Container;
 import com.github.dockerjava.api.model.Frame;
 import com.github.dockerjava.api.model.HostConfig;
@@ -186,7 +187,16 @@ final class DockerBench implements AutoCloseable {
                 .withAutoRemove(true)
                 .withNetworkMode("none")
                 .withRuntime("runc")
-                .withSecurityOpts(List.of("no-new-privileges"));
+                .withSecurityOpts(List.of("no-new-privileges"))
+                // the default profile (DockerSettings): limits and capabilities
+                .withMemory(DockerSettings.DEFAULT_MEMORY_LIMIT)
+                .withMemorySwap(DockerSettings.DEFAULT_MEMORY_LIMIT)
+                .withNanoCPUs(Math.round(DockerSettings.DEFAULT_CPU_LIMIT * 1e9))
+                .withPidsLimit(DockerSettings.DEFAULT_PIDS_LIMIT)
+                .withCapDrop(Capability.ALL)
+                .withCapAdd(DockerSettings.DEFAULT_CAPABILITIES.stream()
+                        .map(Capability::valueOf)
+                        .toArray(Capability[]::new));
         String id = docker.createContainerCmd(IMAGE)
                 .withName("sandbox-bench-"
                         + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong()))

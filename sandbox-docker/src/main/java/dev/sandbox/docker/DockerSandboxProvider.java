@@ -27,10 +27,11 @@ import reactor.core.publisher.Mono;
  * tcp://} address), else {@code /var/run/docker.sock}. TLS ({@code DOCKER_TLS_VERIFY}) is not supported yet.
  *
  * <p><b>Sessions.</b> A session is a container running a keep-alive command (under Docker's init, with {@code
- * no-new-privileges}), named and labelled {@code dev.sandbox.session=<id>} plus the session's labels. Sessions
- * outlive this provider and the JVM: {@link #attach(String)} finds one by its label, {@link #list(Map)} lists running
- * ones, {@link SandboxSession#close()} leaves the container running, and {@link SandboxSession#destroy()} removes it
- * by force. How {@link SessionOptions} combines with {@link DockerSettings} is described there; in short, env goes into
+ * no-new-privileges} and the limits of {@link DockerSettings}' default profile), named and labelled {@code
+ * dev.sandbox.session=<id>} (128 random bits) plus the session's labels. Sessions can outlive this provider and the
+ * JVM (one with a chosen lifetime until then, a leased one for a lease, see below): {@link #attach(String)} finds one
+ * by its label, {@link #list(Map)} lists running ones, {@link SandboxSession#close()} leaves the container running,
+ * and {@link SandboxSession#destroy()} removes it by force. How {@link SessionOptions} combines with {@link DockerSettings} is described there; in short, env goes into
  * the container, secrets only into each command of the handles of this provider instance.
  *
  * <p><b>Lifetime, leases and the reaper.</b> A session's lifetime and idle timeout ({@link

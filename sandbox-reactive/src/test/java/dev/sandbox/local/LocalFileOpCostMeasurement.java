@@ -9,10 +9,10 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 
 /**
  * The cost of a file operation through the files API: 10,000 stats, reads and writes of a small file, sequentially,
- * after a warm-up; best of five rounds. A measurement, not a check: run with {@code -Dsandbox.measure=true}.
+ * after a warm-up; best of five rounds. A measurement, not a check: run with {@code -Dtest=LocalFileOpCostMeasurement -Dsandbox.measure=true}.
  */
 @EnabledIfSystemProperty(named = "sandbox.measure", matches = "true")
-class LocalFileOpCostTest {
+class LocalFileOpCostMeasurement {
     private static final Duration WAIT = Duration.ofSeconds(30);
     private static final int OPS = 10_000;
 

@@ -11,10 +11,10 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The cost of resolving beneath the root, without the files API's thread hop: 10,000 stats and open-read-closes of
  * a file two directories down, best of seven rounds in thread CPU time (the machine is shared), with openat2 and with the fallback walk. A measurement, not a
- * check: run with {@code -Dsandbox.measure=true}.
+ * check: run with {@code -Dtest=RawCostMeasurement -Dsandbox.measure=true}.
  */
 @EnabledIfSystemProperty(named = "sandbox.measure", matches = "true")
-class RawCostTest {
+class RawCostMeasurement {
     @Test
     void measure(@TempDir Path tmp) throws Exception {
         Path dir = tmp.toRealPath();
