@@ -34,6 +34,15 @@ public final class ExecOptions {
     /** Upper bound on the total size of the argument vector in bytes (UTF-8, one terminator per argument). */
     public static final int MAX_ARGV_BYTES = 64 * 1024;
 
+    /**
+     * Upper bound on one environment variable, {@code NAME=value} and its terminator, in bytes (UTF-8): Linux refuses
+     * to start a program with a longer one ({@code MAX_ARG_STRLEN}, 128 KiB).
+     */
+    public static final int MAX_ENV_VARIABLE_BYTES = 128 * 1024;
+
+    /** Upper bound on the total size of an environment ({@code env}, or a session's env or secrets) in bytes. */
+    public static final int MAX_ENV_BYTES = 1024 * 1024;
+
     /** Default maximum line length in bytes; longer lines are split and flagged {@link ExecEvent.Line#partial()}. */
     public static final int DEFAULT_MAX_LINE_LENGTH = 64 * 1024;
 
@@ -380,7 +389,25 @@ public final class ExecOptions {
     }
 
     static void validateEnv(String field, Map<String, String> vars) {
+        long total = 0;
         for (Map.Entry<String, String> e : vars.entrySet()) {
+            long bytes = e.getKey().getBytes(StandardCharsets.UTF_8).length
+                    + e.getValue().getBytes(StandardCharsets.UTF_8).length
+                    + 2L;
+            if (bytes > MAX_ENV_VARIABLE_BYTES) {
+                throw new InvalidArgumentException(
+                        field + "[" + printable(e.getKey()) + "]",
+                        field + "[" + printable(e.getKey()) + "] is " + bytes + " bytes, over the limit of "
+                                + MAX_ENV_VARIABLE_BYTES + " bytes a variable; pass large input through stdin or a"
+                                + " file");
+            }
+            total += bytes;
+            if (total > MAX_ENV_BYTES) {
+                throw new InvalidArgumentException(
+                        field,
+                        field + " is over the limit of " + MAX_ENV_BYTES + " bytes in all; pass large input through"
+                                + " stdin or a file");
+            }
             String name = e.getKey();
             if (name.isEmpty() || name.indexOf('=') >= 0 || name.indexOf('\0') >= 0) {
                 throw new InvalidArgumentException(

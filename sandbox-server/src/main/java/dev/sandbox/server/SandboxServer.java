@@ -50,6 +50,9 @@ import reactor.netty.http.server.HttpServer;
  * }</pre>
  */
 public final class SandboxServer implements AutoCloseable {
+    /** The largest file upload a server accepts unless told otherwise: 1 GiB. */
+    public static final long DEFAULT_MAX_UPLOAD_BYTES = 1L << 30;
+
     private static final Logger LOG = LoggerFactory.getLogger(SandboxServer.class);
 
     private final DisposableServer server;
@@ -165,7 +168,7 @@ public final class SandboxServer implements AutoCloseable {
         private int maxSessions = 64;
         private int maxExecs = 256;
         private int maxJsonBytes = 1024 * 1024;
-        private long maxUploadBytes = Long.MAX_VALUE;
+        private long maxUploadBytes = DEFAULT_MAX_UPLOAD_BYTES;
         private int execWindowBytes = 1024 * 1024;
         private Duration resumeTimeout = Duration.ofSeconds(60);
         private Duration heartbeat = Duration.ofSeconds(15);
@@ -285,7 +288,8 @@ public final class SandboxServer implements AutoCloseable {
         }
 
         /**
-         * Sets the largest file upload (unlimited by default); larger ones are refused with 413 and leave no file.
+         * Sets the largest file upload ({@link #DEFAULT_MAX_UPLOAD_BYTES}, 1 GiB, by default); larger ones are refused
+         * with 413 and leave no file.
          *
          * @param maxUploadBytes at least 1
          * @return this builder

@@ -350,6 +350,13 @@ public interface SandboxProviderConformance
             assertInvalid(s, ExecOptions.of("echo", "x".repeat(70 * 1024)), "argv");
             assertInvalid(s, ExecOptions.of("pwd").withCwd("relative/dir"), "cwd");
             assertInvalid(s, ExecOptions.of("pwd").withTimeout(Duration.ZERO), "timeout");
+            // the kernel refuses a variable over 128 KiB (the command would exit 126 with nothing said)
+            assertInvalid(s, ExecOptions.of("true").withEnv("BIG", "x".repeat(200 * 1024)), "env[BIG]");
+            ExecOptions manyVars = ExecOptions.of("true");
+            for (int i = 0; i < 10; i++) {
+                manyVars = manyVars.withEnv("V" + i, "x".repeat(120 * 1024));
+            }
+            assertInvalid(s, manyVars, "env");
             StepVerifier.create(s.exec(ExecOptions.of("pwd").withCwd("relative/dir")))
                     .expectErrorSatisfies(e -> assertThat(e)
                             .isInstanceOf(InvalidArgumentException.class)

@@ -81,7 +81,7 @@ final class ServeCommand extends Subcommand {
             paramLabel = "SIZE",
             converter = Values.Size.class,
             order = -2,
-            description = "the largest file upload, with an optional k, m or g suffix [unlimited]")
+            description = "the largest file upload, with an optional k, m or g suffix [1g]")
     Long maxUploadBytes;
 
     @Option(names = "--host", paramLabel = "HOST", order = -2, description = "the address to listen on [127.0.0.1]")
