@@ -299,6 +299,42 @@ class DockerAuthorityTest {
     }
 
     @Test
+    void aReaperThatCannotReachTheDaemonRefusesSessionsSayingHowToFixIt() {
+        // the shared reaper stands aside for this test; the next provider that needs one starts it again
+        try {
+            support.docker
+                    .removeContainerCmd("dev-sandbox-reaper")
+                    .withForce(true)
+                    .exec();
+        } catch (com.github.dockerjava.api.exception.NotFoundException notRunning) {
+            // none yet
+        }
+        try (DockerSandboxProvider misconfigured = DockerSandboxProvider.builder()
+                .settings(DockerTestSupport.settings())
+                .sweepInterval(null)
+                .reaperDockerSocket("/no/such/dir/docker.sock")
+                .build()) {
+            assertThatThrownBy(
+                            () -> misconfigured.create(support.sessionOptions()).block(WAIT))
+                    .isInstanceOf(dev.sandbox.BackendException.class)
+                    .hasMessageContaining("/no/such/dir/docker.sock")
+                    .hasMessageContaining("reaperDockerSocket")
+                    .hasMessageContaining("reaper(false)");
+        }
+        // nothing was left half-made, and a provider with the right socket brings the reaper back
+        try (DockerSandboxProvider fine = leasedProvider()) {
+            SandboxSession s = fine.create(support.sessionOptions()).block(WAIT);
+            assertThat(support.docker
+                            .inspectContainerCmd("dev-sandbox-reaper")
+                            .exec()
+                            .getState()
+                            .getRunning())
+                    .isTrue();
+            s.destroy().block(WAIT);
+        }
+    }
+
+    @Test
     void sessionIdsCarry128RandomBits() {
         Set<String> ids = new HashSet<>();
         for (int i = 0; i < 3; i++) {

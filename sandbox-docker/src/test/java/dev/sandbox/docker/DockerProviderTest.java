@@ -219,9 +219,11 @@ class DockerProviderTest {
                 assertThat(Long.parseLong(c.getLabels().get("dev.sandbox.expires-at")))
                         .isBetween(
                                 Instant.now().getEpochSecond() + 200,
+                                // the label is when the reaper removes it: the deadline plus the holder's grace
                                 Instant.now()
                                                 .plus(SessionOptions.DEFAULT_LIFETIME)
                                                 .getEpochSecond()
+                                        + DockerSandboxProvider.LIFETIME_GRACE_SECONDS
                                         + 5);
             } finally {
                 restored.destroy().block(WAIT);

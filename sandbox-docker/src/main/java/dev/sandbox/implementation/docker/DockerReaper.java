@@ -4,10 +4,10 @@ import com.github.dockerjava.api.DockerClient;
 import com.github.dockerjava.api.command.InspectContainerResponse;
 import com.github.dockerjava.api.exception.ConflictException;
 import com.github.dockerjava.api.exception.NotFoundException;
-import com.github.dockerjava.api.model.Bind;
 import com.github.dockerjava.api.model.Capability;
 import com.github.dockerjava.api.model.HostConfig;
-import com.github.dockerjava.api.model.Volume;
+import com.github.dockerjava.api.model.Mount;
+import com.github.dockerjava.api.model.MountType;
 import dev.sandbox.BackendException;
 import dev.sandbox.implementation.process.RawEvent;
 import io.netty.buffer.Unpooled;
@@ -115,6 +115,7 @@ public final class DockerReaper {
                 return;
             }
             DockerClient client = control.client();
+            checkArchitecture(client);
             for (int attempt = 0; ; attempt++) {
                 InspectContainerResponse c = control.inspectContainer(CONTAINER_NAME);
                 if (c != null
@@ -149,9 +150,17 @@ public final class DockerReaper {
                                     .withMemory(64L << 20)
                                     .withMemorySwap(64L << 20)
                                     .withPidsLimit(32L)
-                                    .withBinds(
-                                            new Bind(hostSocket, new Volume(SOCKET_IN_CONTAINER)),
-                                            new Bind(VOLUME, new Volume(STATE_DIR))))
+                                    // a mount, not a -v bind: a socket path that does not exist on the daemon's
+                                    // host is an error here, not an empty directory made in its place
+                                    .withMounts(List.of(
+                                            new Mount()
+                                                    .withType(MountType.BIND)
+                                                    .withSource(hostSocket)
+                                                    .withTarget(SOCKET_IN_CONTAINER),
+                                            new Mount()
+                                                    .withType(MountType.VOLUME)
+                                                    .withSource(VOLUME)
+                                                    .withTarget(STATE_DIR))))
                             .exec()
                             .getId();
                     client.startContainerCmd(id).exec();
@@ -160,15 +169,51 @@ public final class DockerReaper {
                 } catch (ConflictException | NotFoundException e) {
                     // another provider created, started or removed it meanwhile: look again
                     if (attempt >= 5) {
-                        throw control.translate("start the sandbox reaper", e);
+                        throw cannotStart(e);
                     }
                 } catch (RuntimeException e) {
-                    throw control.translate("start the sandbox reaper", e);
+                    throw cannotStart(e);
                 }
             }
             verifiedAtNanos = System.nanoTime();
             verified = true;
         }
+    }
+
+    private volatile boolean architectureChecked;
+
+    /** The binary is built for x86-64: on another daemon it could not run, and nothing would end any session. */
+    private void checkArchitecture(DockerClient client) {
+        if (architectureChecked) {
+            return;
+        }
+        String arch;
+        try {
+            arch = String.valueOf(client.versionCmd().exec().getArch());
+        } catch (RuntimeException e) {
+            throw control.translate("ask the daemon its architecture", e);
+        }
+        if (!arch.equals("amd64") && !arch.equals("x86_64")) {
+            throw new BackendException(
+                    "the sandbox reaper is built for linux/amd64 and this Docker daemon runs on " + arch
+                            + "; sessions would have nothing outside them to end them. Build the provider with"
+                            + " reaper(false) to do without (see DockerSandboxProvider.Builder#reaper)",
+                    null);
+        }
+        architectureChecked = true;
+    }
+
+    private RuntimeException cannotStart(RuntimeException e) {
+        if (!(e instanceof com.github.dockerjava.api.exception.DockerException d)) {
+            return control.translate("start the sandbox reaper", e); // the daemon itself is not there
+        }
+        return new BackendException(
+                "cannot start the sandbox reaper (container " + CONTAINER_NAME + ", the daemon's socket " + hostSocket
+                        + " mounted): " + DockerControl.message(e) + ". Without it nothing outside a sandbox ends"
+                        + " it; set the socket's path on the daemon's host with reaperDockerSocket(..), or build the"
+                        + " provider with reaper(false)",
+                e,
+                DockerErrors.retryableStatus(d.getHttpStatus()));
     }
 
     /** Forgets that the reaper was seen running, so the next {@link #ensure()} looks again. */
