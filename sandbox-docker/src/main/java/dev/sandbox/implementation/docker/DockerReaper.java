@@ -163,7 +163,13 @@ public final class DockerReaper {
                                                     .withTarget(STATE_DIR))))
                             .exec()
                             .getId();
-                    client.startContainerCmd(id).exec();
+                    try {
+                        client.startContainerCmd(id).exec();
+                    } catch (RuntimeException notStarted) {
+                        // a created reaper that never runs is removed, not left for the next provider to find
+                        control.removeContainer(id, "the reaper that did not start");
+                        throw notStarted;
+                    }
                     LOG.info("started the sandbox reaper ({}) on {}", image(), control.dockerHost());
                     break;
                 } catch (ConflictException | NotFoundException e) {
@@ -277,13 +283,19 @@ public final class DockerReaper {
         return binaryBytes;
     }
 
-    private static String tag() {
-        try {
-            byte[] digest = MessageDigest.getInstance("SHA-256").digest(binary());
-            return HexFormat.of().formatHex(digest, 0, 6);
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is missing from this JDK", e);
+    private static String tag;
+
+    /** The image tag: the first 12 hex digits of the binary's SHA-256, computed once. */
+    private static synchronized String tag() {
+        if (tag == null) {
+            try {
+                byte[] digest = MessageDigest.getInstance("SHA-256").digest(binary());
+                tag = HexFormat.of().formatHex(digest, 0, 6);
+            } catch (NoSuchAlgorithmException e) {
+                throw new IllegalStateException("SHA-256 is missing from this JDK", e);
+            }
         }
+        return tag;
     }
 
     private static byte[] imageTar(byte[] binary) {

@@ -48,6 +48,8 @@ public final class DockerSessions {
     private static final Logger LOG = LoggerFactory.getLogger(DockerSessions.class);
 
     private static final SecureRandom IDS = new SecureRandom();
+    /** The longest idle timeout read back from a container's keep-alive file; beyond it the label's applies. */
+    private static final Duration MAX_IDLE_HINT = Duration.ofDays(365);
 
     private final DockerControl control;
     private final DockerDataPlane data;
@@ -300,8 +302,9 @@ public final class DockerSessions {
                     long deadline = found.getT2().isPresent()
                             ? DockerTimers.deadlineMillis(found.getT2().getAsLong())
                             : labelled[0];
-                    long idleMillis =
-                            found.getT3().length == 2 && found.getT3()[1] > 0 ? found.getT3()[1] : labelled[1];
+                    // written by the sandbox's own root: taken only within the range a client could have set
+                    long hinted = found.getT3().length == 2 ? found.getT3()[1] : 0;
+                    long idleMillis = hinted > 0 && hinted <= MAX_IDLE_HINT.toMillis() ? hinted : labelled[1];
                     state.timers.setLifetime(
                             deadline > 0
                                     ? Duration.ofMillis(Math.max(1, deadline - System.currentTimeMillis()))
