@@ -91,12 +91,13 @@ static int join(char *buf, const char *dir, const char *name) {
     return 0;
 }
 
-/* mkdir that accepts an existing directory (or a symlink to one, as mkdir -p does). */
-static int mkdir_ok(const char *path, uint32_t mode) {
+/* mkdir that accepts an existing directory (or a symlink to one, as mkdir -p does); something else there is
+ * -EEXIST for the last component, -ENOTDIR for a parent. */
+static int mkdir_ok(const char *path, uint32_t mode, int last) {
     if (mkdir(path, mode) == 0) return 0;
     int err = errno;
     struct stat st;
-    if (err == EEXIST && (stat(path, &st) < 0 || !S_ISDIR(st.st_mode))) return -EEXIST;
+    if (err == EEXIST && (stat(path, &st) < 0 || !S_ISDIR(st.st_mode))) return last ? -EEXIST : -ENOTDIR;
     return err == EEXIST ? 0 : -err;
 }
 
@@ -112,11 +113,11 @@ int fs_mkdir(const char *path, uint32_t mode, int parents) {
     for (size_t i = 1; i < len; i++) {
         if (buf[i] != '/' || buf[i - 1] == '/') continue;
         buf[i] = 0;
-        int rc = mkdir_ok(buf, 0755);
+        int rc = mkdir_ok(buf, 0755, 0);
         buf[i] = '/';
         if (rc < 0) return rc;
     }
-    return mkdir_ok(buf, mode);
+    return mkdir_ok(buf, mode, 1);
 }
 
 /* Removes the tree under rootfd (an open directory, consumed) without following symlinks: an explicit stack of open
