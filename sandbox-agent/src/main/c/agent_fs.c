@@ -13,9 +13,10 @@
  *   write(2) call). A file created by a program shows as CREATED then MODIFIED (when it closes it).
  * - A recursive watch that sees a directory created or moved in watches it and its subdirectories and reports what
  *   it finds inside as CREATED (files written between mkdir and the new watch would otherwise be missed); an entry
- *   created right after the new watch may be reported twice. Directories more than FS_WALK_DEPTH levels below a
- *   walk's start, or beyond FS_WATCH_DIRS in one watch, are not watched: -ELOOP / -ENOSPC at open, an overflow
- *   event later.
+ *   created right after the new watch may be reported twice. A directory moved out is one DELETED (its watches
+ *   are dropped). Directories more than FS_WALK_DEPTH levels below a walk's start, or beyond FS_WATCH_DIRS (or
+ *   FS_WATCH_PATH_BYTES of paths) in one watch, are not watched: -ELOOP / -ENOSPC at open, an overflow event later.
+ *   Walking a new directory happens inside fs_watch_read: a huge tree moved in takes a while (bounded as above).
  */
 #include "agent_fs.h"
 
@@ -35,6 +36,7 @@
 #define FS_LIST_DEPTH 64      /* fs_list_open caps depth to this */
 #define FS_WALK_DEPTH 128     /* a watch's subdirectory walk */
 #define FS_WATCH_DIRS 65536   /* watched directories per watch */
+#define FS_WATCH_PATH_BYTES (16u << 20) /* bytes of their paths (long paths could otherwise take 65,536 x 4 KiB) */
 #define FS_WATCH_READS 16     /* read(2) calls per fs_watch_read; the fd stays readable if more is pending */
 
 void fs_info_free(struct fs_info *info) {
@@ -205,10 +207,14 @@ int fs_move(const char *from, const char *to) { return rename(from, to) < 0 ? -e
 
 int fs_open_read(const char *path, uint64_t offset) {
     if (offset > (uint64_t)INT64_MAX) return -EINVAL;
-    /* O_NONBLOCK so that opening a FIFO without a writer returns at once; refused below anyway */
+    /* refuse what is not a regular file before opening it: opening a device can have effects (a tape rewinds) */
+    struct stat st;
+    if (stat(path, &st) < 0) return -errno;
+    if (S_ISDIR(st.st_mode)) return -EISDIR;
+    if (!S_ISREG(st.st_mode)) return -EINVAL;
+    /* it may have been swapped since: O_NONBLOCK so that a FIFO without a writer cannot block, fstat checks again */
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0) return -errno;
-    struct stat st;
     int rc = 0;
     if (fstat(fd, &st) < 0) rc = -errno;
     else if (S_ISDIR(st.st_mode)) rc = -EISDIR;
@@ -228,7 +234,10 @@ int fs_open_read(const char *path, uint64_t offset) {
 /* ---- atomic writes ---- */
 
 struct fs_write {
-    int fd;
+    int fd, keep_owner;
+    uint32_t mode;
+    uid_t uid;
+    gid_t gid;
     char target[PATH_MAX];
     char tmp[PATH_MAX];
 };
@@ -285,23 +294,16 @@ int fs_write_begin(const char *path, uint32_t mode, int parents, struct fs_write
             goto fail;
         }
     }
-    /* fchmod after fchown: chown clears setuid/setgid. Not subject to the umask: the mode asked is the mode got. */
+    /* owner and mode are set at commit: a write(2) by an agent without CAP_FSETID would clear setuid/setgid */
+    w->mode = mode;
     if (existed && S_ISREG(st.st_mode)) {
-        if (fchown(w->fd, st.st_uid, st.st_gid) < 0 && errno != EPERM) {
-            rc = -errno;
-            goto fail_unlink;
-        }
-        mode = st.st_mode & 07777;
-    }
-    if (fchmod(w->fd, mode) < 0) {
-        rc = -errno;
-        goto fail_unlink;
+        w->keep_owner = 1;
+        w->uid = st.st_uid;
+        w->gid = st.st_gid;
+        w->mode = st.st_mode & 07777;
     }
     *out = w;
     return 0;
-fail_unlink:
-    close(w->fd);
-    unlink(w->tmp);
 fail:
     free(w);
     return rc;
@@ -322,7 +324,11 @@ int fs_write_data(struct fs_write *w, const void *bytes, size_t n) {
 }
 
 int fs_write_commit(struct fs_write *w, struct fs_info *info) {
-    int rc = close(w->fd) < 0 ? -errno : 0;
+    int rc = 0;
+    /* fchmod after fchown (chown clears setuid/setgid); fchmod is not subject to the umask: the mode asked is got */
+    if (w->keep_owner && fchown(w->fd, w->uid, w->gid) < 0 && errno != EPERM) rc = -errno;
+    if (rc == 0 && fchmod(w->fd, w->mode) < 0) rc = -errno;
+    if (close(w->fd) < 0 && rc == 0) rc = -errno;
     w->fd = -1;
     if (rc == 0) {
         /* the target may have appeared or gone while the data came: say so in the name a watch sees */
@@ -460,7 +466,7 @@ struct fs_watch {
     int fd, recursive;
     char *root;
     struct wd_path *wds; /* sorted by wd */
-    size_t nwds, capwds;
+    size_t nwds, capwds, path_bytes;
     struct event q[FS_WATCH_QUEUE];
     size_t head, count;
     int overflowed;       /* events were dropped: an overflow event follows the queued ones, then nothing is lost */
@@ -496,7 +502,8 @@ static size_t wd_find(const struct fs_watch *w, int wd) { /* index of the first 
 static int add_dir(struct fs_watch *w, const char *path, int follow) {
     uint32_t mask = IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE | IN_ATTRIB | IN_DELETE | IN_MOVED_FROM |
                     IN_DELETE_SELF | IN_ONLYDIR | IN_EXCL_UNLINK | (follow ? 0 : IN_DONT_FOLLOW);
-    size_t i;
+    size_t i, plen = strlen(path) + 1;
+    if (w->path_bytes + plen > FS_WATCH_PATH_BYTES) return -ENOSPC;
     char *copy = strdup(path);
     if (!copy) return -ENOMEM;
     int wd = inotify_add_watch(w->fd, path, mask);
@@ -506,6 +513,7 @@ static int add_dir(struct fs_watch *w, const char *path, int follow) {
     }
     i = wd_find(w, wd);
     if (i < w->nwds && w->wds[i].wd == wd) { /* the same directory again (a bind mount): the newest path wins */
+        w->path_bytes += plen - (strlen(w->wds[i].path) + 1);
         free(w->wds[i].path);
         w->wds[i].path = copy;
         return 0;
@@ -530,6 +538,7 @@ static int add_dir(struct fs_watch *w, const char *path, int follow) {
     w->wds[i].wd = wd;
     w->wds[i].path = copy;
     w->nwds++;
+    w->path_bytes += plen;
     return 0;
 }
 
@@ -592,6 +601,7 @@ static void forget_tree(struct fs_watch *w, const char *path) {
         const char *p = w->wds[i].path;
         if (!strncmp(p, path, pl) && (p[pl] == 0 || p[pl] == '/')) {
             inotify_rm_watch(w->fd, w->wds[i].wd);
+            w->path_bytes -= strlen(p) + 1;
             free(w->wds[i].path);
         } else {
             w->wds[j++] = w->wds[i];
@@ -609,6 +619,7 @@ static void handle(struct fs_watch *w, const struct inotify_event *ev, const cha
     if (i == w->nwds || w->wds[i].wd != ev->wd) return; /* a watch already forgotten */
     const char *dir = w->wds[i].path;
     if (ev->mask & IN_IGNORED) { /* the directory is gone (or unmounted): its watch ended */
+        w->path_bytes -= strlen(dir) + 1;
         free(w->wds[i].path);
         memmove(&w->wds[i], &w->wds[i + 1], (w->nwds - i - 1) * sizeof *w->wds);
         w->nwds--;

@@ -16,7 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -182,6 +184,14 @@ static void test_read(void) {
     CHECK_EQ(fs_open_read(P("rfifo"), 0), -EINVAL);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     CHECK(t1.tv_sec - t0.tv_sec < 2);
+
+    /* a Unix socket cannot be opened at all: still -EINVAL, as a pipe */
+    int sfd = socket(AF_UNIX, SOCK_STREAM, 0);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    fmt(sa.sun_path, sizeof sa.sun_path, "%s", P("sock"));
+    CHECK_EQ(bind(sfd, (struct sockaddr *)&sa, sizeof sa), 0);
+    CHECK_EQ(fs_open_read(P("sock"), 0), -EINVAL);
+    close(sfd);
 
     /* through a symlink: READ follows it, like open(2) */
     CHECK_EQ(symlink(P("r"), P("rlink")), 0);
@@ -818,6 +828,25 @@ static void test_watch_overflow(void) {
     fs_remove(P("wo"), 1);
 }
 
+/* a tree deeper than a watch walks: refused at open rather than watched in part */
+static void test_watch_too_deep(void) {
+    mkdir(P("wdeep"), 0755);
+    int dfd = open(P("wdeep"), O_RDONLY | O_DIRECTORY);
+    for (int k = 0; k < 140 && dfd >= 0; k++) {
+        mkdirat(dfd, "d", 0755);
+        int next = openat(dfd, "d", O_RDONLY | O_DIRECTORY);
+        close(dfd);
+        dfd = next;
+    }
+    if (dfd >= 0) close(dfd);
+    struct fs_watch *w;
+    CHECK_EQ(fs_watch_open(P("wdeep"), 1, &w), -ELOOP);
+    CHECK(w == NULL);
+    CHECK_EQ(fs_watch_open(P("wdeep"), 0, &w), 0); /* not recursive: fine */
+    fs_watch_close(w);
+    CHECK_EQ(fs_remove(P("wdeep"), 1), 0);
+}
+
 static void test_watch_root_deleted(void) {
     fs_mkdir(P("wd/s"), 0755, 1);
     struct fs_watch *w;
@@ -857,6 +886,7 @@ int main(void) {
     test_watch_recursive();
     test_watch_atomic_write();
     test_watch_overflow();
+    test_watch_too_deep();
     test_watch_root_deleted();
     int rc = fs_remove(root, 1);
     if (rc < 0) fprintf(stderr, "cleanup of %s: %s\n", root, strerror(-rc));
