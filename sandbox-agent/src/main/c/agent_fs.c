@@ -9,6 +9,7 @@
  *   renames the temporary file to the other marker when that changed. A watch that sees a temporary name moved
  *   onto a target (the IN_MOVED_FROM/IN_MOVED_TO pair shares a cookie) reports MODIFIED for 'o' and CREATED for
  *   'n': one event per WRITE, no per-watch set of known names. Any other rename onto a name is CREATED (moved in).
+ *   Files (not directories) whose names start with FS_TEMP_PREFIX are never reported.
  * - A watch reports MODIFIED on IN_CLOSE_WRITE and IN_ATTRIB, not on IN_MODIFY (one event per write, not one per
  *   write(2) call). A file created by a program shows as CREATED then MODIFIED (when it closes it).
  * - A recursive watch that sees a directory created or moved in watches it and its subdirectories and reports what
@@ -55,7 +56,9 @@ static int fill_info(int dirfd, const char *name, const char *path, const struct
     out->uid = st->st_uid;
     out->gid = st->st_gid;
     out->size = (uint64_t)st->st_size;
-    out->mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+    /* saturated: code in the sandbox can set any mtime (utimensat), beyond what nanoseconds in an i64 hold */
+    int64_t sec = st->st_mtim.tv_sec, lim = INT64_MAX / 1000000000 - 1;
+    out->mtime_ns = sec > lim ? INT64_MAX : sec < -lim ? INT64_MIN : sec * 1000000000 + st->st_mtim.tv_nsec;
     char target[PATH_MAX];
     size_t tlen = 0;
     if (out->type == FS_SYMLINK) {
@@ -393,7 +396,7 @@ int fs_list_open(const char *path, uint32_t depth, struct fs_list **out) {
     return list_open(path, depth > FS_LIST_DEPTH ? FS_LIST_DEPTH : depth, 1, out);
 }
 
-/* As fs_list_next; *deep set when a directory was not descended into because of the depth (or the path length). */
+/* As fs_list_next; *skipped set when a directory was not descended into because of the depth (or the path length). */
 static int list_next(struct fs_list *l, struct fs_info *out, int *skipped) {
     while (l->n > 0) {
         uint32_t top = l->n - 1;
@@ -552,7 +555,8 @@ static int add_tree(struct fs_watch *w, const char *path, int report, int follow
     struct fs_info info;
     int skipped = 0;
     while ((rc = list_next(l, &info, &skipped)) == 1) {
-        if (report && strncmp(strrchr(info.path, '/') + 1, FS_TEMP_PREFIX, strlen(FS_TEMP_PREFIX)))
+        if (report && (info.type == FS_DIR || strncmp(strrchr(info.path, '/') + 1, FS_TEMP_PREFIX,
+                                                        strlen(FS_TEMP_PREFIX))))
             push(w, FS_EV_CREATED, info.path);
         if (info.type == FS_DIR) {
             rc = add_dir(w, info.path, 0);
@@ -631,7 +635,7 @@ static void handle(struct fs_watch *w, const struct inotify_event *ev, const cha
     }
     int isdir = (ev->mask & IN_ISDIR) != 0;
     size_t plen = strlen(FS_TEMP_PREFIX);
-    if (!strncmp(name, FS_TEMP_PREFIX, plen)) {
+    if (!isdir && !strncmp(name, FS_TEMP_PREFIX, plen)) { /* a directory of that name is not ours: reported */
         if (ev->mask & IN_MOVED_FROM) { /* maybe fs_write_commit: the IN_MOVED_TO of the target follows */
             w->from_cookie = ev->cookie;
             w->from_marker = name[strlen(name) - 1];
