@@ -885,6 +885,17 @@ static void test_watch_root_deleted(void) {
     fs_watch_close(w);
 }
 
+/* Open file descriptors of this process: every operation must give back what it opened. */
+static int count_fds(void) {
+    DIR *d = opendir("/proc/self/fd");
+    if (!d) return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
 int main(void) {
     const char *tmp = getenv("TMPDIR");
     fmt(root, sizeof root, "%s/test_fs.XXXXXX", tmp && *tmp ? tmp : "/tmp");
@@ -892,6 +903,7 @@ int main(void) {
         perror("mkdtemp");
         return 2;
     }
+    int fds = count_fds();
     test_stat();
     test_read();
     test_write();
@@ -905,6 +917,7 @@ int main(void) {
     test_watch_overflow();
     test_watch_too_deep();
     test_watch_root_deleted();
+    CHECK_EQ(count_fds(), fds); /* no descriptor leaked: watches, listings, writes, reads closed */
     int rc = fs_remove(root, 1);
     if (rc < 0) fprintf(stderr, "cleanup of %s: %s\n", root, strerror(-rc));
     printf("test_fs: %d checks, %d failed\n", checks, failures);
