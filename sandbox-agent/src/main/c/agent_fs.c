@@ -577,17 +577,18 @@ int fs_watch_open(const char *path, int recursive, struct fs_watch **out) {
     struct fs_watch *w = calloc(1, sizeof *w);
     if (!w) return -ENOMEM;
     w->recursive = recursive;
-    w->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    w->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC); /* EMFILE at the per-user instance limit (128 by default) */
+    int rc = w->fd < 0 ? -errno : 0;
     w->root = strdup(path);
-    if (w->fd < 0 || !w->root) {
-        int rc = w->fd < 0 ? -errno : -ENOMEM;
+    if (rc < 0 || !w->root) {
+        if (rc == 0) rc = -ENOMEM;
         if (w->fd >= 0) close(w->fd);
         free(w->root);
         free(w);
         return rc;
     }
     while (len > 1 && w->root[len - 1] == '/') w->root[--len] = 0;
-    int rc = add_tree(w, w->root, 0, 1);
+    rc = add_tree(w, w->root, 0, 1);
     if (rc < 0) {
         fs_watch_close(w);
         return rc;
