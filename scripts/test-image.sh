@@ -12,8 +12,13 @@ set -euo pipefail
 IMAGE=${IMAGE:-sandbox-test:busybox}
 BUSYBOX=${BUSYBOX:-/bin/busybox}
 
-if [ "${1:-}" != "--force" ] && docker image inspect "$IMAGE" >/dev/null 2>&1; then
-  echo "[test-image] $IMAGE exists"
+# the second image holds one file, the static busybox at /busybox: no shell, no directories, nothing else (the
+# agent's tests run sandboxes in it)
+ONE_PROGRAM=${ONE_PROGRAM:-sandbox-test:one-program}
+
+if [ "${1:-}" != "--force" ] && docker image inspect "$IMAGE" >/dev/null 2>&1 \
+    && docker image inspect "$ONE_PROGRAM" >/dev/null 2>&1; then
+  echo "[test-image] $IMAGE and $ONE_PROGRAM exist"
   exit 0
 fi
 
@@ -58,3 +63,11 @@ tar -C "$rootfs" --numeric-owner -cf - . | docker import \
   --change 'LABEL dev.sandbox.test-image=busybox' \
   - "$IMAGE" >/dev/null
 echo "[test-image] built $IMAGE ($("$BUSYBOX" | head -n 1))"
+
+one=$(mktemp -d)
+trap 'rm -rf "$rootfs" "$one"' EXIT
+cp "$BUSYBOX" "$one/busybox"
+tar -C "$one" --numeric-owner -cf - busybox | docker import \
+  --change 'LABEL dev.sandbox.test-image=one-program' \
+  - "$ONE_PROGRAM" >/dev/null
+echo "[test-image] built $ONE_PROGRAM (only /busybox)"

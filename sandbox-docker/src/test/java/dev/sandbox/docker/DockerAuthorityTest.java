@@ -73,26 +73,39 @@ class DockerAuthorityTest {
     }
 
     @Test
-    void aSandboxThatRewritesItsTimersAndStopsItsKeepAliveStillEndsOnTime() throws InterruptedException {
+    void aSandboxThatTellsItsAgentToLiveForeverAndStopsItStillEndsOnTime() throws InterruptedException {
         DockerSandboxProvider gone = DockerTestSupport.unsweptProvider();
         SandboxSession session = gone.create(support.sessionOptions().withLifetime(Duration.ofSeconds(4)))
                 .block(WAIT);
         Instant created = Instant.now();
-        // what root in the sandbox can do: a deadline far away in the keep-alive's file, and the keep-alive stopped
-        ExecResult r = session.run(ExecOptions.shell("mkdir -p /.dev-sandbox"
-                        + " && printf '9999999999 0 9999999999000 0\\n' > /.dev-sandbox/timers; n=0; for p in /proc/[0-9]*; do q=${p#/proc/}; [ $q = $$ ] && continue;"
-                        + " grep -q dev.sandbox-keepalive $p/cmdline 2>/dev/null && kill -STOP $q && n=$((n+1));"
-                        + " done; echo stopped $n; cat /.dev-sandbox/timers"))
+        // what root in the sandbox can do: speak the agent's protocol itself (HELLO, then TIMERS with a deadline in
+        // the year 2286 and no idle timeout), and signal the agent
+        session.files().write("/tmp/frames", impostorFrames()).block(WAIT);
+        ExecResult r = session.run(ExecOptions.shell("timeout 5 /.dev-sandbox/agent relay < /tmp/frames | wc -c;"
+                        + " kill -STOP 1; kill -9 1; echo signalled"))
                 .block(WAIT);
         assertThat(r.exitCode()).isZero();
-        // the keep-alive, and docker-init whose command line carries it
-        assertThat(r.stdout()).containsPattern("stopped [12]\n").contains("9999999999");
+        assertThat(r.stdout()).endsWith("signalled\n");
+        // the answers came back: HELLO and OK, so the agent did take the far deadline
+        assertThat(Long.parseLong(r.stdout().lines().findFirst().orElseThrow().trim()))
+                .isGreaterThan(18);
         gone.close(); // no client is left to end it
 
         // deadline 4 s (+1 s rounding) plus the 5 s grace, a reaper round and the removal
         assertThat(goneBy(session.id(), created.plusSeconds(20)))
-                .as("the session past its deadline is removed although its container says otherwise")
+                .as("the session past its deadline is removed although its agent was told otherwise")
                 .isTrue();
+    }
+
+    /** HELLO (versions 1..1) and TIMERS on stream 1 with the deadline 9999999999000 ms and no idle timeout. */
+    private static byte[] impostorFrames() {
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(64);
+        byte[] client = "impostor".getBytes(StandardCharsets.US_ASCII);
+        b.putInt(4 + 4 + client.length).put((byte) 0x01).putInt(0);
+        b.putShort((short) 1).putShort((short) 1).putInt(client.length).put(client);
+        b.putInt(16).put((byte) 0x03).putInt(1);
+        b.putLong(9_999_999_999_000L).putLong(0);
+        return java.util.Arrays.copyOf(b.array(), b.position());
     }
 
     @Test
@@ -246,7 +259,7 @@ class DockerAuthorityTest {
                     .block(WAIT);
             assertThat(new String(session.files().readAllBytes("up.txt", 1024).block(WAIT), StandardCharsets.UTF_8))
                     .isEqualTo("uploaded");
-            // and the lifetime still reaches the keep-alive
+            // and the lifetime still reaches the agent
             session.setLifetime(Duration.ofMinutes(5)).block(WAIT);
         } finally {
             session.destroy().block(WAIT);

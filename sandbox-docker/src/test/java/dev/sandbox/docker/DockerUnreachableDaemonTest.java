@@ -104,9 +104,6 @@ class DockerUnreachableDaemonTest {
         assertThat(DockerErrors.execStart("docker-1", -1, "the daemon answered with 'garbage'"))
                 .isInstanceOfSatisfying(
                         BackendException.class, e -> assertThat(e.isRetryable()).isFalse());
-        assertThat(DockerErrors.archive("docker-1", 503, "busy"))
-                .isInstanceOfSatisfying(
-                        BackendException.class, e -> assertThat(e.isRetryable()).isTrue());
     }
 
     @Test

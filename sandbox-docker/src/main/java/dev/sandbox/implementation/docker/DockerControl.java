@@ -186,7 +186,7 @@ public final class DockerControl implements AutoCloseable {
      *
      * @param name the container name
      * @param image the image reference
-     * @param entrypoint the keep-alive command
+     * @param entrypoint the main process (the agent)
      * @param cmd its arguments
      * @param env {@code NAME=value} entries
      * @param labels every label, internal ones included
@@ -225,16 +225,18 @@ public final class DockerControl implements AutoCloseable {
      * Creates and starts a container; removes it again when it cannot be started.
      *
      * @param spec what to create
+     * @param beforeStart called with the created container's id before it starts (the agent's installation)
      * @return the container id
      */
-    public String createAndStart(ContainerSpec spec) {
+    public String createAndStart(ContainerSpec spec, java.util.function.Consumer<String> beforeStart) {
         String network = spec.network();
         if (network.equals("bridge")) {
             ensureIsolatedBridge();
             network = ISOLATED_BRIDGE;
         }
         HostConfig host = HostConfig.newHostConfig()
-                .withInit(true)
+                // the agent is process 1: it reaps orphans, and code in the sandbox cannot SIGKILL it
+                .withInit(false)
                 .withAutoRemove(true)
                 .withNetworkMode(network)
                 .withRuntime(spec.runtime())
@@ -267,8 +269,7 @@ public final class DockerControl implements AutoCloseable {
                     .withAttachStdin(false)
                     .withAttachStdout(false)
                     .withAttachStderr(false)
-                    // an open stdin that nobody writes to: the keep-alive waits on it with 'read -t', without forking
-                    .withStdinOpen(true)
+                    .withStdinOpen(false)
                     .withTty(false)
                     .withHostConfig(host);
             if (spec.workdir() != null) {
@@ -291,6 +292,7 @@ public final class DockerControl implements AutoCloseable {
             throw translate("create a container from '" + spec.image() + "'", e);
         }
         try {
+            beforeStart.accept(id);
             client.startContainerCmd(id).exec();
         } catch (RuntimeException e) {
             try {

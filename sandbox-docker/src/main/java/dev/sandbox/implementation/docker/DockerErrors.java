@@ -121,32 +121,6 @@ public final class DockerErrors {
     }
 
     /**
-     * The daemon answered an archive request (a file read, write or stat) with an error.
-     *
-     * @param sessionId the session
-     * @param status the HTTP status
-     * @param message the daemon's message
-     * @return {@link SessionTerminatedException} when the container is gone or stopped, a retryable {@link
-     *     BackendException} for a passing status, else a {@link ContainerArchive.ArchiveException} for the files API
-     *     to name as a file error
-     */
-    public static RuntimeException archive(String sessionId, int status, String message) {
-        if (status == 404 && message.contains("No such container")) {
-            return new SessionTerminatedException(sessionId, "its container no longer exists");
-        }
-        if (status == 409) {
-            return new SessionTerminatedException(sessionId, "its container is not running (" + message + ")");
-        }
-        if (retryableStatus(status)) {
-            return backend(
-                    "docker: archive request in session " + sessionId + " failed (HTTP " + status + "): " + message,
-                    null,
-                    true);
-        }
-        return new ContainerArchive.ArchiveException(status, message);
-    }
-
-    /**
      * An exec that cannot be created because its container is paused: a snapshot is being committed, and the same
      * call works once it is.
      *

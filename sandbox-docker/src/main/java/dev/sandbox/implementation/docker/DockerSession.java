@@ -27,7 +27,7 @@ final class DockerSession extends RunnerSession {
         super(state.id, state.runner);
         this.sessions = sessions;
         this.state = state;
-        this.files = new DockerFiles(state, this::check);
+        this.files = new AgentFiles(state.agent, this::check);
     }
 
     @Override
@@ -61,12 +61,12 @@ final class DockerSession extends RunnerSession {
 
     @Override
     protected SpawnedProcess spawn(ExecOptions options) {
-        return state.executor.spawn(options, state.secrets);
+        return state.agent.spawn(options, state.secrets, 0, 0);
     }
 
     @Override
     protected SpawnedProcess spawnPty(ExecOptions options, int cols, int rows) {
-        return state.executor.spawnPty(options, state.secrets, cols, rows);
+        return state.agent.spawn(options, state.secrets, cols, rows);
     }
 
     @Override
@@ -96,7 +96,10 @@ final class DockerSession extends RunnerSession {
     public Mono<SessionStatus> ping() {
         return Mono.defer(() -> {
             checkOpen();
-            return state.executor.checkRunning().then(Mono.fromSupplier(this::status));
+            // a round trip to the agent; a container that ended is named by one inspect
+            return state.agent
+                    .untilTerminated(state.agent.connection().flatMap(c -> c.ping()))
+                    .then(Mono.fromSupplier(this::status));
         });
     }
 

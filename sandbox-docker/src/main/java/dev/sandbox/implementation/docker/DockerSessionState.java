@@ -18,7 +18,8 @@ final class DockerSessionState {
     /** Known only to the provider instance that created or restored the session; empty otherwise. */
     final Map<String, String> secrets;
 
-    final ContainerExecutor executor;
+    /** The way into the container: its agent. */
+    final ContainerAgent agent;
     /** Where the session's deadline is recorded outside its container, or {@code null} without a reaper. */
     final DockerReaper reaper;
 
@@ -26,7 +27,7 @@ final class DockerSessionState {
     /** When this state was made, after its container started; states made after a sweep's listing are kept. */
     final long registeredNanos = System.nanoTime();
 
-    /** Lifetime and idle timeout as this client enforces them; the container's keep-alive is the backstop. */
+    /** Lifetime and idle timeout as this client enforces them; the container's agent is the backstop. */
     final SessionTimers timers;
 
     private volatile SessionEndReason endReason;
@@ -40,7 +41,7 @@ final class DockerSessionState {
             Map<String, String> labels,
             Instant createdAt,
             Map<String, String> secrets,
-            ContainerExecutor executor,
+            ContainerAgent agent,
             DockerReaper reaper,
             Consumer<SessionEndReason> end) {
         this.id = id;
@@ -48,7 +49,7 @@ final class DockerSessionState {
         this.labels = Map.copyOf(labels);
         this.createdAt = createdAt;
         this.secrets = Map.copyOf(secrets);
-        this.executor = executor;
+        this.agent = agent;
         this.reaper = reaper;
         this.timers = new SessionTimers(id, runner::runningCount, end);
     }
@@ -104,7 +105,7 @@ final class DockerSessionState {
             terminationCause = cause;
             endReason = SessionEndReason.TERMINATED;
         }
-        executor.terminated(cause);
+        agent.terminated(cause);
         markEnded(SessionEndReason.TERMINATED);
         return true;
     }

@@ -48,7 +48,7 @@ public final class DockerSessions {
     private static final Logger LOG = LoggerFactory.getLogger(DockerSessions.class);
 
     private static final SecureRandom IDS = new SecureRandom();
-    /** The longest idle timeout read back from a container's keep-alive file; beyond it the label's applies. */
+    /** The longest idle timeout read back from a container's agent; beyond it the label's applies. */
     private static final Duration MAX_IDLE_HINT = Duration.ofDays(365);
 
     private final DockerControl control;
@@ -186,8 +186,10 @@ public final class DockerSessions {
                 DockerControl.ContainerSpec spec = new DockerControl.ContainerSpec(
                         id,
                         settings.image(),
-                        List.of("/bin/sh", "-c", ContainerExecutor.KEEP_ALIVE, "dev.sandbox-keepalive"),
-                        List.of(backstopDeadline(deadline), backstopIdle(idle)),
+                        AgentInstaller.entrypoint(
+                                deadline == 0 ? 0 : Long.parseLong(backstopDeadline(deadline)) * 1000,
+                                Long.parseLong(backstopIdle(idle)) * 1000),
+                        List.of(),
                         env,
                         labels,
                         workdir,
@@ -211,17 +213,13 @@ public final class DockerSessions {
                     }
                     Map<String, String> imageLabels = control.ensureImage(
                             settings.image(), settings.pullPolicy().name());
-                    String containerId = control.createAndStart(spec);
+                    boolean readOnly = settings.readOnlyRootFilesystem();
+                    String containerId =
+                            control.createAndStart(spec, created -> AgentInstaller.install(data, created, readOnly));
                     Map<String, String> visible = new LinkedHashMap<>(userLabels(imageLabels));
                     visible.putAll(options.labels());
-                    ContainerExecutor executor = new ContainerExecutor(
-                            control,
-                            data,
-                            id,
-                            containerId,
-                            settings.memoryLimit().isPresent(),
-                            0);
-                    DockerSessionState state = newState(id, containerId, visible, now, options.secrets(), executor);
+                    ContainerAgent agent = new ContainerAgent(control, data, id, containerId);
+                    DockerSessionState state = newState(id, containerId, visible, now, options.secrets(), agent);
                     state.timers.setLifetime(lifetime);
                     state.timers.setIdleTimeout(idle);
                     sessions.put(id, state);
@@ -230,6 +228,11 @@ public final class DockerSessions {
                 });
             });
         });
+    }
+
+    /** The grace the SDK adds to the idle timeout it gives a container's agent. */
+    private static long graceMillis() {
+        return DockerSandboxProvider.IDLE_GRACE_SECONDS * 1000L;
     }
 
     /** A new session id: 128 bits from {@link SecureRandom}. */
@@ -274,36 +277,29 @@ public final class DockerSessions {
 
     /** Makes state for a session this provider did not create; reads its OOM count when it has a memory limit. */
     private Mono<SandboxSession> adopt(String sessionId, Container container, InspectContainerResponse inspect) {
-        Long memory =
-                inspect.getHostConfig() == null ? null : inspect.getHostConfig().getMemory();
-        boolean limited = memory != null && memory > 0;
-        ContainerExecutor executor = new ContainerExecutor(control, data, sessionId, container.getId(), limited, 0);
-        // a counter that cannot be read now (its helper did not run) counts from zero
-        Mono<Long> baseline = limited
-                ? executor.readOomKills()
-                        .onErrorResume(e -> !(e instanceof SessionTerminatedException), e -> Mono.just(0L))
-                : Mono.just(0L);
+        ContainerAgent agent = new ContainerAgent(control, data, sessionId, container.getId());
         Mono<OptionalLong> recorded = reaper == null ? Mono.just(OptionalLong.empty()) : reaper.readDeadline(sessionId);
-        // the idle timeout as the container's keep-alive was last told (only a hint: sandboxed code may rewrite it)
-        Mono<long[]> hint = executor.readTimers().onErrorResume(e -> Mono.just(new long[0]));
-        return Mono.zip(baseline, recorded, hint)
+        // the idle timeout as the container's agent was last told (only a hint: sandboxed code may lie)
+        Mono<long[]> hint = agent.connection()
+                .map(c -> new long[] {c.hello().deadlineMs(), Math.max(0, c.hello().idleMs() - graceMillis())})
+                .onErrorResume(e -> Mono.just(new long[0]));
+        return Mono.zip(recorded, hint)
                 .map(found -> {
-                    executor.oomKillsSeen(found.getT1());
                     DockerSessionState state = newState(
                             sessionId,
                             container.getId(),
                             userLabels(container.getLabels()),
                             createdAt(container),
                             Map.of(),
-                            executor);
+                            agent);
                     // the deadline from outside the sandbox: the reaper's record of the last setLifetime, else the
                     // label
                     long[] labelled = labelTimers(container.getLabels());
-                    long deadline = found.getT2().isPresent()
-                            ? DockerTimers.deadlineMillis(found.getT2().getAsLong())
+                    long deadline = found.getT1().isPresent()
+                            ? DockerTimers.deadlineMillis(found.getT1().getAsLong())
                             : labelled[0];
-                    // written by the sandbox's own root: taken only within the range a client could have set
-                    long hinted = found.getT3().length == 2 ? found.getT3()[1] : 0;
+                    // said by code the sandbox's own root may replace: taken only within the range a client could set
+                    long hinted = found.getT2().length == 2 ? found.getT2()[1] : 0;
                     long idleMillis = hinted > 0 && hinted <= MAX_IDLE_HINT.toMillis() ? hinted : labelled[1];
                     state.timers.setLifetime(
                             deadline > 0
@@ -347,10 +343,10 @@ public final class DockerSessions {
             Map<String, String> labels,
             Instant createdAt,
             Map<String, String> secrets,
-            ContainerExecutor executor) {
+            ContainerAgent agent) {
         events.watch();
         DockerSessionState[] self = new DockerSessionState[1];
-        self[0] = new DockerSessionState(id, containerId, labels, createdAt, secrets, executor, reaper, reason -> {
+        self[0] = new DockerSessionState(id, containerId, labels, createdAt, secrets, agent, reaper, reason -> {
             LOG.debug("docker session {} ends: {}", id, reason);
             destroy(self[0], reason).block(Duration.ofMinutes(1));
         });
@@ -375,7 +371,7 @@ public final class DockerSessions {
         }
         DockerSessionState found = state;
         switch (event.action()) {
-            case "oom" -> found.executor.oomEvent();
+            case "oom" -> found.agent.oomEvent();
             case "die" -> {
                 if (!explaining.add(found.containerId)) {
                     return;
@@ -383,12 +379,12 @@ public final class DockerSessions {
                 blocking(() -> {
                             var c = control.inspectContainer(found.containerId);
                             return c == null || c.getState() == null
-                                    ? ContainerDeath.describe(event.attributes(), found.executor.oomEventSeen())
+                                    ? ContainerDeath.describe(event.attributes(), found.agent.oomEventSeen())
                                     : ContainerDeath.describe(c);
                         })
                         .timeout(Duration.ofSeconds(1))
                         .onErrorResume(e ->
-                                Mono.just(ContainerDeath.describe(event.attributes(), found.executor.oomEventSeen())))
+                                Mono.just(ContainerDeath.describe(event.attributes(), found.agent.oomEventSeen())))
                         .doFinally(x -> explaining.remove(found.containerId))
                         .subscribe(cause -> terminate(found, cause));
             }
@@ -468,7 +464,7 @@ public final class DockerSessions {
         }
         events.close();
         for (DockerSessionState state : sessions.values()) {
-            state.timers.stop(); // the containers' keep-alives take over
+            state.timers.stop(); // the containers' agents (and the reaper) take over
             state.runner.killAll();
         }
         sessions.clear();

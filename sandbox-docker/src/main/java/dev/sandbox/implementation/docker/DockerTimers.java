@@ -37,12 +37,12 @@ final class DockerTimers {
             Mono<Void> recorded = state.reaper == null || deadline == 0
                     ? Mono.empty()
                     : state.reaper.writeDeadline(state.id, reaperDeadline(deadline));
-            // then the container's keep-alive, a convenience for when no client is left
-            return recorded.then(state.executor.setTimers(
-                    Long.parseLong(backstopDeadline(deadline)),
-                    Long.parseLong(backstopIdle(idleNow)),
-                    expires == null ? 0 : expires.toEpochMilli(),
-                    idleNow == null ? 0 : idleNow.toMillis()));
+            // then the container's agent, a convenience for when no client is left (with the grace the SDK keeps
+            // for itself, so a holder ends its session first and says why)
+            long agentDeadline = deadline == 0 ? 0 : Long.parseLong(backstopDeadline(deadline)) * 1000;
+            long agentIdle = Long.parseLong(backstopIdle(idleNow)) * 1000;
+            return recorded.then(state.agent.untilTerminated(
+                    state.agent.connection().flatMap(c -> c.timers(agentDeadline, agentIdle))));
         });
     }
 

@@ -1,0 +1,257 @@
+package dev.sandbox.implementation.docker;
+
+import dev.sandbox.FileEvent;
+import dev.sandbox.FileInfo;
+import dev.sandbox.FileOperationException;
+import dev.sandbox.InvalidArgumentException;
+import dev.sandbox.SandboxFiles;
+import dev.sandbox.implementation.agent.AgentConnection;
+import dev.sandbox.implementation.agent.AgentErrnoException;
+import dev.sandbox.implementation.agent.AgentWatchEvent;
+import dev.sandbox.implementation.files.LocalFileIo;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.function.Function;
+import org.reactivestreams.Publisher;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * The files of a Docker session, through its agent: every operation is frames on the session's agent connection (no
+ * daemon exec, no archive request), with the local provider's semantics: relative paths resolve against the
+ * session's workdir, writes go to a hidden temporary file renamed into place by the agent, failures are {@link
+ * FileOperationException}s naming the path as the caller gave it, and empty paths or NUL bytes are refused with an
+ * {@link InvalidArgumentException} naming the argument. The agent acts with the container user's rights, so
+ * permissions apply to file operations as to commands. Watches use the agent's inotify: no polling.
+ */
+final class AgentFiles implements SandboxFiles {
+    /** Default permission bits of a new file. */
+    private static final int FILE_MODE = 0644;
+
+    /** Default permission bits of a new directory. */
+    private static final int DIR_MODE = 0755;
+
+    private final ContainerAgent agent;
+    private final Runnable guard;
+
+    AgentFiles(ContainerAgent agent, Runnable guard) {
+        this.agent = agent;
+        this.guard = guard;
+    }
+
+    // ---------------------------------------------------------------- paths
+
+    private static void validate(String field, String path) {
+        if (path == null || path.isEmpty()) {
+            throw new InvalidArgumentException(field, field + " must not be empty, got '" + path + "'");
+        }
+        if (path.indexOf('\0') >= 0) {
+            throw new InvalidArgumentException(
+                    field, field + " contains a NUL byte: '" + path.replace("\0", "\\0") + "'");
+        }
+    }
+
+    /** An absolute, normalized path: relative paths resolve against the workdir; {@code ..} stops at the root. */
+    static String absolute(String workdir, String path) {
+        String joined = path.startsWith("/") ? path : workdir + "/" + path;
+        ArrayDeque<String> parts = new ArrayDeque<>();
+        for (String part : joined.split("/")) {
+            if (part.isEmpty() || part.equals(".")) {
+                continue;
+            }
+            if (part.equals("..")) {
+                parts.pollLast();
+            } else {
+                parts.addLast(part);
+            }
+        }
+        return parts.isEmpty() ? "/" : "/" + String.join("/", parts);
+    }
+
+    private Mono<String> resolve(String field, String path) {
+        return Mono.defer(() -> {
+            guard.run();
+            validate(field, path);
+            if (path.startsWith("/")) {
+                return Mono.just(absolute("/", path));
+            }
+            return agent.facts().map(f -> absolute(f.workdir(), path));
+        });
+    }
+
+    /** Runs one operation on the agent connection, with the container's end and the agent's errors explained. */
+    private <T> Mono<T> one(String shown, Function<AgentConnection, Mono<T>> op) {
+        return agent.untilTerminated(agent.connection().flatMap(op)).onErrorMap(e -> mapped(shown, e));
+    }
+
+    private <T> Flux<T> many(String shown, Function<AgentConnection, Flux<T>> op) {
+        return agent.untilTerminated(agent.connection().flatMapMany(op), x -> false)
+                .onErrorMap(e -> mapped(shown, e));
+    }
+
+    private static Throwable mapped(String shown, Throwable e) {
+        if (e instanceof AgentErrnoException a && a.code() < 1000) {
+            FileOperationException.Reason reason = a.code() == 30 // EROFS
+                    ? FileOperationException.Reason.PERMISSION_DENIED
+                    : a.reason();
+            return LocalFileIo.failure(shown, reason, new IOException(a.agentMessage()));
+        }
+        return e;
+    }
+
+    // ---------------------------------------------------------------- reads
+
+    @Override
+    public Flux<ByteBuffer> read(String path) {
+        return resolve("path", path).flatMapMany(abs -> many(path, c -> c.read(abs, 0, -1L)));
+    }
+
+    @Override
+    public Mono<byte[]> readAllBytes(String path, long maxBytes) {
+        if (maxBytes < 0) {
+            return Mono.error(new InvalidArgumentException("maxBytes", "maxBytes must not be negative, got " + maxBytes));
+        }
+        // one byte more than the cap tells a file over it from one at it
+        long ask = maxBytes == Long.MAX_VALUE ? -1L : maxBytes + 1;
+        return resolve("path", path).flatMap(abs -> many(path, c -> c.read(abs, 0, ask))
+                .collect(java.io.ByteArrayOutputStream::new, (out, b) -> {
+                    if (out.size() + (long) b.remaining() > maxBytes) {
+                        throw tooLarge(path, maxBytes);
+                    }
+                    byte[] chunk = new byte[b.remaining()];
+                    b.get(chunk);
+                    out.writeBytes(chunk);
+                })
+                .map(java.io.ByteArrayOutputStream::toByteArray));
+    }
+
+    private static FileOperationException tooLarge(String path, long max) {
+        return new FileOperationException(
+                path,
+                FileOperationException.Reason.TOO_LARGE,
+                path + ": more than " + max + " bytes is over the cap of " + max,
+                null);
+    }
+
+    @Override
+    public Mono<Long> download(String path, Path local) {
+        return Mono.defer(() -> {
+            guard.run();
+            Path target = local.toAbsolutePath();
+            return resolve("path", path)
+                    .flatMap(abs -> LocalFileIo.writeAtomically(
+                            target, target.toString(), many(path, c -> c.read(abs, 0, -1L))));
+        });
+    }
+
+    // ---------------------------------------------------------------- writes
+
+    @Override
+    public Mono<FileInfo> write(String path, Publisher<ByteBuffer> content) {
+        return resolve("path", path)
+                .flatMap(abs -> one(path, c -> c.write(abs, FILE_MODE, false, content)))
+                .map(info -> info.toFileInfo());
+    }
+
+    @Override
+    public Mono<FileInfo> write(String path, byte[] content) {
+        byte[] copy = content.clone();
+        return write(path, Flux.defer(() -> {
+            List<ByteBuffer> chunks = new ArrayList<>();
+            for (int off = 0; off < copy.length; off += LocalFileIo.CHUNK_SIZE) {
+                chunks.add(ByteBuffer.wrap(copy, off, Math.min(LocalFileIo.CHUNK_SIZE, copy.length - off)));
+            }
+            return Flux.fromIterable(chunks);
+        }));
+    }
+
+    @Override
+    public Mono<FileInfo> upload(Path local, String path) {
+        return Mono.fromCallable(() -> {
+                    if (!Files.isRegularFile(local)) {
+                        throw LocalFileIo.failure(local.toString(), FileOperationException.Reason.NOT_FOUND, null);
+                    }
+                    return local;
+                })
+                .subscribeOn(Schedulers.boundedElastic())
+                .flatMap(l -> write(path, LocalFileIo.read(l, l.toString())));
+    }
+
+    // ---------------------------------------------------------------- metadata
+
+    @Override
+    public Flux<FileInfo> list(String path) {
+        return resolve("path", path)
+                .flatMap(abs -> many(path, c -> c.list(abs, 1)).map(i -> i.toFileInfo()).collectList())
+                .flatMapIterable(list -> {
+                    List<FileInfo> sorted = new ArrayList<>(list);
+                    sorted.sort(Comparator.comparing(FileInfo::name));
+                    return sorted;
+                });
+    }
+
+    @Override
+    public Mono<FileInfo> stat(String path) {
+        return resolve("path", path).flatMap(abs -> one(path, c -> c.stat(abs))).map(i -> i.toFileInfo());
+    }
+
+    @Override
+    public Mono<Void> mkdir(String path) {
+        return resolve("path", path).flatMap(abs -> one(path, c -> c.mkdir(abs, DIR_MODE, true)));
+    }
+
+    @Override
+    public Mono<Void> remove(String path) {
+        return remove(path, false);
+    }
+
+    @Override
+    public Mono<Void> remove(String path, boolean recursive) {
+        return resolve("path", path).zipWith(agent.facts()).flatMap(t -> {
+            String abs = t.getT1();
+            if (abs.equals("/") || abs.equals(absolute("/", t.getT2().workdir()))) {
+                return Mono.error(new InvalidArgumentException(
+                        "path", "path '" + path + "' is the session root, which cannot be removed"));
+            }
+            return one(path, c -> c.remove(abs, recursive));
+        });
+    }
+
+    @Override
+    public Mono<Void> move(String from, String to) {
+        return resolve("from", from).zipWith(resolve("to", to)).flatMap(t -> {
+            String src = t.getT1();
+            String dst = t.getT2();
+            // rename(2) replaces a target; a move here never does (as on every provider)
+            return one(to, c -> c.stat(dst))
+                    .flatMap(exists -> Mono.<Void>error(
+                            LocalFileIo.failure(to, FileOperationException.Reason.ALREADY_EXISTS, null)))
+                    .onErrorResume(
+                            e -> e instanceof FileOperationException f
+                                    && f.reason() == FileOperationException.Reason.NOT_FOUND
+                                    && f.path().equals(to),
+                            e -> one(to, c -> c.move(src, dst).onErrorMap(
+                                    x -> x instanceof AgentErrnoException a && a.code() == 2,
+                                    x -> LocalFileIo.failure(
+                                            from,
+                                            FileOperationException.Reason.NOT_FOUND,
+                                            new IOException(((AgentErrnoException) x).agentMessage())))));
+        });
+    }
+
+    // ---------------------------------------------------------------- watch
+
+    @Override
+    public Flux<FileEvent> watch(String path) {
+        return resolve("path", path).flatMapMany(abs -> many(path, c -> c.watch(abs, false))
+                .filter(e -> e.kind() != AgentWatchEvent.Kind.READY)
+                .map(AgentWatchEvent::toFileEvent));
+    }
+}

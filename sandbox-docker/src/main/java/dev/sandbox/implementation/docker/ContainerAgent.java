@@ -1,0 +1,305 @@
+package dev.sandbox.implementation.docker;
+
+import dev.sandbox.BackendException;
+import dev.sandbox.ExecOptions;
+import dev.sandbox.ProcessLaunchException;
+import dev.sandbox.SessionTerminatedException;
+import dev.sandbox.implementation.agent.AgentConnection;
+import dev.sandbox.implementation.agent.AgentErrnoException;
+import dev.sandbox.implementation.agent.AgentProcess;
+import dev.sandbox.implementation.agent.AgentSpawn;
+import dev.sandbox.implementation.process.RawEvent;
+import dev.sandbox.implementation.process.SpawnedProcess;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Predicate;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * The way into one session's container: a connection to its agent ({@code sandbox-agent}, the container's main
+ * process), made on first use and made again after it broke, plus what the daemon says about the container (its
+ * end, its working directory).
+ *
+ * <p>Everything the agent sends is untrusted (code in the sandbox runs as root beside it); the connection bounds it
+ * ({@link AgentConnection}). A connection that ends while the container still runs fails what ran on it with a
+ * retryable {@link BackendException}; when the container is gone they fail with {@link SessionTerminatedException}
+ * naming why, found with one inspect.
+ */
+final class ContainerAgent {
+    /** How long making a connection may take: one daemon exec and the agent's {@code HELLO}. */
+    static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(30);
+
+    private final DockerControl control;
+    private final DockerDataPlane data;
+    private final String sessionId;
+    private final String containerId;
+    private final Mono<Facts> facts;
+    private final Object lock = new Object();
+    private Mono<AgentConnection> connecting; // guarded by lock
+
+    /** Why the container ended, once the daemon said so; {@code null} while it runs. */
+    private volatile String terminatedCause;
+    /** Emits once the container ended: every stream of it stops waiting then. */
+    private final Sinks.One<Boolean> terminatedSignal = Sinks.one();
+    /** Whether the daemon reported an out-of-memory kill in the container. */
+    private volatile boolean oomEventSeen;
+
+    ContainerAgent(DockerControl control, DockerDataPlane data, String sessionId, String containerId) {
+        this.control = control;
+        this.data = data;
+        this.sessionId = sessionId;
+        this.containerId = containerId;
+        this.facts = Mono.fromCallable(this::inspectFacts)
+                .subscribeOn(Schedulers.boundedElastic())
+                .cache(f -> Duration.ofDays(3650), e -> Duration.ZERO, () -> Duration.ZERO);
+    }
+
+    /**
+     * What file operations need to know about the container, fixed at its creation.
+     *
+     * @param workdir the working directory commands start in, {@code /} when the image sets none
+     */
+    record Facts(String workdir) {}
+
+    Mono<Facts> facts() {
+        return facts;
+    }
+
+    private Facts inspectFacts() {
+        var c = control.inspectContainer(containerId);
+        if (c == null) {
+            throw new SessionTerminatedException(sessionId, "its container no longer exists");
+        }
+        String workdir = c.getConfig() == null ? null : c.getConfig().getWorkingDir();
+        return new Facts(workdir == null || workdir.isEmpty() ? "/" : workdir);
+    }
+
+    /**
+     * The connection to the agent: the open one, or a new one (one daemon exec of the relay).
+     *
+     * @return the connection
+     */
+    Mono<AgentConnection> connection() {
+        return Mono.defer(() -> {
+            String known = terminatedCause;
+            if (known != null) {
+                return Mono.error(new SessionTerminatedException(sessionId, known));
+            }
+            Mono<AgentConnection> m;
+            synchronized (lock) {
+                if (connecting == null) {
+                    AgentConnection.Options options = AgentConnection.Options.defaults()
+                            .withSessionId(sessionId)
+                            .withLostError(cause -> new AgentLostException(sessionId, cause));
+                    java.util.concurrent.atomic.AtomicReference<Mono<AgentConnection>> self =
+                            new java.util.concurrent.atomic.AtomicReference<>();
+                    Mono<AgentConnection> made = AgentConnection.open(
+                                    new DockerAgentTransport(control, data, sessionId, containerId), options)
+                            .timeout(CONNECT_TIMEOUT)
+                            .doOnNext(c -> c.onClose().subscribe(null, e -> forget(self.get()), () -> forget(self.get())))
+                            .doOnError(e -> forget(self.get()))
+                            .onErrorResume(e -> !(e instanceof SessionTerminatedException), this::explain)
+                            .cache();
+                    self.set(made);
+                    connecting = made;
+                }
+                m = connecting;
+            }
+            return m.flatMap(c -> c.isClosed() ? Mono.defer(() -> {
+                forgetClosed(c);
+                return connection();
+            }) : Mono.just(c));
+        });
+    }
+
+    private void forget(Mono<AgentConnection> which) {
+        synchronized (lock) {
+            if (connecting == which) {
+                connecting = null;
+            }
+        }
+    }
+
+    private void forgetClosed(AgentConnection c) {
+        synchronized (lock) {
+            Mono<AgentConnection> m = connecting;
+            if (m != null) {
+                AgentConnection cached = m.toFuture().getNow(null);
+                if (cached == c) {
+                    connecting = null;
+                }
+            }
+        }
+    }
+
+    /** Closes the connection, if one is open; what ran on it fails. */
+    void disconnect() {
+        Mono<AgentConnection> m;
+        synchronized (lock) {
+            m = connecting;
+            connecting = null;
+        }
+        if (m != null) {
+            AgentConnection c = m.toFuture().getNow(null);
+            if (c != null) {
+                c.close();
+            }
+        }
+    }
+
+    /**
+     * A process in the container, started when its events are subscribed.
+     *
+     * @param options the command (validated)
+     * @param secrets variables added to its environment
+     * @param cols terminal columns, 0 without a terminal
+     * @param rows terminal rows, 0 without a terminal
+     * @return the process
+     */
+    SpawnedProcess spawn(ExecOptions options, Map<String, String> secrets, int cols, int rows) {
+        Map<String, String> env = new LinkedHashMap<>(secrets);
+        env.putAll(options.env());
+        AgentSpawn spec = new AgentSpawn(
+                options.argv(), env, options.cwd().orElse(""), options.stdin().orElse(null), cols, rows);
+        AgentConnection c = connection().block(CONNECT_TIMEOUT.plusSeconds(5));
+        AgentProcess p = c.spawn(spec);
+        return new SpawnedProcess() {
+            @Override
+            public long pid() {
+                return p.pid();
+            }
+
+            @Override
+            public Flux<RawEvent> events() {
+                return untilTerminated(
+                        p.events().onErrorMap(AgentErrnoException.class, e -> launchError(options, e)),
+                        e -> e instanceof RawEvent.Exited);
+            }
+
+            @Override
+            public void kill() {
+                p.kill();
+            }
+
+            @Override
+            public void signal(int signal) {
+                p.signal(signal);
+            }
+
+            @Override
+            public void resize(int c, int r) {
+                p.resize(c, r);
+            }
+        };
+    }
+
+    private static RuntimeException launchError(ExecOptions options, AgentErrnoException e) {
+        String program = options.argv().get(0);
+        return new ProcessLaunchException(
+                "cannot start '" + program + "': " + e.agentMessage(), e, e.isRetryable());
+    }
+
+    /**
+     * A stream of this container that ends with {@link SessionTerminatedException} as soon as the container is known to
+     * have ended, and whose lost connection is explained (the container's end, or a retryable error while it runs).
+     *
+     * @param body the stream
+     * @param isEnd whether an item is the stream's last word
+     * @param <T> the items
+     * @return the stream
+     */
+    <T> Flux<T> untilTerminated(Flux<T> body, Predicate<T> isEnd) {
+        return Flux.defer(() -> {
+            AtomicBoolean ended = new AtomicBoolean();
+            return body.takeUntilOther(terminatedSignal.asMono())
+                    .doOnNext(item -> {
+                        if (isEnd.test(item)) {
+                            ended.set(true);
+                        }
+                    })
+                    .concatWith(Flux.defer(() -> terminatedCause == null || ended.get()
+                            ? Flux.empty()
+                            : Flux.error(new SessionTerminatedException(sessionId, terminatedCause))))
+                    .onErrorResume(e -> e instanceof AgentLostException, e -> explain(e));
+        });
+    }
+
+    /** A mono version of {@link #untilTerminated(Flux, Predicate)}. */
+    <T> Mono<T> untilTerminated(Mono<T> body) {
+        return untilTerminated(body.flux(), x -> true).next();
+    }
+
+    /** The container's end if it ended (one inspect), else the error itself. */
+    private <T> Mono<T> explain(Throwable e) {
+        return checkRunning()
+                .onErrorResume(x -> !(x instanceof SessionTerminatedException), x -> Mono.empty())
+                .then(Mono.error(e));
+    }
+
+    /**
+     * Fails with {@link SessionTerminatedException} when the container no longer runs.
+     *
+     * @return completes when it runs
+     */
+    Mono<Void> checkRunning() {
+        return Mono.fromCallable(() -> {
+                    String known = terminatedCause;
+                    if (known != null) {
+                        throw new SessionTerminatedException(sessionId, known);
+                    }
+                    var c = control.inspectContainer(containerId);
+                    if (c == null) {
+                        throw new SessionTerminatedException(sessionId, "its container no longer exists");
+                    }
+                    if (c.getState() == null || !Boolean.TRUE.equals(c.getState().getRunning())) {
+                        throw new SessionTerminatedException(sessionId, ContainerDeath.describe(c));
+                    }
+                    return Boolean.TRUE;
+                })
+                .subscribeOn(Schedulers.boundedElastic())
+                .then();
+    }
+
+    /**
+     * Records that the container ended: every stream fails with {@link SessionTerminatedException} naming the cause.
+     *
+     * @param cause why
+     */
+    void terminated(String cause) {
+        if (terminatedCause == null) {
+            terminatedCause = cause;
+        }
+        terminatedSignal.tryEmitValue(Boolean.TRUE);
+        disconnect();
+    }
+
+    String terminatedCause() {
+        return terminatedCause;
+    }
+
+    void oomEvent() {
+        oomEventSeen = true;
+    }
+
+    boolean oomEventSeen() {
+        return oomEventSeen;
+    }
+
+    /** The agent connection ended under a running operation. */
+    static final class AgentLostException extends BackendException {
+        private static final long serialVersionUID = 1L;
+
+        AgentLostException(String sessionId, Throwable cause) {
+            super(
+                    "the connection to the agent of session " + sessionId + " ended"
+                            + (cause == null ? "" : ": " + cause.getMessage()),
+                    cause,
+                    true);
+        }
+    }
+}
