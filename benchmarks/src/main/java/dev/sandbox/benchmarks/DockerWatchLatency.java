@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import reactor.core.Disposable;
 
@@ -33,6 +34,9 @@ import reactor.core.Disposable;
  * exec, and the time runs from that exec's completion (exit code in hand) to the consumer taking the new name off
  * its queue. Both watchers poll every 200 ms, so a polling watcher's figure is half an interval on average plus the
  * time the listing takes to arrive.
+ *
+ * <p>Before each write a trial pauses, untimed, for a random part of a 200 ms polling interval, so writes land at
+ * random points of the watchers' cycles rather than always just after the listing that ended the previous trial.
  *
  * <p>There is no signal that a watch is live (its first listing taken), so before the first trial each side writes
  * probe files, one a second, until its watcher reports one; that bounds the wait without guessing a sleep.
@@ -54,6 +58,9 @@ public final class DockerWatchLatency implements Benchmark {
 
     /** The longest a trial waits for its event: many polling intervals. */
     private static final Duration EVENT_TIMEOUT = Duration.ofSeconds(10);
+
+    /** The spread of the random, untimed pause before each write: one polling interval of today's watchers. */
+    private static final Duration PHASE_SPREAD = Duration.ofMillis(200);
 
     /** How many probe files a side writes, one a second, before it gives up on its watcher ever reporting one. */
     private static final int PROBES = 20;
@@ -84,7 +91,7 @@ public final class DockerWatchLatency implements Benchmark {
 
     @Override
     public Result run(RunConfig config) throws Exception {
-        Reps reps = config.reps(new Reps(1, 5), new Reps(5, 60));
+        Reps reps = config.reps(new Reps(1, 5), new Reps(5, 100));
         try (DockerBench docker = DockerBench.open(name(), config);
                 DockerSandboxProvider provider = docker.provider()) {
             SandboxSession session = provider.create(docker.sessionOptions()).block(DockerBench.TIMEOUT);
@@ -142,6 +149,7 @@ public final class DockerWatchLatency implements Benchmark {
                     config,
                     () -> {
                         String file = "f" + sdkFiles[0]++;
+                        randomPhase();
                         sdkShell(session, write(file));
                         long t0 = System.nanoTime();
                         if (!takeSdk(sdkQueue, file, EVENT_TIMEOUT)) {
@@ -151,6 +159,7 @@ public final class DockerWatchLatency implements Benchmark {
                     },
                     () -> {
                         String file = "f" + baseFiles[0]++;
+                        randomPhase();
                         baselineShell(docker, container, write(file));
                         long t0 = System.nanoTime();
                         if (!takeBaseline(listing.names, file, EVENT_TIMEOUT)) {
@@ -164,6 +173,15 @@ public final class DockerWatchLatency implements Benchmark {
             watch.dispose(); // kills the SDK's watch exec
             listing.close(); // the listing exec itself ends with its container
         }
+    }
+
+    /**
+     * Waits, untimed, a random part of a polling interval before a trial writes its file. A trial starts right after
+     * the previous event arrived, that is right after a listing; without this, every write would land at the same
+     * point of the watcher's cycle and the figure would be that point, not the latency a write at any moment sees.
+     */
+    private static void randomPhase() throws InterruptedException {
+        Thread.sleep(ThreadLocalRandom.current().nextLong(PHASE_SPREAD.toMillis() + 1));
     }
 
     private static String write(String file) {
