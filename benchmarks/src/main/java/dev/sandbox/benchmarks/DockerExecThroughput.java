@@ -23,7 +23,7 @@ import reactor.core.publisher.Flux;
 
 /**
  * {@code docker-exec-throughput}: commands per second when {@value #IN_FLIGHT} {@code echo hi} execs are in flight at
- * once in one running container. A fixed count of execs (64 in short mode, 400 in full), not a time, bounds each
+ * once in one running container. A fixed count of execs (32 in short mode, 400 in full), not a time, bounds each
  * trial; the figure is that count divided by the trial's wall time. SDK: {@code Flux.range(0, count).flatMap(i ->
  * session.run(echo), 16)} on one Docker session. Baseline: plain docker-java on a container of the same image and
  * settings: a fixed pool of 16 platform threads, each running exec create, exec start with a collecting {@link
@@ -42,7 +42,7 @@ public final class DockerExecThroughput implements Benchmark {
     /** How many execs each side keeps in flight. */
     static final int IN_FLIGHT = 16;
 
-    static final int SHORT_COUNT = 64;
+    static final int SHORT_COUNT = 32;
     static final int FULL_COUNT = 400;
 
     private static final List<String> ECHO = List.of("echo", "hi");
