@@ -30,9 +30,11 @@ public final class Benchmarks {
         add(r, LocalStreamThroughput::new);
         add(r, LocalConcurrentStreams::new);
         add(r, DockerExecLatency::new);
+        add(r, DockerExecThroughput::new);
         add(r, DockerSessionCreate::new);
         add(r, DockerStreamThroughput::new);
         add(r, DockerCopyThroughput::new);
+        add(r, DockerWatchLatency::new);
         add(r, RemoteExecLatency::new);
         add(r, RemoteStreamThroughput::new);
         return Collections.unmodifiableMap(r);

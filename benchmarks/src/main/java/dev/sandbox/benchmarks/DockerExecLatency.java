@@ -41,7 +41,7 @@ public final class DockerExecLatency implements Benchmark {
 
     @Override
     public Target target() {
-        return Target.atMost(1.15);
+        return Target.atMost(0.10);
     }
 
     @Override

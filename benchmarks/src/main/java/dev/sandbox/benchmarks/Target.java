@@ -3,19 +3,37 @@ package dev.sandbox.benchmarks;
 import java.util.Locale;
 
 /**
- * The ratio {@code sdk / baseline} a benchmark aims for. An upper bound ({@link #atMost}) is for costs such as
- * milliseconds or threads, where lower is better; a lower bound ({@link #atLeast}) is for rates such as lines per
- * second, where higher is better.
+ * What a benchmark aims for. Most rows bound the ratio {@code sdk / baseline}: an upper bound ({@link #atMost}) for
+ * costs such as milliseconds or threads, where lower is better; a lower bound ({@link #atLeast}) for rates such as
+ * lines per second, where higher is better. A row whose goal is an absolute figure (a latency the SDK must reach
+ * whatever the baseline does) bounds the SDK's median instead ({@link #sdkAtMost}, {@link #sdkAtLeast}); its report
+ * still prints the ratio, for comparison, but {@code met} then judges the SDK's median.
  *
  * <pre>{@code
  * Target t = Target.atMost(1.25);
- * boolean ok = t.met(1.07); // true
+ * boolean ok = t.met(5.35, 1.07); // true: the ratio 1.07 is within 1.25
+ * Target abs = Target.sdkAtMost(20);
+ * boolean fast = abs.met(12.0, 0.1); // true: the SDK's median 12 is within 20
  * }</pre>
  *
- * @param bound the ratio bound
+ * @param bound the bound, on the ratio or on the SDK's median (in the row's unit)
  * @param upper {@code true} for "at most", {@code false} for "at least"
+ * @param absolute {@code true} when the bound is on the SDK's median, {@code false} when on the ratio
  */
-public record Target(double bound, boolean upper) {
+public record Target(double bound, boolean upper, boolean absolute) {
+
+    /**
+     * Checks the bound.
+     *
+     * @param bound a positive, finite number
+     * @param upper whether it is a ceiling
+     * @param absolute whether it bounds the SDK's median rather than the ratio
+     */
+    public Target {
+        if (!(bound > 0) || Double.isInfinite(bound)) {
+            throw new IllegalArgumentException("a target's bound must be positive and finite, got " + bound);
+        }
+    }
 
     /**
      * A ceiling on the ratio: the figure is a cost, lower is better.
@@ -24,7 +42,7 @@ public record Target(double bound, boolean upper) {
      * @return the target
      */
     public static Target atMost(double bound) {
-        return new Target(bound, true);
+        return new Target(bound, true, false);
     }
 
     /**
@@ -34,7 +52,28 @@ public record Target(double bound, boolean upper) {
      * @return the target
      */
     public static Target atLeast(double bound) {
-        return new Target(bound, false);
+        return new Target(bound, false, false);
+    }
+
+    /**
+     * A ceiling on the SDK's median itself, in the row's unit: the figure is a cost, lower is better, and the
+     * baseline does not move the goal.
+     *
+     * @param bound the highest acceptable SDK median
+     * @return the target
+     */
+    public static Target sdkAtMost(double bound) {
+        return new Target(bound, true, true);
+    }
+
+    /**
+     * A floor under the SDK's median itself, in the row's unit: the figure is a rate, higher is better.
+     *
+     * @param bound the lowest acceptable SDK median
+     * @return the target
+     */
+    public static Target sdkAtLeast(double bound) {
+        return new Target(bound, false, true);
     }
 
     /**
@@ -47,17 +86,20 @@ public record Target(double bound, boolean upper) {
     }
 
     /**
-     * Whether a measured ratio meets the target.
+     * Whether the measured figures meet the target.
      *
-     * @param ratio {@code sdk / baseline}
-     * @return whether it is within the bound
+     * @param sdkMedian the SDK's median, judged by an absolute target
+     * @param ratio {@code sdk / baseline}, judged by a ratio target
+     * @return whether the judged figure is within the bound
      */
-    public boolean met(double ratio) {
-        return upper ? ratio <= bound : ratio >= bound;
+    public boolean met(double sdkMedian, double ratio) {
+        double judged = absolute ? sdkMedian : ratio;
+        return upper ? judged <= bound : judged >= bound;
     }
 
+    /** {@code ratio<=1.25}, {@code ratio>=0.8}, or for an absolute target {@code sdk<=20.0}. */
     @Override
     public String toString() {
-        return String.format(Locale.ROOT, "ratio%s%s", upper ? "<=" : ">=", bound);
+        return String.format(Locale.ROOT, "%s%s%s", absolute ? "sdk" : "ratio", upper ? "<=" : ">=", bound);
     }
 }

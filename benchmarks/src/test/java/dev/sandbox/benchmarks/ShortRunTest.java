@@ -27,21 +27,23 @@ import org.junit.jupiter.api.Timeout;
 class ShortRunTest {
     private static final String NUMBER = "(\\d+(?:\\.\\d+)?)";
     private static final Pattern RESULT = Pattern.compile("RESULT (\\S+) sdk=" + NUMBER + " baseline=" + NUMBER
-            + " ratio=" + NUMBER + " unit=(ms|lines/s|threads|MiB/s)");
+            + " ratio=" + NUMBER + " unit=(ms|lines/s|threads|MiB/s|execs/s)");
     private static final Pattern STATS = Pattern.compile("STATS (\\S+) sdk_p95=" + NUMBER + " baseline_p95=" + NUMBER
-            + " reps=(\\d+) warmup=(\\d+) target=ratio(<=|>=)\\d+(\\.\\d+)? met=(yes|no)");
+            + " reps=(\\d+) warmup=(\\d+) target=(?:ratio|sdk)(<=|>=)\\d+(\\.\\d+)? met=(yes|no)");
     private static final Pattern SKIPPED = Pattern.compile("RESULT (\\S+) skipped \\((.+)\\)");
 
-    private static final Map<String, String> UNITS = Map.of(
-            "local-exec-latency", "ms",
-            "local-stream-throughput", "lines/s",
-            "local-concurrent-streams", "threads",
-            "docker-exec-latency", "ms",
-            "docker-session-create", "ms",
-            "docker-stream-throughput", "lines/s",
-            "docker-copy-throughput", "MiB/s",
-            "remote-exec-latency", "ms",
-            "remote-stream-throughput", "lines/s");
+    private static final Map<String, String> UNITS = Map.ofEntries(
+            Map.entry("local-exec-latency", "ms"),
+            Map.entry("local-stream-throughput", "lines/s"),
+            Map.entry("local-concurrent-streams", "threads"),
+            Map.entry("docker-exec-latency", "ms"),
+            Map.entry("docker-exec-throughput", "execs/s"),
+            Map.entry("docker-session-create", "ms"),
+            Map.entry("docker-stream-throughput", "lines/s"),
+            Map.entry("docker-copy-throughput", "MiB/s"),
+            Map.entry("docker-watch-latency", "ms"),
+            Map.entry("remote-exec-latency", "ms"),
+            Map.entry("remote-stream-throughput", "lines/s"));
 
     /** Under {@code CI=true} the Docker rows must run: CI provides the daemon and the image (see {@code .ci/run}). */
     private static final boolean CI = "true".equalsIgnoreCase(System.getenv("CI"));
@@ -231,6 +233,25 @@ class ShortRunTest {
         assertThat(run.out())
                 .startsWith("local-exec-latency", "local-stream-throughput", "local-concurrent-streams")
                 .contains("docker-copy-throughput", "remote-stream-throughput");
+    }
+
+    @Test
+    void anAbsoluteTargetJudgesTheSdksMedianAndARatioTargetTheRatio() {
+        Reps reps = new Reps(0, 3);
+        // the SDK at 30 ms is 0.1 of a 300 ms baseline: the ratio is fine, the absolute goal of 20 ms is not
+        Samples sdk = new Samples(new double[] {29, 30, 31}, false);
+        Samples baseline = new Samples(new double[] {300, 300, 300}, false);
+        Result absolute = new Result("watch", "ms", Target.sdkAtMost(20), reps, sdk, baseline);
+        Result ratio = new Result("watch", "ms", Target.atMost(0.5), reps, sdk, baseline);
+        assertThat(absolute.statsLine()).endsWith(" target=sdk<=20.0 met=no").matches(STATS);
+        assertThat(ratio.statsLine()).endsWith(" target=ratio<=0.5 met=yes").matches(STATS);
+        assertThat(absolute.resultLine()).isEqualTo("RESULT watch sdk=30 baseline=300 ratio=0.1 unit=ms");
+
+        Samples fast = new Samples(new double[] {12, 15, 19}, false);
+        assertThat(new Result("watch", "ms", Target.sdkAtMost(20), reps, fast, baseline).statsLine())
+                .endsWith(" met=yes");
+        assertThat(Target.sdkAtLeast(10).met(9.9, 100)).isFalse();
+        assertThat(Target.atLeast(10).met(9.9, 100)).isTrue();
     }
 
     @Test
