@@ -1296,8 +1296,7 @@ public final class AgentConnection {
                     .flip();
             ByteBuffer body = st.dataPending.slice(st.dataPending.position(), n);
             st.dataPending.position(st.dataPending.position() + n);
-            b.add(head);
-            b.add(body);
+            b.addData(head, body);
             st.dataCredit -= n;
             if (!st.dataPending.hasRemaining()) {
                 st.dataPending = null;
@@ -1347,6 +1346,13 @@ public final class AgentConnection {
             parts.add(frame);
             size += frame.remaining();
             return true;
+        }
+
+        /** Adds a DATA frame that {@link #dataRoom()} made room for. */
+        void addData(ByteBuffer head, ByteBuffer body) {
+            parts.add(head);
+            parts.add(body);
+            size += head.remaining() + body.remaining();
         }
 
         /** Room for one more DATA payload. */
@@ -1506,7 +1512,7 @@ public final class AgentConnection {
         private boolean terminated;
 
         /**
-         * @param outputFds the fds credited as output (1 and 2), or none: the stream is credited on fd 0
+         * @param outputFds the fds credited as output (1 and 2), or 0: the stream is credited on fd 0
          */
         ItemStream(AgentConnection conn, String what, int... outputFds) {
             this.conn = conn;
@@ -1540,7 +1546,7 @@ public final class AgentConnection {
             if (!beforeOpen()) {
                 return;
             }
-            boolean output = outputFds.length > 0;
+            boolean output = outputFds.length > 0 && outputFds[0] != 0;
             Throwable e = conn.open(st, this::request, output ? 0 : WINDOW, output ? WINDOW : 0);
             if (e != null) {
                 fault(e);
@@ -1610,6 +1616,8 @@ public final class AgentConnection {
                 }
                 done = true;
                 error = t;
+                // errors are not queued behind items a subscriber may never request: what was queued is dropped
+                queue.clear();
             }
             drain();
         }

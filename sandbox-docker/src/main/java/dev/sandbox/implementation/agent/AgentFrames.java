@@ -787,7 +787,7 @@ final class AgentFrames {
 
         /** Bytes held between calls (a partial frame). */
         int held() {
-            return headerFill + (payload == null ? 0 : payloadFill);
+            return headerFill + (payload == null ? 0 : HEADER + payloadFill);
         }
 
         /**
