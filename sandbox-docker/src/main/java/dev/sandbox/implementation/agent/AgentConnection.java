@@ -22,6 +22,7 @@ import org.reactivestreams.Subscription;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.CoreSubscriber;
+import reactor.core.Exceptions;
 import reactor.core.publisher.BaseSubscriber;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.FluxSink;
@@ -814,6 +815,9 @@ public final class AgentConnection {
         boolean closePending;
         long signals;
         boolean resizePending;
+        /** A resize or signal was asked for while no data was pending: it goes before the next data. */
+        boolean controlFirst;
+
         int cols;
         int rows;
         final long[] creditOut = new long[3];
@@ -921,6 +925,7 @@ public final class AgentConnection {
                 return;
             }
             st.signals |= 1L << (signal - 1);
+            st.controlFirst |= st.dataPending == null;
             markReady(st);
         }
         drainOut();
@@ -937,6 +942,7 @@ public final class AgentConnection {
             st.resizePending = true;
             st.cols = cols;
             st.rows = rows;
+            st.controlFirst |= st.dataPending == null;
             markReady(st);
         }
         drainOut();
@@ -1282,6 +1288,13 @@ public final class AgentConnection {
         if (!st.open) {
             return true;
         }
+        if (st.controlFirst) {
+            // a resize or signal asked for before this data was handed over goes first: the call order
+            if (!controls(st, b)) {
+                return false;
+            }
+            st.controlFirst = false;
+        }
         while (st.dataPending != null && st.dataCredit > 0) {
             int room = b.dataRoom();
             if (room <= 0) {
@@ -1309,6 +1322,23 @@ public final class AgentConnection {
             }
             st.eofSent = true;
         }
+        if (!controls(st, b)) {
+            return false;
+        }
+        for (int fd = 0; fd < 3; fd++) {
+            if (st.creditOut[fd] > 0) {
+                long n = Math.min(st.creditOut[fd], 0xFFFF_FFFFL);
+                if (!b.add(AgentFrames.encode(new ClientFrame.Credit(st.id, fd, n)))) {
+                    return false;
+                }
+                st.creditOut[fd] -= n;
+            }
+        }
+        return true;
+    }
+
+    /** Writes a pending resize and signals; {@code false} when the batch filled first. */
+    private static boolean controls(Stream st, Batch b) {
         if (st.resizePending) {
             if (!b.add(AgentFrames.encode(new ClientFrame.Resize(st.id, st.cols, st.rows)))) {
                 return false;
@@ -1321,15 +1351,6 @@ public final class AgentConnection {
                 return false;
             }
             st.signals &= ~(1L << (signal - 1));
-        }
-        for (int fd = 0; fd < 3; fd++) {
-            if (st.creditOut[fd] > 0) {
-                long n = Math.min(st.creditOut[fd], 0xFFFF_FFFFL);
-                if (!b.add(AgentFrames.encode(new ClientFrame.Credit(st.id, fd, n)))) {
-                    return false;
-                }
-                st.creditOut[fd] -= n;
-            }
         }
         return true;
     }
@@ -1684,7 +1705,18 @@ public final class AgentConnection {
                         }
                     }
                     if (it != null) {
-                        a.onNext(map(it));
+                        try {
+                            a.onNext(map(it));
+                        } catch (Throwable e) {
+                            // a subscriber that throws fails its own stream, not the connection it shares
+                            Exceptions.throwIfFatal(e);
+                            cancel();
+                            synchronized (this) {
+                                terminated = true;
+                            }
+                            a.onError(e);
+                            break;
+                        }
                         conn.consumed(st, it.fd, it.cost());
                         continue;
                     }

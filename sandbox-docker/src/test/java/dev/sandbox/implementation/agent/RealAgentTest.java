@@ -24,6 +24,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import reactor.core.publisher.BaseSubscriber;
 import reactor.core.publisher.Flux;
+import reactor.core.publisher.Sinks;
 import reactor.test.StepVerifier;
 
 /**
@@ -110,6 +111,25 @@ class RealAgentTest {
                 .collectList()
                 .block(T);
         assertThat(stdout(env)).isEqualTo("hi\n" + dir + "\n");
+    }
+
+    @Test
+    void aTerminalGetsItsSizeItsInputAndItsResize() {
+        Sinks.Many<ByteBuffer> keys = Sinks.many().unicast().onBackpressureBuffer();
+        AgentProcess p = agent.spawn(AgentSpawn.of("sh", "-c", "stty size; read x; stty size; echo got $x")
+                .withStdin(keys.asFlux())
+                .withPty(80, 24));
+        Flux<String> screen = p.events()
+                .filter(e -> e instanceof RawEvent.Chunk)
+                .map(e -> new String(((RawEvent.Chunk) e).bytes(), StandardCharsets.UTF_8))
+                .scan("", String::concat)
+                .replay(1)
+                .autoConnect();
+        assertThat(screen.filter(s -> s.contains("24 80")).blockFirst(T)).isNotNull();
+        p.resize(100, 30);
+        keys.tryEmitNext(ByteBuffer.wrap("hi\n".getBytes(StandardCharsets.UTF_8)));
+        String last = screen.filter(s -> s.contains("got hi")).blockFirst(T);
+        assertThat(last).contains("30 100");
     }
 
     @Test
