@@ -63,8 +63,11 @@ public final class AgentConnection {
     public static final int MAX_STREAMS = 4096;
     /** Bytes credited at most per producing stream and fd. */
     public static final int WINDOW = 256 * 1024;
-    /** Consumed bytes are returned as credit in steps of this size. */
-    static final int CREDIT_STEP = WINDOW / 4;
+    /**
+     * Bytes credited to a stream of small items ({@code LIST} entries, {@code WATCH} events, {@code PROC}s): each
+     * queued item costs an object beyond its bytes, so these get a smaller window.
+     */
+    public static final int ITEM_WINDOW = 64 * 1024;
     /** Pings in flight at once. */
     static final int MAX_PINGS = 64;
     /** Size a batch of small frames grows to before it is sent. */
@@ -310,7 +313,9 @@ public final class AgentConnection {
             return Flux.error(new IllegalArgumentException(
                     "offsets must be >= 0, were stdout " + stdoutFrom + " stderr " + stderrFrom));
         }
-        return new ItemStream<AgentAttachEvent>(this, "ATTACH " + id, 1, 2) {
+        return new ItemStream<AgentAttachEvent>(this, "ATTACH " + id, WINDOW, 1, 2) {
+            private boolean started;
+
             @Override
             ClientFrame request(int sid) {
                 return new ClientFrame.Attach(sid, id, stdoutFrom, stderrFrom, follow, WINDOW);
@@ -326,8 +331,18 @@ public final class AgentConnection {
             @Override
             public void onFrame(AgentFrame f, int length) {
                 switch (f) {
-                    case AgentFrame.Started s -> push(Item.value(new AgentAttachEvent.Started(s.pid(), s.id()), 0));
-                    case AgentFrame.Output o -> push(Item.chunk(o.fd(), o.offset(), o.bytes()));
+                    case AgentFrame.Started s -> {
+                        if (started) {
+                            throw unexpected(f, what + ", a second STARTED");
+                        }
+                        started = true;
+                        push(Item.value(new AgentAttachEvent.Started(s.pid(), s.id()), 0));
+                    }
+                    case AgentFrame.Output o -> {
+                        if (o.bytes().length > 0) { // an empty chunk would be queued at no cost: never
+                            push(Item.chunk(o.fd(), o.offset(), o.bytes()));
+                        }
+                    }
                     case AgentFrame.Exit e -> {
                         push(Item.value(
                                 new AgentAttachEvent.Exit(e.status(), e.signaled(), e.oomKilled(), e.endedMs()), 0));
@@ -379,10 +394,10 @@ public final class AgentConnection {
      * @return the processes
      */
     public Flux<AgentProcInfo> procs() {
-        return new ItemStream<AgentProcInfo>(this, "PROCS", 0) {
+        return new ItemStream<AgentProcInfo>(this, "PROCS", ITEM_WINDOW, 0) {
             @Override
             ClientFrame request(int sid) {
-                return new ClientFrame.Procs(sid, WINDOW);
+                return new ClientFrame.Procs(sid, ITEM_WINDOW);
             }
 
             @Override
@@ -474,7 +489,7 @@ public final class AgentConnection {
      */
     public Flux<ByteBuffer> read(String path, long offset, long length) {
         Objects.requireNonNull(path, "path");
-        return new ItemStream<ByteBuffer>(this, "read " + path, 0) {
+        return new ItemStream<ByteBuffer>(this, "read " + path, WINDOW, 0) {
             @Override
             ClientFrame request(int sid) {
                 return new ClientFrame.Read(sid, path, offset, length, WINDOW);
@@ -560,10 +575,10 @@ public final class AgentConnection {
         if (depth < 1) {
             return Flux.error(new IllegalArgumentException("depth must be >= 1, was " + depth));
         }
-        return new ItemStream<AgentFileInfo>(this, "list " + path, 0) {
+        return new ItemStream<AgentFileInfo>(this, "list " + path, ITEM_WINDOW, 0) {
             @Override
             ClientFrame request(int sid) {
-                return new ClientFrame.ListDir(sid, path, depth, WINDOW);
+                return new ClientFrame.ListDir(sid, path, depth, ITEM_WINDOW);
             }
 
             @Override
@@ -652,10 +667,12 @@ public final class AgentConnection {
      */
     public Flux<AgentWatchEvent> watch(String path, boolean recursive) {
         Objects.requireNonNull(path, "path");
-        return new ItemStream<AgentWatchEvent>(this, "watch " + path, 0) {
+        return new ItemStream<AgentWatchEvent>(this, "watch " + path, ITEM_WINDOW, 0) {
+            private boolean ready;
+
             @Override
             ClientFrame request(int sid) {
-                return new ClientFrame.Watch(sid, path, recursive, WINDOW);
+                return new ClientFrame.Watch(sid, path, recursive, ITEM_WINDOW);
             }
 
             @Override
@@ -666,8 +683,13 @@ public final class AgentConnection {
             @Override
             public void onFrame(AgentFrame f, int length) {
                 switch (f) {
-                    case AgentFrame.Ready r ->
+                    case AgentFrame.Ready r -> {
+                        if (ready) {
+                            throw unexpected(f, what + ", a second READY");
+                        }
+                        ready = true;
                         push(Item.value(new AgentWatchEvent(AgentWatchEvent.Kind.READY, path), 0));
+                    }
                     case AgentFrame.Event e -> {
                         AgentWatchEvent.Kind kind = switch (e.kind()) {
                             case 1 -> AgentWatchEvent.Kind.CREATED;
@@ -821,6 +843,9 @@ public final class AgentConnection {
         int cols;
         int rows;
         final long[] creditOut = new long[3];
+        /** Consumed bytes go back as credit once this many accumulated. */
+        long creditStep;
+
         final long[] credit = new long[3];
         final long[] consumed = new long[3];
         boolean queued;
@@ -867,6 +892,7 @@ public final class AgentConnection {
             st.id = id;
             st.open = true;
             st.credit[0] = creditFd0;
+            st.creditStep = Math.max(1, Math.max(creditFd0, creditOutput) / 4);
             st.credit[1] = creditOutput;
             st.credit[2] = creditOutput;
             streams.put(id, st);
@@ -958,7 +984,7 @@ public final class AgentConnection {
                 return;
             }
             st.consumed[fd] += cost;
-            if (st.consumed[fd] < CREDIT_STEP) {
+            if (st.consumed[fd] < st.creditStep) {
                 return;
             }
             st.creditOut[fd] += st.consumed[fd];
@@ -1523,6 +1549,7 @@ public final class AgentConnection {
         final String what;
         final Stream st;
         private final int[] outputFds;
+        private final int window;
         private final ArrayDeque<Item> queue = new ArrayDeque<>();
         private final AtomicInteger wip = new AtomicInteger();
         private CoreSubscriber<? super T> actual; // guarded by this
@@ -1535,8 +1562,9 @@ public final class AgentConnection {
         /**
          * @param outputFds the fds credited as output (1 and 2), or 0: the stream is credited on fd 0
          */
-        ItemStream(AgentConnection conn, String what, int... outputFds) {
+        ItemStream(AgentConnection conn, String what, int window, int... outputFds) {
             this.conn = conn;
+            this.window = window;
             this.what = what;
             this.outputFds = outputFds;
             this.st = new Stream(this);
@@ -1568,7 +1596,7 @@ public final class AgentConnection {
                 return;
             }
             boolean output = outputFds.length > 0 && outputFds[0] != 0;
-            Throwable e = conn.open(st, this::request, output ? 0 : WINDOW, output ? WINDOW : 0);
+            Throwable e = conn.open(st, this::request, output ? 0 : window, output ? window : 0);
             if (e != null) {
                 fault(e);
             }

@@ -91,7 +91,7 @@ public final class AgentProcess implements SpawnedProcess {
 
     private final class Events extends AgentConnection.ItemStream<RawEvent> {
         Events(AgentConnection conn) {
-            super(conn, "SPAWN " + spec.argv().get(0), 1, 2);
+            super(conn, "SPAWN " + spec.argv().get(0), AgentConnection.WINDOW, 1, 2);
             st.source = spec.stdin();
         }
 
@@ -140,7 +140,11 @@ public final class AgentProcess implements SpawnedProcess {
                     pid = s.pid();
                     started.tryEmitValue(s.pid());
                 }
-                case AgentFrame.Output o -> push(AgentConnection.Item.chunk(o.fd(), o.offset(), o.bytes()));
+                case AgentFrame.Output o -> {
+                    if (o.bytes().length > 0) { // an empty chunk would be queued at no cost: never
+                        push(AgentConnection.Item.chunk(o.fd(), o.offset(), o.bytes()));
+                    }
+                }
                 case AgentFrame.Exit e -> {
                     push(AgentConnection.Item.value(new RawEvent.Exited(e.status(), e.signaled(), e.oomKilled()), 0));
                     complete();

@@ -156,7 +156,7 @@ class HostileAgentTest {
                 .expectNextCount(events)
                 .thenCancel()
                 .verify(Duration.ofSeconds(30));
-        assertThat(maxOutstanding.get()).isLessThanOrEqualTo(AgentConnection.WINDOW);
+        assertThat(maxOutstanding.get()).isLessThanOrEqualTo(AgentConnection.ITEM_WINDOW);
         assertThat(agent.next(ClientFrame.Close.class)).isNotNull();
     }
 
@@ -185,6 +185,26 @@ class HostileAgentTest {
                 .satisfies(e -> assertThat(e)
                         .isInstanceOf(AgentProtocolException.class)
                         .hasMessageContaining("beyond its credit"));
+    }
+
+    @Test
+    void aSecondReadyOnAWatchIsAProtocolError() throws Exception {
+        FakeAgent agent = new FakeAgent();
+        AgentConnection c = connect(agent);
+        StepVerifier.create(c.watch("/w", false), 0)
+                .then(() -> {
+                    try {
+                        ClientFrame.Watch w = agent.next(ClientFrame.Watch.class);
+                        // READY costs no credit: repeated, it would queue without bound
+                        agent.splice(
+                                Flux.range(0, 3).map(i -> AgentFrames.encode(new AgentFrame.Ready(w.stream(), 0))));
+                    } catch (InterruptedException e) {
+                        throw new AssertionError(e);
+                    }
+                })
+                .expectErrorSatisfies(e ->
+                        assertThat(e).isInstanceOf(AgentProtocolException.class).hasMessageContaining("a second READY"))
+                .verify(T);
     }
 
     @Test
