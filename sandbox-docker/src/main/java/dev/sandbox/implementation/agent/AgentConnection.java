@@ -854,6 +854,9 @@ public final class AgentConnection {
         Pump pump;
         ByteBuffer dataPending;
         boolean sourceDone;
+        /** STARTED or READY arrived: the agent takes DATA and EOF from now on. */
+        boolean accepting;
+
         boolean eofSent;
         boolean pumpRequested;
         long dataCredit;
@@ -1109,8 +1112,14 @@ public final class AgentConnection {
                 case AgentFrame.Entry e -> cost = length;
                 case AgentFrame.Event e -> cost = length;
                 case AgentFrame.Proc p -> cost = length;
-                case AgentFrame.Started s -> pull = addDataCredit(st, s.dataCredit());
-                case AgentFrame.Ready r -> pull = addDataCredit(st, r.dataCredit());
+                case AgentFrame.Started s -> {
+                    st.accepting = true;
+                    pull = addDataCredit(st, s.dataCredit());
+                }
+                case AgentFrame.Ready r -> {
+                    st.accepting = true;
+                    pull = addDataCredit(st, r.dataCredit());
+                }
                 case AgentFrame.Credit c -> {
                     if (c.fd() != 0) {
                         throw new AgentProtocolException("CREDIT for fd " + c.fd() + " on stream " + st.id
@@ -1342,7 +1351,7 @@ public final class AgentConnection {
                 pulls.add(st);
             }
         }
-        if (st.source != null && st.sourceDone && st.dataPending == null && !st.eofSent) {
+        if (st.source != null && st.sourceDone && st.dataPending == null && !st.eofSent && st.accepting) {
             if (!b.add(AgentFrames.encode(new ClientFrame.Eof(st.id)))) {
                 return false;
             }

@@ -220,6 +220,7 @@ class RealAgentTest {
                 .block(T);
         assertThat(written.type()).isEqualTo(AgentFileInfo.FILE);
         assertThat(written.size()).isEqualTo(200_006);
+        assertThat(written.mode()).as("mode with the setuid bit").isEqualTo(04755);
         AgentFileInfo stat = agent.stat(f).block(T);
         assertThat(stat.size()).isEqualTo(200_006);
         assertThat(stat.toFileInfo().name()).isEqualTo("f.txt");
@@ -249,6 +250,10 @@ class RealAgentTest {
                 .expectErrorSatisfies(e -> assertThat(((AgentErrnoException) e).reason())
                         .isEqualTo(FileOperationException.Reason.DIRECTORY_NOT_EMPTY))
                 .verify(T);
+        AgentFileInfo empty = agent.write(dir.resolve("empty").toString(), 0600, false, Flux.empty())
+                .block(T);
+        assertThat(empty.size()).isZero();
+        assertThat(empty.mode()).isEqualTo(0600);
         agent.remove(dir.resolve("sub").toString(), true).block(T);
         assertThat(Files.exists(dir.resolve("sub"))).isFalse();
     }
