@@ -49,6 +49,7 @@ class ArchitectureTest {
                         "dev.sandbox.tck",
                         "dev.sandbox.docker",
                         "dev.sandbox.implementation.docker",
+                        "dev.sandbox.implementation.agent", // sandbox-docker: the agent protocol's client
                         "dev.sandbox.remote",
                         "dev.sandbox.implementation.remote",
                         "dev.sandbox.server",
