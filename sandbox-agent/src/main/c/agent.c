@@ -1077,7 +1077,7 @@ static void h_spawn(struct conn *c, uint32_t id, struct rd *r) {
     char **env = argv ? rd_strs(r, &envc, &nul) : NULL;
     char **envp = NULL;
     int pipes[3][2] = {{-1, -1}, {-1, -1}, {-1, -1}};
-    int master = -1, errp[2] = {-1, -1};
+    int master = -1, errp[2] = {-1, -1}, checked = 0, opened = 0;
     if (r->err || r->off != r->n || (flags & ~7u) || overflow > 1) {
         bad_frame(c, "SPAWN on stream %u: %s", id,
                   r->err ? r->err : r->off != r->n ? "bytes left over" : flags & ~7u ? "unknown flags" : "bad overflow");
@@ -1085,7 +1085,7 @@ static void h_spawn(struct conn *c, uint32_t id, struct rd *r) {
     }
     int bg = (flags & F_BACKGROUND) != 0, pty = (flags & F_PTY) != 0;
     if (!open_check(c, id, !bg)) goto out;
-    answered(c, id); /* the id is taken whatever happens below; a live stream is found by stream_find first */
+    checked = 1;
     if (argc == 0 || nul) {
         send_error(c, id, EINVAL, argc == 0 ? "SPAWN needs at least one argv element" : "NUL byte in cwd, argv or env");
         goto out;
@@ -1203,6 +1203,7 @@ static void h_spawn(struct conn *c, uint32_t id, struct rd *r) {
         G.nbg++;
     } else {
         struct stream *s = stream_new(c, id, ST_SPAWN);
+        opened = 1;
         s->proc = p;
         p->owner = s;
         s->cred[1] = s->cred[2] = credit;
@@ -1216,6 +1217,7 @@ static void h_spawn(struct conn *c, uint32_t id, struct rd *r) {
     if (bg) send_empty(c, A_OK, id);
     task_ready(&p->task);
 out:
+    if (checked && !opened) answered(c, id); /* the id is used up even though no stream stays open */
     if (master >= 0) close(master);
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 2; j++)
@@ -1309,17 +1311,22 @@ static void h_input(struct conn *c, uint32_t id, struct rd *r) {
             p->in_eof = 1;
             stdin_flush(p);
         } else if (n > 0) {
-            if (p->inb_len > p->inb_off) {
+            /* what the pipe does not take now waits in the stdin buffer (at most one INPUT, 64 KiB); a pipe that takes
+             * nothing, or a buffer still holding the last INPUT, is EAGAIN: the client retries later */
+            ssize_t k = p->inb_len > p->inb_off ? -1 : write(p->fd[0], b, n);
+            if (k < 0 && p->inb_len == p->inb_off && errno != EAGAIN) {
+                send_error(c, id, (uint32_t)errno, "stdin of %s: %s", p->id, strerror(errno));
+                proc_close_fd(p, 0);
+                goto out;
+            }
+            if (k < 0) {
+                p->writable = 0;
                 send_error(c, id, EAGAIN, "stdin of %s is full", p->id);
                 goto out;
             }
-            stdin_push(p, b, n);
-            if (p->inb_off == 0 && p->inb_len == n && !p->writable && p->inb) { /* the pipe took nothing */
-                free(p->inb);
-                p->inb = NULL;
-                p->inb_len = p->inb_off = 0;
-                send_error(c, id, EAGAIN, "stdin of %s is full", p->id);
-                goto out;
+            if ((size_t)k < n) {
+                p->writable = 0;
+                stdin_push(p, b + k, n - (size_t)k);
             }
         }
     } else if (what == 2) {

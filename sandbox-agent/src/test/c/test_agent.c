@@ -1258,6 +1258,46 @@ static void t_files(void) {
     stop_agent(&a);
 }
 
+
+/* 64 connections, 4,096 open streams: beyond, ERROR LIMIT, and everything else keeps working. */
+static void t_limits(void) {
+    struct agent a = start_init(NULL, NULL);
+    hello(a.fd);
+    struct frame *f = malloc(sizeof *f);
+    int conns[63];
+    for (int i = 0; i < 63; i++) {
+        conns[i] = connect_to(a.sock);
+        CHECK(conns[i] >= 0, "connection %d", i + 2);
+        hello(conns[i]);
+    }
+    int extra = connect_to(a.sock);
+    CHECK(extra >= 0, "65th connect");
+    expect_closed_after_error(extra, 1002);
+    close(extra);
+    for (int i = 0; i < 63; i++) close(conns[i]);
+    /* one background process, so that PROCS streams without credit stay open */
+    const char *argv[] = {"sleep", "100", NULL};
+    spawn_full(a.fd, 1, F_BACKGROUND, 0, 65536, 0, "", argv, NULL);
+    expect_on(a.fd, 1, f);
+    expect_on(a.fd, 1, f);
+    CHECK(f->type == 0x80, "background OK");
+    struct buf b = {.n = 0};
+    b_u32(&b, 0);
+    for (uint32_t id = 2; id < 2 + 4096; id++) sendb(a.fd, 0x30, id, &b);
+    sendb(a.fd, 0x30, 2 + 4096, &b);
+    expect_error(a.fd, 2 + 4096, 1002, f);
+    send_frame(a.fd, 0x1F, 2, NULL, 0); /* one closes: a new one fits */
+    sendb(a.fd, 0x30, 3 + 4096, &b);
+    b.n = 0;
+    b_u32(&b, 1 << 20);
+    credit(a.fd, 3 + 4096, 0, 1 << 20);
+    expect_on(a.fd, 3 + 4096, f);
+    CHECK(f->type == 0x99, "PROC after a stream closed: 0x%02x", f->type);
+    ping(a.fd, 3);
+    free(f);
+    stop_agent(&a);
+}
+
 struct test {
     const char *name;
     void (*fn)(void);
@@ -1278,7 +1318,7 @@ int main(int argc, char **argv) {
         {"stdin with cat", t_stdin_cat}, {"launch errors", t_launch_errors},     {"signal and close", t_signal},
         {"credit", t_credit},            {"malformed frames", t_malformed},      {"pty and resize", t_pty},
         {"background", t_background},    {"1000 streams", t_many_streams},       {"timers", t_deadline},
-        {"relay", t_relay},              {"idle rss", t_idle_rss},        {"files", t_files},
+        {"relay", t_relay},              {"idle rss", t_idle_rss},        {"files", t_files},              {"limits", t_limits},
     };
     for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
         if (argc > 2 && strcmp(argv[2], tests[i].name) != 0) continue;
