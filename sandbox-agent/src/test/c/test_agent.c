@@ -1298,6 +1298,94 @@ static void t_limits(void) {
     stop_agent(&a);
 }
 
+
+/* A client that stops reading its connection stops only that connection's sources; the agent's memory stays bounded. */
+static void t_unread_connection(void) {
+    struct agent a = start_init(NULL, NULL);
+    hello(a.fd);
+    int other = connect_to(a.sock);
+    hello(other);
+    struct frame *f = malloc(sizeof *f);
+    /* a small receive buffer, so the agent's own queue is what fills */
+    int small = 4096;
+    setsockopt(a.fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+    const char *yes[] = {"yes", NULL};
+    spawn_full(a.fd, 1, 0, 0xffffffffu, 0, 0, "", yes, NULL);
+    /* the first frame is STARTED: read it for the pid, then read nothing more on this connection */
+    expect_on(a.fd, 1, f);
+    CHECK(f->type == 0x90, "STARTED");
+    pid_t pid = (pid_t)g32(f->p);
+    int64_t dl = mono_ms() + WAIT_MS;
+    while (!blocked_in_pipe_write(pid)) {
+        CHECK(mono_ms() < dl, "yes not blocked although its connection is not read");
+        struct timespec ts = {0, 2000000};
+        nanosleep(&ts, NULL);
+    }
+    long rss = rss_kb(a.pid);
+    printf("  agent RSS with an unread connection: %ld KiB\n", rss);
+    if (!sanitized) CHECK(rss < 8 * 1024, "RSS %ld KiB", rss);
+    const char *echo[] = {"echo", "still here", NULL};
+    struct result *r = run(other, 1, echo);
+    CHECK(strcmp(r->out, "still here\n") == 0, "other connection: '%s'", r->out);
+    free(r);
+    close(a.fd);
+    a.fd = -1;
+    dl = mono_ms() + WAIT_MS;
+    while (alive(pid)) { /* the connection's end kills its process */
+        CHECK(mono_ms() < dl, "yes survived its connection");
+        struct timespec ts = {0, 2000000};
+        nanosleep(&ts, NULL);
+    }
+    ping(other, 8);
+    free(f);
+    close(other);
+    stop_agent(&a);
+}
+
+/* PTY|BACKGROUND: a terminal kept by the agent, fed with INPUT, resized, replayed to a late reader. */
+static void t_background_pty(void) {
+    struct agent a = start_stdio();
+    hello(a.fd);
+    struct frame *f = malloc(sizeof *f);
+    const char *argv[] = {"sh", "-c", "echo ready; read x; stty size; echo got $x", NULL};
+    spawn_full(a.fd, 1, F_PTY | F_BACKGROUND, 0, 65536, 0, "", argv, NULL);
+    expect_on(a.fd, 1, f);
+    char id[32];
+    parse_started_id(f, id, sizeof id);
+    expect_on(a.fd, 1, f);
+    CHECK(f->type == 0x80, "OK");
+    uint8_t size[4] = {0, 120, 0, 50};
+    input(a.fd, 2, id, 3, size, 4);
+    expect_on(a.fd, 2, f);
+    CHECK(f->type == 0x80, "resize OK");
+    input(a.fd, 3, id, 0, "hi\n", 3);
+    expect_on(a.fd, 3, f);
+    CHECK(f->type == 0x80, "input OK");
+    struct buf b = {.n = 0};
+    b_str(&b, id);
+    b_u64(&b, 0);
+    b_u64(&b, 0);
+    b_u8(&b, 1);
+    b_u32(&b, 1 << 20);
+    sendb(a.fd, 0x31, 4, &b);
+    expect_on(a.fd, 4, f);
+    CHECK(f->type == 0x90, "STARTED");
+    char out[8192];
+    size_t n = 0;
+    for (;;) {
+        expect_on(a.fd, 4, f);
+        if (f->type == 0x92) break;
+        CHECK(f->type == 0x91 && f->p[0] == 1 && g64(f->p + 1) == n, "OUTPUT at %zu", n);
+        CHECK(n + f->len - 9 < sizeof out, "output size");
+        memcpy(out + n, f->p + 9, f->len - 9);
+        n += f->len - 9;
+    }
+    CHECK(memmem(out, n, "ready", 5) && memmem(out, n, "50 120", 6) && memmem(out, n, "got hi", 6),
+          "terminal output: '%.*s'", (int)n, out);
+    free(f);
+    stop_agent(&a);
+}
+
 struct test {
     const char *name;
     void (*fn)(void);
@@ -1319,6 +1407,7 @@ int main(int argc, char **argv) {
         {"credit", t_credit},            {"malformed frames", t_malformed},      {"pty and resize", t_pty},
         {"background", t_background},    {"1000 streams", t_many_streams},       {"timers", t_deadline},
         {"relay", t_relay},              {"idle rss", t_idle_rss},        {"files", t_files},              {"limits", t_limits},
+        {"unread connection", t_unread_connection}, {"background pty", t_background_pty},
     };
     for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
         if (argc > 2 && strcmp(argv[2], tests[i].name) != 0) continue;
