@@ -88,6 +88,17 @@ static void write_all(int fd, const void *p, size_t n) {
     }
 }
 
+/* For connections the agent may have closed: 0 when the write failed. */
+static int try_frame(int fd, uint8_t type, uint32_t stream, const void *payload, size_t len) {
+    uint8_t f[9 + 256];
+    if (len > 256) return 0;
+    f[0] = (uint8_t)(len >> 24), f[1] = (uint8_t)(len >> 16), f[2] = (uint8_t)(len >> 8), f[3] = (uint8_t)len;
+    f[4] = type;
+    f[5] = (uint8_t)(stream >> 24), f[6] = (uint8_t)(stream >> 16), f[7] = (uint8_t)(stream >> 8), f[8] = (uint8_t)stream;
+    memcpy(f + 9, payload, len);
+    return send(fd, f, 9 + len, MSG_NOSIGNAL) == (ssize_t)(9 + len);
+}
+
 static void send_frame(int fd, uint8_t type, uint32_t stream, const void *payload, size_t len) {
     uint8_t h[9] = {(uint8_t)(len >> 24), (uint8_t)(len >> 16), (uint8_t)(len >> 8), (uint8_t)len, type,
                     (uint8_t)(stream >> 24), (uint8_t)(stream >> 16), (uint8_t)(stream >> 8), (uint8_t)stream};
@@ -1386,6 +1397,131 @@ static void t_background_pty(void) {
     stop_agent(&a);
 }
 
+
+/* Random frames (fixed seed): each connection gets garbage of every kind of request; the agent answers or closes
+ * that connection, and stays alive and clean (the sanitized build checks memory) for the next. */
+static uint32_t rnd_state = 12345;
+static uint32_t rnd(void) {
+    rnd_state ^= rnd_state << 13;
+    rnd_state ^= rnd_state >> 17;
+    rnd_state ^= rnd_state << 5;
+    return rnd_state;
+}
+
+/* A well-formed payload of a type with random field values (paths only under the test's directory, nothing that
+ * could end the agent: TIMERS only clears the timers, SPAWN only runs `true`, `sleep 1`, `cat` or a missing name). */
+static void fuzz_payload(struct buf *b, uint8_t type) {
+    char path[128];
+    snprintf(path, sizeof path, "%s/fz%u", tmpdir, rnd() % 3);
+    static const char *const progs[] = {"true", "cat", "/no/such", "sleep"};
+    switch (type) {
+    case 0x02: b_u64(b, rnd()); break;
+    case 0x03: b_u64(b, 0); b_u64(b, 0); break;
+    case 0x10: {
+        b_u32(b, rnd() % 8);
+        b_u16(b, (uint16_t)rnd());
+        b_u16(b, (uint16_t)rnd());
+        b_u32(b, rnd() % 3 ? rnd() % 100000 : 0);
+        b_u32(b, rnd() % 2 ? 65536 : rnd());
+        b_u8(b, (uint8_t)(rnd() % 2));
+        b_str(b, rnd() % 4 ? "" : "/no/dir");
+        const char *prog = progs[rnd() % 4];
+        b_u32(b, strcmp(prog, "sleep") == 0 ? 2 : 1);
+        b_str(b, prog);
+        if (strcmp(prog, "sleep") == 0) b_str(b, "1");
+        b_u32(b, 1);
+        b_str(b, rnd() % 2 ? "A=b" : "NOEQUALS");
+        break;
+    }
+    case 0x11: { uint32_t n = 1 + rnd() % 40; for (uint32_t i = 0; i < n; i++) b_u8(b, (uint8_t)rnd()); break; }
+    case 0x13: b_u32(b, rnd() % 20); break;
+    case 0x14: b_u16(b, (uint16_t)rnd()); b_u16(b, (uint16_t)rnd()); break;
+    case 0x15: b_u8(b, (uint8_t)(rnd() % 3)); b_u32(b, rnd()); break;
+    case 0x20: b_str(b, path); b_u64(b, rnd() % 10); b_u64(b, rnd()); b_u32(b, rnd() % 1000); break;
+    case 0x21: b_str(b, path); b_u32(b, 0644); b_u32(b, rnd() % 2); b_u32(b, 0); break;
+    case 0x22: b_str(b, tmpdir); b_u32(b, rnd() % 3); b_u32(b, rnd() % 1000); break;
+    case 0x23: b_str(b, rnd() % 2 ? path : "rel"); break;
+    case 0x24: b_str(b, path); b_u32(b, 0755); b_u8(b, (uint8_t)(rnd() % 2)); break;
+    case 0x25: b_str(b, path); b_u8(b, (uint8_t)(rnd() % 2)); break;
+    case 0x26: b_str(b, path); b_str(b, path); break;
+    case 0x27: b_str(b, tmpdir); b_u8(b, 0); b_u32(b, rnd() % 100); break;
+    case 0x30: b_u32(b, rnd() % 500); break;
+    case 0x31: {
+        char id[8];
+        snprintf(id, sizeof id, "p%u", rnd() % 4);
+        b_str(b, id); b_u64(b, rnd() % 100); b_u64(b, rnd() % 100); b_u8(b, (uint8_t)(rnd() % 2)); b_u32(b, rnd() % 1000);
+        break;
+    }
+    case 0x32: {
+        char id[8];
+        snprintf(id, sizeof id, "p%u", rnd() % 4);
+        b_str(b, id);
+        uint8_t what = (uint8_t)(rnd() % 4);
+        b_u8(b, what);
+        if (what == 0) b_bytes(b, "xyz", 3);
+        if (what == 2) b_u32(b, rnd() % 20);
+        if (what == 3) b_u32(b, rnd());
+        break;
+    }
+    }
+}
+
+static void t_fuzz(void) {
+    static const uint8_t types[] = {0x02, 0x03, 0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x1F, 0x20, 0x21, 0x22,
+                                    0x23, 0x24, 0x25, 0x26, 0x27, 0x30, 0x31, 0x32};
+    struct agent a = start_init(NULL, NULL);
+    struct frame *f = malloc(sizeof *f);
+    struct buf *b = malloc(sizeof *b);
+    int closed = 0, rounds = 200;
+    if (getenv("FUZZ_SEED")) rnd_state = (uint32_t)strtoul(getenv("FUZZ_SEED"), NULL, 10) | 1;
+    for (int round = 0; round < rounds; round++) {
+        int fd = round == 0 ? a.fd : connect_to(a.sock);
+        CHECK(fd >= 0, "connect in round %d", round);
+        hello(fd);
+        uint32_t next_id = 0;
+        for (int k = 0; k < 12; k++) {
+            uint8_t type = types[rnd() % sizeof types];
+            b->n = 0;
+            fuzz_payload(b, type);
+            /* now and then a broken one: a byte changed, cut short, or one byte too many */
+            uint32_t m = type == 0x03 ? 99 : rnd() % 64; /* a broken TIMERS could set a deadline: never */
+            if (m == 0 && b->n) b->d[rnd() % b->n] = (uint8_t)rnd();
+            if (m == 1 && b->n) b->n = rnd() % b->n;
+            if (m == 2) b->d[b->n++] = 0;
+            if (m == 3) type = (uint8_t)rnd() == 0x03 ? 0x7f : (uint8_t)rnd();
+            /* requests on new ids (now and then a reused one), the other frames on recent ids */
+            int request = type == 0x03 || type == 0x10 || type >= 0x20;
+            uint32_t stream = type == 0x02 ? 0 : request && rnd() % 32 ? ++next_id : 1 + (next_id ? rnd() % next_id : 0);
+            if (!try_frame(fd, type, stream, b->d, b->n)) break;
+        }
+        b->n = 0;
+        b_u64(b, (uint64_t)round + 1000000);
+        try_frame(fd, 0x02, 0, b->d, b->n);
+        int r;
+        for (;;) { /* our PONG: the connection survived; end of stream: it was closed after a BAD_FRAME */
+            r = next_frame_in(fd, f, WAIT_MS);
+            CHECK(r >= 0, "no answer in round %d", round);
+            if (r == 0 || (f->type == 0x82 && g64(f->p) == (uint64_t)round + 1000000)) break;
+            if (f->type == 0xEE && f->stream == 0) CHECK(g32(f->p) == 1000, "stream 0 error %u", g32(f->p));
+            if (getenv("FUZZ_VERBOSE") && f->type == 0xEE && f->stream == 0) printf("    %.*s\n", (int)g32(f->p + 4), f->p + 8);
+        }
+        if (r == 0) closed++;
+        if (fd != a.fd) close(fd);
+    }
+    printf("  %d connections of random frames: %d closed with BAD_FRAME, %d survived\n", rounds, closed,
+           rounds - closed);
+    int fd = connect_to(a.sock);
+    hello(fd);
+    const char *echo[] = {"echo", "ok", NULL};
+    struct result *r = run(fd, 1, echo);
+    CHECK(strcmp(r->out, "ok\n") == 0, "agent still serves");
+    free(r);
+    close(fd);
+    free(b);
+    free(f);
+    stop_agent(&a);
+}
+
 struct test {
     const char *name;
     void (*fn)(void);
@@ -1408,6 +1544,7 @@ int main(int argc, char **argv) {
         {"background", t_background},    {"1000 streams", t_many_streams},       {"timers", t_deadline},
         {"relay", t_relay},              {"idle rss", t_idle_rss},        {"files", t_files},              {"limits", t_limits},
         {"unread connection", t_unread_connection}, {"background pty", t_background_pty},
+        {"fuzz", t_fuzz},
     };
     for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
         if (argc > 2 && strcmp(argv[2], tests[i].name) != 0) continue;
