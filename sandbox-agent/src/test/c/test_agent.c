@@ -480,32 +480,31 @@ static void t_echo_exit(void) {
     stop_agent(&a);
 }
 
-static void t_stdin_cat(void) {
-    struct agent a = start_stdio();
-    hello(a.fd);
+/* `cat` fed with total bytes of DATA (more than the first credit: the agent must hand credit back as cat consumes),
+ * read back through OUTPUT with offsets; frames go to wfd and come from rfd (one socket, or a relay's pipes). */
+static void cat_roundtrip(int wfd, int rfd, uint32_t id, uint64_t total) {
     const char *argv[] = {"cat", NULL};
-    spawn(a.fd, 1, F_STDIN, argv);
+    spawn(wfd, id, F_STDIN, argv);
     struct frame *f = malloc(sizeof *f);
-    expect_on(a.fd, 1, f);
+    expect_on(rfd, id, f);
     CHECK(f->type == 0x90, "expected STARTED, got 0x%02x", f->type);
     uint32_t dc = g32(f->p + 4 + g32(f->p + 4) + 4);
     CHECK(dc == 256 * 1024, "stdin credit %u", dc);
-    /* more than the first credit in total: the agent must hand credit back as cat consumes */
     static char chunk[65536];
-    uint64_t sent = 0, total = 1024 * 1024, got = 0, credit_left = dc;
+    uint64_t sent = 0, got = 0, credit_left = dc;
     for (size_t i = 0; i < sizeof chunk; i++) chunk[i] = (char)('a' + i % 26);
     while (got < total) {
         /* at most 128 KiB in flight: this test reads and writes on one thread, so it must not fill both ways */
         while (sent < total && credit_left >= sizeof chunk && sent - got < 128 * 1024) {
-            send_frame(a.fd, 0x11, 1, chunk, sizeof chunk);
+            send_frame(wfd, 0x11, id, chunk, sizeof chunk);
             sent += sizeof chunk;
             credit_left -= sizeof chunk;
-            if (sent == total) send_frame(a.fd, 0x12, 1, NULL, 0);
+            if (sent == total) send_frame(wfd, 0x12, id, NULL, 0);
         }
-        int rr = next_frame_in(a.fd, f, WAIT_MS);
+        int rr = next_frame_in(rfd, f, WAIT_MS);
         CHECK(rr == 1, "no frame: sent %llu got %llu credit %llu", (unsigned long long)sent, (unsigned long long)got,
               (unsigned long long)credit_left);
-        CHECK(f->stream == 1, "stream %u", f->stream);
+        CHECK(f->stream == id, "stream %u", f->stream);
         if (f->type == 0x83) {
             CHECK(f->p[0] == 0, "CREDIT fd %u", f->p[0]);
             credit_left += g32(f->p + 1);
@@ -516,18 +515,41 @@ static void t_stdin_cat(void) {
             for (uint32_t i = 9; i < f->len; i++)
                 CHECK(f->p[i] == (uint8_t)('a' + (got + i - 9) % 65536 % 26), "byte %llu", (unsigned long long)got);
             got += f->len - 9;
+            credit(wfd, id, 1, f->len - 9); /* the window stays at spawn()'s 1 MiB */
         }
     }
-    struct result *r = calloc(1, sizeof *r);
-    r->nout = 0;
-    for (;;) { /* EXIT, maybe after trailing CREDIT frames */
-        expect_on(a.fd, 1, f);
-        if (f->type == 0x92) break;
-        CHECK(0, "unexpected frame 0x%02x after all output", f->type);
-    }
+    CHECK(got == total, "got %llu of %llu", (unsigned long long)got, (unsigned long long)total);
+    expect_on(rfd, id, f); /* CREDIT frames are skipped; nothing else may come before EXIT */
+    CHECK(f->type == 0x92, "unexpected frame 0x%02x after all output", f->type);
     CHECK(g32(f->p) == 0, "cat status %u", g32(f->p));
-    free(r);
     free(f);
+}
+
+static void t_stdin_cat(void) {
+    struct agent a = start_stdio();
+    hello(a.fd);
+    cat_roundtrip(a.fd, a.fd, 1, 1024 * 1024);
+    stop_agent(&a);
+}
+
+/* As process 1 would, the agent reaps the orphans of its children (init mode makes it their subreaper). */
+static void t_orphans(void) {
+    struct agent a = start_init(NULL, NULL);
+    hello(a.fd);
+    const char *argv[] = {"sh", "-c", "sleep 0.2 & echo $!", NULL};
+    struct result *r = run(a.fd, 1, argv);
+    pid_t orphan = (pid_t)atoi(r->out);
+    CHECK(orphan > 1 && r->status == 0, "orphan pid '%s'", r->out);
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d", (int)orphan);
+    int64_t dl = mono_ms() + WAIT_MS;
+    struct stat st;
+    while (stat(path, &st) == 0) { /* a zombie nobody reaps stays in /proc */
+        CHECK(mono_ms() < dl, "orphan %d not reaped", (int)orphan);
+        struct timespec ts = {0, 5000000};
+        nanosleep(&ts, NULL);
+    }
+    free(r);
     stop_agent(&a);
 }
 
@@ -1086,6 +1108,7 @@ static void t_relay(void) {
     struct result *res = calloc(1, sizeof *res);
     collect(rd, 1, res);
     CHECK(strcmp(res->out, "through the relay\n") == 0, "'%s'", res->out);
+    cat_roundtrip(w, rd, 2, 4 * 1024 * 1024); /* both directions under load, through 64 KiB relay buffers */
     close(w); /* stdin EOF: the relay half-closes, the agent ends the connection, the relay exits 0 */
     int64_t dl = mono_ms() + WAIT_MS;
     int st;
@@ -1544,7 +1567,7 @@ int main(int argc, char **argv) {
         {"background", t_background},    {"1000 streams", t_many_streams},       {"timers", t_deadline},
         {"relay", t_relay},              {"idle rss", t_idle_rss},        {"files", t_files},              {"limits", t_limits},
         {"unread connection", t_unread_connection}, {"background pty", t_background_pty},
-        {"fuzz", t_fuzz},
+        {"fuzz", t_fuzz},                {"orphans", t_orphans},
     };
     for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
         if (argc > 2 && strcmp(argv[2], tests[i].name) != 0) continue;
