@@ -172,6 +172,7 @@ static struct {
     int nbg, running;
     uint64_t next_seq;
     struct task *rq_head, *rq_tail;
+    size_t rq_len;
     struct conn *dirty;
     void **grave; /* objects to free after this turn's events */
     int ngrave, grave_cap;
@@ -234,6 +235,7 @@ static void task_ready(struct task *t) {
     t->prev = G.rq_tail;
     if (G.rq_tail) G.rq_tail->next = t; else G.rq_head = t;
     G.rq_tail = t;
+    G.rq_len++;
 }
 
 static void task_cancel(struct task *t) {
@@ -242,6 +244,7 @@ static void task_cancel(struct task *t) {
     if (t->next) t->next->prev = t->prev; else G.rq_tail = t->prev;
     t->queued = 0;
     t->prev = t->next = NULL;
+    G.rq_len--;
 }
 
 /* ---------- epoll ---------- */
@@ -2024,9 +2027,9 @@ static void on_event(struct epoll_event *e) {
 }
 
 static void run_ready(void) {
-    /* a bounded turn: tasks queued while it runs wait for the next turn */
-    struct task *last = G.rq_tail;
-    while (G.rq_head) {
+    /* a bounded turn: as many tasks as were queued when it began; tasks queued meanwhile (a busy background
+     * process requeues itself) wait for the next turn, after epoll had its say */
+    for (size_t n = G.rq_len; n > 0 && G.rq_head; n--) {
         struct task *t = G.rq_head;
         task_cancel(t);
         switch (t->kind) {
@@ -2049,7 +2052,6 @@ static void run_ready(void) {
             break;
         }
         }
-        if (t == last) break;
     }
 }
 
