@@ -104,7 +104,9 @@ struct proc {
     uint64_t total[3];          /* bytes read from fd 1 and 2 */
     uint8_t *inb;               /* stdin bytes the pipe did not take yet */
     size_t inb_len, inb_off;
-    int in_eof;                 /* close stdin once inb is written */
+    int eof_sent;               /* a terminal's EOF character was written */
+    int in_eof;                 /* close stdin once inb is written (a terminal gets its EOF character instead) */
+    struct proc *hnext;         /* pid hash chain */
     uint64_t oom0, seq;
     int64_t started_ms, ended_ms;
     char id[24];
@@ -169,6 +171,7 @@ static struct {
     struct conn *conns;
     int nconns;
     struct proc *procs, *bg_head, *bg_tail;
+    struct proc *phash[4096]; /* by pid, for reaping */
     int nbg, running;
     uint64_t next_seq;
     struct task *rq_head, *rq_tail;
@@ -578,6 +581,9 @@ static void proc_free(struct proc *p) {
     free_strv(p->argv);
     if (p->prev) p->prev->next = p->next; else G.procs = p->next;
     if (p->next) p->next->prev = p->prev;
+    struct proc **pp = &G.phash[(unsigned)p->pid % 4096];
+    while (*pp && *pp != p) pp = &(*pp)->hnext;
+    if (*pp) *pp = p->hnext;
     if (p->bg) {
         if (p->bprev) p->bprev->bnext = p->bnext; else G.bg_head = p->bnext;
         if (p->bnext) p->bnext->bprev = p->bprev; else G.bg_tail = p->bprev;
@@ -627,7 +633,18 @@ static size_t stdin_flush(struct proc *p) {
         free(p->inb);
         p->inb = NULL;
         p->inb_len = p->inb_off = 0;
-        if (p->in_eof) proc_close_fd(p, 0);
+        if (p->in_eof && p->pty && p->fd[0] >= 0) {
+            /* closing one fd of the master hangs nothing up: a terminal's end of input is its EOF character
+             * (^D unless the program changed it), typed once */
+            struct termios t;
+            uint8_t eof = tcgetattr(p->fd[0], &t) == 0 ? t.c_cc[VEOF] : 4;
+            if (write(p->fd[0], &eof, 1) == 1 || errno != EAGAIN) {
+                p->in_eof = 0;
+                p->eof_sent = 1;
+            }
+        } else if (p->in_eof) {
+            proc_close_fd(p, 0);
+        }
     }
     return taken;
 }
@@ -819,8 +836,8 @@ static void reap(void) {
         int st;
         pid_t pid = waitpid(-1, &st, WNOHANG);
         if (pid <= 0) return;
-        struct proc *p = G.procs;
-        while (p && (p->pid != pid || p->reaped)) p = p->next;
+        struct proc *p = G.phash[(unsigned)pid % 4096];
+        while (p && (p->pid != pid || p->reaped)) p = p->hnext;
         if (!p) continue; /* an orphan reparented to us, or a child that failed to launch */
         p->reaped = 1;
         p->ended_ms = now_ms();
@@ -1192,6 +1209,8 @@ static void h_spawn(struct conn *c, uint32_t id, struct rd *r) {
     p->next = G.procs;
     if (G.procs) G.procs->prev = p;
     G.procs = p;
+    p->hnext = G.phash[(unsigned)pid % 4096];
+    G.phash[(unsigned)pid % 4096] = p;
     G.running++;
     uint32_t dc = (flags & (F_STDIN | F_PTY)) && !bg ? STDIN_CREDIT : 0;
     if (bg) {

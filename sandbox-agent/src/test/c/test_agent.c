@@ -844,6 +844,16 @@ static void t_pty(void) {
     }
     CHECK(memmem(out, n, "40 100", 6), "stty size after RESIZE: '%.*s'", (int)n, out);
     CHECK(g32(f->p) == 0, "status");
+    /* EOF on a terminal is its EOF character: cat sees the end of its input and exits */
+    const char *cat[] = {"cat", NULL};
+    spawn(a.fd, 2, F_PTY, cat);
+    send_frame(a.fd, 0x11, 2, "line\n", 5);
+    send_frame(a.fd, 0x12, 2, NULL, 0);
+    struct result *r = calloc(1, sizeof *r);
+    collect(a.fd, 2, r);
+    CHECK(r->status == 0 && !r->signaled && memmem(r->out, r->nout, "line", 4), "cat on a terminal: %d '%s'",
+          r->status, r->out);
+    free(r);
     free(f);
     stop_agent(&a);
 }
