@@ -2160,6 +2160,7 @@ static int relay(const char *name) {
                 strerror(errno));
         return 1;
     }
+    signal(SIGPIPE, SIG_IGN); /* a closed peer is a write error to handle, not a death */
     set_nonblock(s);
     set_nonblock(0);
     set_nonblock(1);
@@ -2207,7 +2208,10 @@ static int relay(const char *name) {
                     x->off += (size_t)n;
                     if (x->off == x->len) x->len = x->off = 0;
                 } else if (n < 0 && errno != EAGAIN && errno != EINTR) {
-                    return x == &down ? 1 : 0;
+                    if (x == &down) return 1; /* our client is gone */
+                    /* the agent closed its side (after an ERROR, say): stop sending, but copy what it said */
+                    up.eof = up.done = 1;
+                    up.len = up.off = 0;
                 }
             }
         }

@@ -1129,6 +1129,27 @@ static void t_relay(void) {
     }
     CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "relay status %d", st);
     close(rd);
+    /* a broken frame through a relay: the agent's ERROR comes back through it before the end */
+    CHECK(pipe2(to, O_CLOEXEC) == 0 && pipe2(from, O_CLOEXEC) == 0, "pipes");
+    r = fork();
+    if (r == 0) {
+        dup2(to[0], 0);
+        dup2(from[1], 1);
+        execl(AGENT, AGENT, "relay", "--socket", a.sock, (char *)NULL);
+        _exit(127);
+    }
+    close(to[0]);
+    close(from[1]);
+    send_frame(to[1], 0x01, 0, "\0\1\0\1\0\0\0\0", 8);
+    next_frame(from[0], f);
+    CHECK(f->type == 0x81, "HELLO");
+    uint8_t junk[9] = {0, 0, 0, 0, 0x77, 0, 0, 0, 1}; /* a frame of an unknown type */
+    write_all(to[1], junk, 9);
+    expect_closed_after_error(from[0], 1000);
+    waitpid(r, &st, 0);
+    CHECK(WIFEXITED(st), "relay status %d", st);
+    close(to[1]);
+    close(from[0]);
     /* no agent there: exit 1 with one line */
     r = fork();
     if (r == 0) {
