@@ -1576,6 +1576,43 @@ static void t_fuzz(void) {
     stop_agent(&a);
 }
 
+
+/* A measurement, run only when named (`test_agent BINARY bench`): spawn-to-EXIT latency of `true`, and stdout
+ * throughput of `cat /dev/zero` with a 1 MiB credit window handed back as the bytes arrive. */
+static void t_bench(void) {
+    struct agent a = start_stdio();
+    hello(a.fd);
+    const char *t[] = {"true", NULL};
+    enum { N = 200 };
+    int64_t t0 = mono_ms();
+    for (uint32_t i = 1; i <= N; i++) {
+        struct result *r = run(a.fd, i, t);
+        free(r);
+    }
+    double lat = (double)(mono_ms() - t0) / N;
+    const char *cat[] = {"cat", "/dev/zero", NULL};
+    spawn_full(a.fd, N + 1, 0, 1 << 20, 0, 0, "", cat, NULL);
+    struct frame *f = malloc(sizeof *f);
+    uint64_t total = 0, owed = 0, want = 1ull << 30;
+    t0 = mono_ms();
+    while (total < want) {
+        expect_on(a.fd, N + 1, f);
+        if (f->type != 0x91) continue;
+        total += f->len - 9;
+        owed += f->len - 9;
+        if (owed >= 256 * 1024) {
+            credit(a.fd, N + 1, 1, (uint32_t)owed);
+            owed = 0;
+        }
+    }
+    double secs = (double)(mono_ms() - t0) / 1000;
+    send_frame(a.fd, 0x1F, N + 1, NULL, 0);
+    printf("  spawn..EXIT of true: %.2f ms; stdout: %llu MiB in %.2f s = %.0f MiB/s\n", lat,
+           (unsigned long long)(total >> 20), secs, (double)(total >> 20) / secs);
+    free(f);
+    stop_agent(&a);
+}
+
 struct test {
     const char *name;
     void (*fn)(void);
@@ -1598,10 +1635,11 @@ int main(int argc, char **argv) {
         {"background", t_background},    {"1000 streams", t_many_streams},       {"timers", t_deadline},
         {"relay", t_relay},              {"idle rss", t_idle_rss},        {"files", t_files},              {"limits", t_limits},
         {"unread connection", t_unread_connection}, {"background pty", t_background_pty},
-        {"fuzz", t_fuzz},                {"orphans", t_orphans},
+        {"fuzz", t_fuzz},                {"orphans", t_orphans},         {"bench", t_bench},
     };
     for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
         if (argc > 2 && strcmp(argv[2], tests[i].name) != 0) continue;
+        if (argc <= 2 && tests[i].fn == t_bench) continue; /* a measurement, not a test: only when named */
         current = tests[i].name;
         int64_t t0 = mono_ms();
         pid_t pid = fork(); /* each test in its own process: a failure names itself and the rest still run */
