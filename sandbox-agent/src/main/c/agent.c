@@ -1624,7 +1624,12 @@ static void list_run(struct stream *s) {
             s->has_pend = 1;
         }
         size_t n = info_size(&s->pend);
-        if (n > CHUNK || s->credit < n || !room(c)) return;
+        if (n > CHUNK) { /* cannot be framed (paths are far shorter): skipped rather than stalling the listing */
+            fs_info_free(&s->pend);
+            s->has_pend = 0;
+            continue;
+        }
+        if (s->credit < n || !room(c)) return;
         struct fw f = fw_begin(c, A_ENTRY, s->id, n);
         fw_info(&f, &s->pend);
         fw_end(&f);
