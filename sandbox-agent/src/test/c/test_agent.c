@@ -1078,7 +1078,6 @@ static void t_deadline(void) {
     CHECK(rc == 0, "exit %d", rc);
     CHECK(took >= 380 && took < 1500, "ended after %lld ms", (long long)took);
     close(a.fd);
-    free(f);
 
     current = "timers: idle";
     a = start_init("--idle-ms", "300");
@@ -1088,6 +1087,24 @@ static void t_deadline(void) {
     took = mono_ms() - m0;
     CHECK(rc == 0 && took < 1500, "idle exit %d after %lld ms", rc, (long long)took);
     close(a.fd);
+
+    current = "timers: a running process is activity";
+    a = start_init("--idle-ms", "300");
+    hello(a.fd);
+    const char *one[] = {"sleep", "1", NULL};
+    m0 = mono_ms();
+    spawn(a.fd, 1, F_BACKGROUND, one); /* ring_bytes 0 is refused: use a valid background spawn */
+    expect_on(a.fd, 1, f);
+    CHECK(f->type == 0xEE && g32(f->p) == EINVAL, "ring_bytes 0 refused");
+    spawn_full(a.fd, 2, F_BACKGROUND, 0, 65536, 0, "", one, NULL);
+    expect_on(a.fd, 2, f);
+    CHECK(f->type == 0x90, "STARTED");
+    rc = wait_agent(&a, WAIT_MS);
+    took = mono_ms() - m0;
+    printf("  idle 300 ms with a 1 s process: the agent exited after %lld ms\n", (long long)took);
+    CHECK(rc == 0 && took >= 1250 && took < 3000, "idle exit %d after %lld ms", rc, (long long)took);
+    close(a.fd);
+    free(f);
 }
 
 static void t_relay(void) {
@@ -1613,6 +1630,37 @@ static void t_bench(void) {
     stop_agent(&a);
 }
 
+
+/* SIGTERM ends the agent with 0 and takes every process it started along; --workdir is the default cwd. */
+static void t_sigterm(void) {
+    struct agent a = start_init("--workdir", tmpdir);
+    hello(a.fd);
+    struct frame *f = malloc(sizeof *f);
+    const char *pwd[] = {"sh", "-c", "pwd", NULL};
+    struct result *r = run(a.fd, 1, pwd);
+    CHECK(strncmp(r->out, tmpdir, strlen(tmpdir)) == 0, "pwd '%s', workdir %s", r->out, tmpdir);
+    free(r);
+    const char *sl[] = {"sleep", "100", NULL};
+    spawn_full(a.fd, 2, F_BACKGROUND, 0, 65536, 0, "", sl, NULL);
+    expect_on(a.fd, 2, f);
+    pid_t bg = (pid_t)g32(f->p);
+    spawn(a.fd, 3, 0, sl);
+    expect_on(a.fd, 3, f);
+    pid_t fg = (pid_t)g32(f->p);
+    CHECK(alive(bg) && alive(fg), "processes");
+    kill(a.pid, SIGTERM);
+    int rc = wait_agent(&a, WAIT_MS);
+    CHECK(rc == 0, "exit %d after SIGTERM", rc);
+    int64_t dl = mono_ms() + WAIT_MS;
+    while (alive(bg) || alive(fg)) {
+        CHECK(mono_ms() < dl, "processes survived the agent");
+        struct timespec ts = {0, 2000000};
+        nanosleep(&ts, NULL);
+    }
+    close(a.fd);
+    free(f);
+}
+
 struct test {
     const char *name;
     void (*fn)(void);
@@ -1635,7 +1683,7 @@ int main(int argc, char **argv) {
         {"background", t_background},    {"1000 streams", t_many_streams},       {"timers", t_deadline},
         {"relay", t_relay},              {"idle rss", t_idle_rss},        {"files", t_files},              {"limits", t_limits},
         {"unread connection", t_unread_connection}, {"background pty", t_background_pty},
-        {"fuzz", t_fuzz},                {"orphans", t_orphans},         {"bench", t_bench},
+        {"fuzz", t_fuzz},                {"orphans", t_orphans},         {"sigterm", t_sigterm},         {"bench", t_bench},
     };
     for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
         if (argc > 2 && strcmp(argv[2], tests[i].name) != 0) continue;
