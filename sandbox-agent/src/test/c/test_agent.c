@@ -1076,7 +1076,7 @@ static void t_deadline(void) {
     int64_t took = mono_ms() - m0;
     printf("  deadline 400 ms: the agent exited after %lld ms\n", (long long)took);
     CHECK(rc == 0, "exit %d", rc);
-    CHECK(took >= 380 && took < 1500, "ended after %lld ms", (long long)took);
+    CHECK(took >= 380 && took < 3000, "ended after %lld ms", (long long)took);
     close(a.fd);
 
     current = "timers: idle";
@@ -1085,7 +1085,7 @@ static void t_deadline(void) {
     m0 = mono_ms();
     rc = wait_agent(&a, WAIT_MS);
     took = mono_ms() - m0;
-    CHECK(rc == 0 && took < 1500, "idle exit %d after %lld ms", rc, (long long)took);
+    CHECK(rc == 0 && took >= 280 && took < 3000, "idle exit %d after %lld ms", rc, (long long)took);
     close(a.fd);
 
     current = "timers: a running process is activity";
