@@ -1661,6 +1661,67 @@ static void t_sigterm(void) {
     free(f);
 }
 
+
+/* PROCS of a connection: the ids, oldest first, and how many are running. */
+static int procs_list(int fd, uint32_t id, char first[32], int *running) {
+    struct frame *f = malloc(sizeof *f);
+    struct buf b = {.n = 0};
+    b_u32(&b, 0xffffffffu);
+    sendb(fd, 0x30, id, &b);
+    int n = 0;
+    *running = 0;
+    for (;;) {
+        expect_on(fd, id, f);
+        if (f->type == 0x95) break;
+        CHECK(f->type == 0x99, "PROC 0x%02x", f->type);
+        uint32_t l = g32(f->p);
+        if (n == 0) {
+            CHECK(l < 32, "id length");
+            memcpy(first, f->p + 4, l);
+            first[l] = 0;
+        }
+        *running += f->p[4 + l + 1 + 4 + 8];
+        n++;
+    }
+    free(f);
+    return n;
+}
+
+/* At most 1,024 background processes are kept: beyond, the oldest ended one goes. */
+static void t_background_limit(void) {
+    struct agent a = start_stdio();
+    hello(a.fd);
+    struct frame *f = malloc(sizeof *f);
+    const char *t[] = {"true", NULL};
+    uint32_t id = 1;
+    for (int i = 0; i < 1024; i++) {
+        spawn_full(a.fd, id, F_BACKGROUND, 0, 65536, 0, "", t, NULL);
+        expect_on(a.fd, id, f);
+        CHECK(f->type == 0x90, "STARTED %d: 0x%02x", i, f->type);
+        expect_on(a.fd, id++, f);
+    }
+    char first[32];
+    int running, n;
+    int64_t dl = mono_ms() + WAIT_MS;
+    while ((n = procs_list(a.fd, id++, first, &running)), running > 0) { /* until every `true` has ended */
+        CHECK(mono_ms() < dl, "%d still running", running);
+        struct timespec ts = {0, 10000000};
+        nanosleep(&ts, NULL);
+    }
+    CHECK(n == 1024 && strcmp(first, "p1") == 0, "%d processes, first %s", n, first);
+    spawn_full(a.fd, id, F_BACKGROUND, 0, 65536, 0, "", t, NULL);
+    expect_on(a.fd, id, f);
+    CHECK(f->type == 0x90, "the 1,025th: 0x%02x", f->type);
+    char id1025[32];
+    parse_started_id(f, id1025, sizeof id1025);
+    CHECK(strcmp(id1025, "p1025") == 0, "id %s", id1025);
+    expect_on(a.fd, id++, f);
+    n = procs_list(a.fd, id++, first, &running);
+    CHECK(n == 1024 && strcmp(first, "p2") == 0, "after the 1,025th: %d processes, first %s", n, first);
+    free(f);
+    stop_agent(&a);
+}
+
 struct test {
     const char *name;
     void (*fn)(void);
@@ -1683,7 +1744,8 @@ int main(int argc, char **argv) {
         {"background", t_background},    {"1000 streams", t_many_streams},       {"timers", t_deadline},
         {"relay", t_relay},              {"idle rss", t_idle_rss},        {"files", t_files},              {"limits", t_limits},
         {"unread connection", t_unread_connection}, {"background pty", t_background_pty},
-        {"fuzz", t_fuzz},                {"orphans", t_orphans},         {"sigterm", t_sigterm},         {"bench", t_bench},
+        {"fuzz", t_fuzz},                {"orphans", t_orphans},         {"sigterm", t_sigterm},
+        {"background limit", t_background_limit},         {"bench", t_bench},
     };
     for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
         if (argc > 2 && strcmp(argv[2], tests[i].name) != 0) continue;
