@@ -1,0 +1,2314 @@
+/*
+ * sandbox-agent: process 1 of a sandbox. Serves PROTOCOL.md (version 1) on an abstract Unix socket (`init`), on
+ * stdin/stdout (`stdio`), and copies a byte pipe to that socket (`relay`).
+ *
+ * Design: one epoll loop, no threads, every fd non-blocking. Sources (pipes, PTY masters, connections) are
+ * registered edge-triggered and remember "readable"/"writable" flags; the work they allow is done by tasks on a
+ * ready list, which only read a source while the consumer has credit and the connection's output queue is under
+ * OUT_BOUND. Nothing the peer or the sandbox sends can make a buffer grow past a fixed bound: input is parsed one
+ * frame at a time (at most one 2 MiB payload), output is produced only while there is room, and every count and
+ * length in a payload is checked before use. Objects that epoll may still name in the current batch of events are
+ * freed only after the batch (the graveyard).
+ */
+#include "agent_fs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#define AGENT_VERSION "0.1.0"
+#define PROTO_MIN 1
+#define PROTO_MAX 1
+
+#define MAX_CLIENT_PAYLOAD (2u << 20) /* 2 MiB */
+#define CHUNK 65536u                  /* payload bytes per OUTPUT/DATA frame */
+#define MAX_STR (1u << 20)
+#define MAX_STRS 65536u
+#define OUT_BOUND (256u * 1024)       /* pending output per connection before sources pause */
+#define STDIN_CREDIT (256u * 1024)    /* DATA credit of a process's stdin and of a WRITE */
+#define INBUF_CAP (64u * 1024)
+#define MAX_CONNS 64
+#define MAX_STREAMS 4096
+#define MAX_BG 1024
+#define RECENT_IDS 4096               /* ended stream ids remembered per connection to refuse reuse */
+#define RING_MIN 65536u
+#define RING_MAX (64u << 20)
+#define BURST 4                       /* frames a task produces per turn before yielding (fairness) */
+#define LAUNCH_TIMEOUT_MS 5000
+#define DRAIN_MS 2000                 /* how long a closing connection may take to flush its last frames */
+#define DEFAULT_SOCKET "dev.sandbox.agent"
+#define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+enum {
+    T_HELLO = 0x01, T_PING = 0x02, T_TIMERS = 0x03, T_SPAWN = 0x10, T_DATA = 0x11, T_EOF = 0x12, T_SIGNAL = 0x13,
+    T_RESIZE = 0x14, T_CREDIT = 0x15, T_CLOSE = 0x1F, T_READ = 0x20, T_WRITE = 0x21, T_LIST = 0x22, T_STAT = 0x23,
+    T_MKDIR = 0x24, T_REMOVE = 0x25, T_MOVE = 0x26, T_WATCH = 0x27, T_PROCS = 0x30, T_ATTACH = 0x31, T_INPUT = 0x32,
+    A_OK = 0x80, A_HELLO = 0x81, A_PONG = 0x82, A_CREDIT = 0x83, A_STARTED = 0x90, A_OUTPUT = 0x91, A_EXIT = 0x92,
+    A_DATA = 0x94, A_END = 0x95, A_ENTRY = 0x96, A_EVENT = 0x97, A_READY = 0x98, A_PROC = 0x99, A_ERROR = 0xEE
+};
+enum { E_BAD_FRAME = 1000, E_VERSION = 1001, E_LIMIT = 1002, E_OFFSET_GONE = 1003, E_NO_PROCESS = 1004 };
+enum { F_PTY = 1, F_STDIN = 2, F_BACKGROUND = 4 };
+enum { EV_LISTEN = 1, EV_SIGNAL, EV_CONN_IN, EV_CONN_OUT, EV_PROC, EV_WATCH };
+enum { TK_CONN = 1, TK_PROC, TK_STREAM };
+enum { ST_SPAWN = 1, ST_READ, ST_WRITE, ST_LIST, ST_WATCH, ST_PROCS, ST_ATTACH };
+
+/* What epoll hands back: the object and which of its fds. */
+struct evtag {
+    uint8_t kind;
+    uint8_t fd;
+    void *obj;
+};
+
+/* An entry of the ready list: something with work it can do now. */
+struct task {
+    struct task *prev, *next;
+    uint8_t kind, queued;
+};
+
+struct ring {
+    uint8_t *buf;
+    uint64_t cap, start, end; /* holds bytes [start, end) of the fd's stream; byte o lives at buf[o % cap] */
+};
+
+struct conn;
+struct stream;
+
+struct proc {
+    struct task task;
+    struct proc *prev, *next;   /* every process */
+    struct proc *bprev, *bnext; /* background ones, oldest first */
+    pid_t pid;
+    int pty, bg, reaped, status, signaled, oom, overflow, dead;
+    int fd[3];                  /* 0: stdin write end (PTY: a dup of the master), 1: stdout or master, 2: stderr */
+    struct evtag tag[3];
+    uint8_t readable[3], eof[3], writable;
+    uint64_t total[3];          /* bytes read from fd 1 and 2 */
+    uint8_t *inb;               /* stdin bytes the pipe did not take yet */
+    size_t inb_len, inb_off;
+    int eof_sent;               /* a terminal's EOF character was written */
+    int in_eof;                 /* close stdin once inb is written (a terminal gets its EOF character instead) */
+    struct proc *hnext;         /* pid hash chain */
+    uint64_t oom0, seq;
+    int64_t started_ms, ended_ms;
+    char id[24];
+    struct stream *owner;       /* a foreground process's stream */
+    struct ring ring[3];        /* background: output rings */
+    struct stream *readers;     /* background: attached streams */
+    char **argv;                /* background: for PROCS */
+};
+
+struct stream {
+    struct task task;
+    struct conn *c;
+    struct stream *prev, *next, *hnext; /* connection list, id hash chain */
+    struct stream *rprev, *rnext;       /* readers of a background process */
+    uint32_t id;
+    int kind, dead;
+    uint64_t credit;            /* fd 0 credit (READ, LIST, WATCH, PROCS) */
+    uint64_t cred[3];           /* OUTPUT credit per fd (SPAWN, ATTACH) */
+    uint64_t data_credit;       /* what the client may still send in DATA */
+    struct proc *proc;          /* SPAWN (foreground) or ATTACH */
+    int fd;                     /* READ */
+    uint64_t remaining;         /* READ */
+    struct fs_write *w;         /* WRITE */
+    struct fs_list *list;       /* LIST */
+    struct fs_info pend;        /* LIST: an entry waiting for credit */
+    int has_pend;
+    struct fs_watch *watch;     /* WATCH */
+    struct evtag wtag;
+    uint8_t ev_kind;            /* WATCH: an event waiting for credit */
+    char *ev_path;
+    uint64_t after_seq;         /* PROCS: the last process listed */
+    uint64_t pos[3], limit[3];  /* ATTACH */
+    int follow;
+};
+
+#define HASH_BUCKETS 1024
+struct conn {
+    struct task task;
+    struct conn *prev, *next, *dnext;
+    int in_fd, out_fd, dead, closing, hello, dirty;
+    struct evtag tin, tout;
+    uint8_t readable, writable;
+    uint8_t *ob;                /* output queue */
+    size_t ob_cap, ob_head, ob_tail;
+    uint8_t *ib;                /* input buffer */
+    size_t ib_len, ib_off;
+    uint8_t hdr[9];             /* header of a payload too big for ib, read into big */
+    uint8_t *big;
+    size_t big_len, big_got;
+    int64_t close_deadline;
+    struct stream *streams;
+    int nstreams;
+    struct stream **hash;
+    uint32_t recent[RECENT_IDS]; /* ended ids, a ring with a hash chain for lookup */
+    int16_t rnext[RECENT_IDS], rhead[HASH_BUCKETS];
+    size_t recent_n, recent_i;
+};
+
+static struct {
+    int ep, sfd, lfd, mode; /* mode: 'i' init, 's' stdio */
+    int64_t deadline_ms, idle_ms, last_activity;
+    struct conn *conns;
+    int nconns;
+    struct proc *procs, *bg_head, *bg_tail;
+    struct proc *phash[4096]; /* by pid, for reaping */
+    int nbg, running;
+    uint64_t next_seq;
+    struct task *rq_head, *rq_tail;
+    size_t rq_len;
+    struct conn *dirty;
+    void **grave; /* objects to free after this turn's events */
+    int ngrave, grave_cap;
+    struct evtag tlisten, tsig;
+    struct rlimit nofile; /* the limit we were given, restored in children */
+} G;
+
+static void fatal(const char *what) {
+    fprintf(stderr, "sandbox-agent: %s: %s\n", what, strerror(errno));
+    exit(1);
+}
+
+static void *xmalloc(size_t n) {
+    void *p = malloc(n ? n : 1);
+    if (!p) fatal("out of memory");
+    return p;
+}
+
+static void *xcalloc(size_t n, size_t m) {
+    void *p = calloc(n ? n : 1, m ? m : 1);
+    if (!p) fatal("out of memory");
+    return p;
+}
+
+static int64_t now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int64_t mono_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void set_nonblock(int fd) {
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0) fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
+/* Frees after the current batch of epoll events, which may still point at the object. */
+static void bury(void *p) {
+    if (G.ngrave == G.grave_cap) {
+        size_t cap = G.grave_cap ? (size_t)G.grave_cap * 2 : 256;
+        void **ng = realloc(G.grave, cap * sizeof *ng);
+        if (!ng) fatal("out of memory");
+        G.grave = ng;
+        G.grave_cap = (int)cap;
+    }
+    G.grave[G.ngrave++] = p;
+}
+
+/* ---------- ready list ---------- */
+
+static void task_ready(struct task *t) {
+    if (t->queued) return;
+    t->queued = 1;
+    t->next = NULL;
+    t->prev = G.rq_tail;
+    if (G.rq_tail) G.rq_tail->next = t; else G.rq_head = t;
+    G.rq_tail = t;
+    G.rq_len++;
+}
+
+static void task_cancel(struct task *t) {
+    if (!t->queued) return;
+    if (t->prev) t->prev->next = t->next; else G.rq_head = t->next;
+    if (t->next) t->next->prev = t->prev; else G.rq_tail = t->prev;
+    t->queued = 0;
+    t->prev = t->next = NULL;
+    G.rq_len--;
+}
+
+/* ---------- epoll ---------- */
+
+static int ep_add(int fd, uint32_t events, struct evtag *tag) {
+    struct epoll_event ev = {.events = events, .data.ptr = tag};
+    return epoll_ctl(G.ep, EPOLL_CTL_ADD, fd, &ev);
+}
+
+static void ep_del(int fd) {
+    if (fd >= 0) epoll_ctl(G.ep, EPOLL_CTL_DEL, fd, NULL);
+}
+
+/* ---------- output framing ---------- */
+
+static size_t pending(const struct conn *c) { return c->ob_tail - c->ob_head; }
+static int room(const struct conn *c) { return !c->dead && pending(c) < OUT_BOUND; }
+
+static void mark_dirty(struct conn *c) {
+    if (!c->dirty) {
+        c->dirty = 1;
+        c->dnext = G.dirty;
+        G.dirty = c;
+    }
+}
+
+/* Room for n more bytes at the tail of the output queue. */
+static uint8_t *out_reserve(struct conn *c, size_t n) {
+    if (c->ob_cap - c->ob_tail < n) {
+        if (c->ob_head > 0) {
+            memmove(c->ob, c->ob + c->ob_head, pending(c));
+            c->ob_tail -= c->ob_head;
+            c->ob_head = 0;
+        }
+        if (c->ob_cap - c->ob_tail < n) {
+            size_t cap = c->ob_cap ? c->ob_cap : 16384;
+            while (cap - c->ob_tail < n) cap *= 2;
+            uint8_t *nb = realloc(c->ob, cap);
+            if (!nb) fatal("out of memory");
+            c->ob = nb;
+            c->ob_cap = cap;
+        }
+    }
+    return c->ob + c->ob_tail;
+}
+
+static void put16(uint8_t *p, uint16_t v) { p[0] = v >> 8; p[1] = v; }
+static void put32(uint8_t *p, uint32_t v) { p[0] = v >> 24; p[1] = v >> 16; p[2] = v >> 8; p[3] = v; }
+static void put64(uint8_t *p, uint64_t v) { put32(p, v >> 32); put32(p + 4, (uint32_t)v); }
+
+/* A frame being built at the tail of a connection's queue. */
+struct fw {
+    struct conn *c;
+    uint8_t *p;
+    size_t n;
+};
+
+static struct fw fw_begin(struct conn *c, uint8_t type, uint32_t stream, size_t max_payload) {
+    struct fw f = {c, out_reserve(c, 9 + max_payload), 9};
+    f.p[4] = type;
+    put32(f.p + 5, stream);
+    return f;
+}
+static void fw_u8(struct fw *f, uint8_t v) { f->p[f->n++] = v; }
+static void fw_u16(struct fw *f, uint16_t v) { put16(f->p + f->n, v); f->n += 2; }
+static void fw_u32(struct fw *f, uint32_t v) { put32(f->p + f->n, v); f->n += 4; }
+static void fw_u64(struct fw *f, uint64_t v) { put64(f->p + f->n, v); f->n += 8; }
+static void fw_bytes(struct fw *f, const void *b, size_t n) { memcpy(f->p + f->n, b, n); f->n += n; }
+static void fw_str(struct fw *f, const char *s, size_t n) { fw_u32(f, (uint32_t)n); fw_bytes(f, s, n); }
+static void fw_end(struct fw *f) {
+    put32(f->p, (uint32_t)(f->n - 9));
+    f->c->ob_tail += f->n;
+    mark_dirty(f->c);
+}
+
+static void send_empty(struct conn *c, uint8_t type, uint32_t id) {
+    struct fw f = fw_begin(c, type, id, 0);
+    fw_end(&f);
+}
+
+static void send_error(struct conn *c, uint32_t id, uint32_t code, const char *fmt, ...) {
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (n < 0) n = 0;
+    if ((size_t)n >= sizeof msg) n = sizeof msg - 1;
+    struct fw f = fw_begin(c, A_ERROR, id, 8 + (size_t)n);
+    fw_u32(&f, code);
+    fw_str(&f, msg, (size_t)n);
+    fw_end(&f);
+}
+
+static void send_credit(struct conn *c, uint32_t id, uint8_t fd, uint32_t bytes) {
+    struct fw f = fw_begin(c, A_CREDIT, id, 5);
+    fw_u8(&f, fd);
+    fw_u32(&f, bytes);
+    fw_end(&f);
+}
+
+static size_t info_size(const struct fs_info *i) { return 1 + 4 + 4 + 4 + 8 + 8 + 4 + strlen(i->path) + 4 + strlen(i->link); }
+
+static void fw_info(struct fw *f, const struct fs_info *i) {
+    fw_u8(f, i->type);
+    fw_u32(f, i->mode);
+    fw_u32(f, i->uid);
+    fw_u32(f, i->gid);
+    fw_u64(f, i->size);
+    fw_u64(f, (uint64_t)i->mtime_ns);
+    fw_str(f, i->path, strlen(i->path));
+    fw_str(f, i->link, strlen(i->link));
+}
+
+/* ---------- payload parsing ---------- */
+
+struct rd {
+    const uint8_t *p;
+    size_t n, off;
+    const char *err; /* first problem, NULL while the payload parses */
+};
+
+static int rd_need(struct rd *r, size_t k, const char *what) {
+    if (r->err) return 0;
+    if (r->n - r->off < k) {
+        r->err = what;
+        return 0;
+    }
+    return 1;
+}
+static uint8_t rd_u8(struct rd *r) { return rd_need(r, 1, "payload too short") ? r->p[r->off++] : 0; }
+static uint16_t rd_u16(struct rd *r) {
+    if (!rd_need(r, 2, "payload too short")) return 0;
+    uint16_t v = (uint16_t)(r->p[r->off] << 8 | r->p[r->off + 1]);
+    r->off += 2;
+    return v;
+}
+static uint32_t rd_u32(struct rd *r) {
+    if (!rd_need(r, 4, "payload too short")) return 0;
+    const uint8_t *p = r->p + r->off;
+    r->off += 4;
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+static uint64_t rd_u64(struct rd *r) {
+    uint64_t hi = rd_u32(r);
+    return hi << 32 | rd_u32(r);
+}
+/* A str: pointer into the payload and its length; NULL if it does not parse. */
+static const char *rd_str(struct rd *r, size_t *len) {
+    uint32_t n = rd_u32(r);
+    if (r->err) return NULL;
+    if (n > MAX_STR) {
+        r->err = "string longer than 1 MiB";
+        return NULL;
+    }
+    if (!rd_need(r, n, "string longer than its frame")) return NULL;
+    const char *s = (const char *)r->p + r->off;
+    r->off += n;
+    *len = n;
+    return s;
+}
+/* A C copy of a str; *nul set when it held a NUL byte. */
+static char *rd_cstr(struct rd *r, int *nul) {
+    size_t n = 0;
+    const char *s = rd_str(r, &n);
+    if (!s) return NULL;
+    if (memchr(s, 0, n)) *nul = 1;
+    char *c = xmalloc(n + 1);
+    memcpy(c, s, n);
+    c[n] = 0;
+    return c;
+}
+static void free_strv(char **v) {
+    if (!v) return;
+    for (char **p = v; *p; p++) free(*p);
+    free(v);
+}
+/* strs as a NULL-terminated array of C strings. */
+static char **rd_strs(struct rd *r, size_t *count, int *nul) {
+    uint32_t n = rd_u32(r);
+    if (r->err) return NULL;
+    if (n > MAX_STRS) {
+        r->err = "string list longer than 65536";
+        return NULL;
+    }
+    /* each element needs at least its 4-byte length: refuse a count the payload cannot hold before allocating */
+    if ((r->n - r->off) / 4 < n) {
+        r->err = "string list longer than its frame";
+        return NULL;
+    }
+    char **v = xcalloc((size_t)n + 1, sizeof *v);
+    for (uint32_t i = 0; i < n; i++) {
+        v[i] = rd_cstr(r, nul);
+        if (!v[i]) {
+            free_strv(v);
+            return NULL;
+        }
+    }
+    *count = n;
+    return v;
+}
+
+/* ---------- stream table ---------- */
+
+static struct stream *stream_find(struct conn *c, uint32_t id) {
+    if (!c->hash) return NULL;
+    for (struct stream *s = c->hash[id % HASH_BUCKETS]; s; s = s->hnext)
+        if (s->id == id) return s;
+    return NULL;
+}
+
+static int recent_has(struct conn *c, uint32_t id) {
+    for (int i = c->rhead[id % HASH_BUCKETS]; i >= 0; i = c->rnext[i])
+        if (c->recent[i] == id) return 1;
+    return 0;
+}
+
+/* Remembers an ended id (bounded: the oldest is forgotten). */
+static void recent_add(struct conn *c, uint32_t id) {
+    size_t i = c->recent_i;
+    if (c->recent_n == RECENT_IDS) { /* unlink the id slot i held */
+        int16_t *pp = &c->rhead[c->recent[i] % HASH_BUCKETS];
+        while (*pp >= 0 && *pp != (int16_t)i) pp = &c->rnext[*pp];
+        if (*pp >= 0) *pp = c->rnext[i];
+    } else {
+        c->recent_n++;
+    }
+    c->recent[i] = id;
+    c->rnext[i] = c->rhead[id % HASH_BUCKETS];
+    c->rhead[id % HASH_BUCKETS] = (int16_t)i;
+    c->recent_i = (i + 1) % RECENT_IDS;
+}
+
+static struct stream *stream_new(struct conn *c, uint32_t id, int kind) {
+    struct stream *s = xcalloc(1, sizeof *s);
+    s->task.kind = TK_STREAM;
+    s->c = c;
+    s->id = id;
+    s->kind = kind;
+    s->fd = -1;
+    if (!c->hash) c->hash = xcalloc(HASH_BUCKETS, sizeof *c->hash);
+    s->hnext = c->hash[id % HASH_BUCKETS];
+    c->hash[id % HASH_BUCKETS] = s;
+    s->next = c->streams;
+    if (c->streams) c->streams->prev = s;
+    c->streams = s;
+    c->nstreams++;
+    return s;
+}
+
+static void proc_orphan(struct proc *p);
+static void proc_free(struct proc *p);
+static void reader_detach(struct stream *s);
+
+/* Ends a stream on our side: releases what it holds; the caller sent its last frame (or the client closed it). */
+static void stream_drop(struct stream *s) {
+    struct conn *c = s->c;
+    if (s->dead) return;
+    s->dead = 1;
+    task_cancel(&s->task);
+    switch (s->kind) {
+    case ST_SPAWN:
+        if (s->proc) proc_orphan(s->proc);
+        break;
+    case ST_READ:
+        if (s->fd >= 0) close(s->fd);
+        break;
+    case ST_WRITE:
+        if (s->w) fs_write_abort(s->w);
+        break;
+    case ST_LIST:
+        if (s->has_pend) fs_info_free(&s->pend);
+        if (s->list) fs_list_close(s->list);
+        break;
+    case ST_WATCH:
+        if (s->watch) {
+            ep_del(fs_watch_fd(s->watch));
+            fs_watch_close(s->watch);
+        }
+        free(s->ev_path);
+        break;
+    case ST_ATTACH:
+        reader_detach(s);
+        break;
+    }
+    struct stream **pp = &c->hash[s->id % HASH_BUCKETS];
+    while (*pp && *pp != s) pp = &(*pp)->hnext;
+    if (*pp) *pp = s->hnext;
+    if (s->prev) s->prev->next = s->next; else c->streams = s->next;
+    if (s->next) s->next->prev = s->prev;
+    c->nstreams--;
+    recent_add(c, s->id);
+    bury(s);
+}
+
+/* ---------- processes ---------- */
+
+static uint64_t oom_kills(void) {
+    const char *files[] = {"/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control"};
+    for (int i = 0; i < 2; i++) {
+        int fd = open(files[i], O_RDONLY | O_CLOEXEC);
+        if (fd < 0) continue;
+        char buf[1024];
+        ssize_t n = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (n <= 0) continue;
+        buf[n] = 0;
+        char *p = strstr(buf, "oom_kill ");
+        if (p) return strtoull(p + 9, NULL, 10);
+    }
+    return 0;
+}
+
+static void proc_close_fd(struct proc *p, int i) {
+    if (p->fd[i] >= 0) {
+        ep_del(p->fd[i]);
+        close(p->fd[i]);
+        p->fd[i] = -1;
+    }
+}
+
+static void proc_free(struct proc *p) {
+    if (p->dead) return;
+    p->dead = 1;
+    task_cancel(&p->task);
+    for (int i = 0; i < 3; i++) {
+        proc_close_fd(p, i);
+        free(p->ring[i].buf);
+    }
+    free(p->inb);
+    free_strv(p->argv);
+    if (p->prev) p->prev->next = p->next; else G.procs = p->next;
+    if (p->next) p->next->prev = p->prev;
+    struct proc **pp = &G.phash[(unsigned)p->pid % 4096];
+    while (*pp && *pp != p) pp = &(*pp)->hnext;
+    if (*pp) *pp = p->hnext;
+    if (p->bg) {
+        if (p->bprev) p->bprev->bnext = p->bnext; else G.bg_head = p->bnext;
+        if (p->bnext) p->bnext->bprev = p->bprev; else G.bg_tail = p->bprev;
+        G.nbg--;
+    }
+    bury(p);
+}
+
+/* A foreground process whose stream went away: kill its group, keep it only until it is reaped. */
+static void proc_orphan(struct proc *p) {
+    p->owner = NULL;
+    kill(-p->pid, SIGKILL);
+    for (int i = 0; i < 3; i++) proc_close_fd(p, i);
+    if (p->reaped) proc_free(p);
+}
+
+static int proc_ended(const struct proc *p) { return p->reaped && p->eof[1] && p->eof[2]; }
+
+static void send_exit(struct conn *c, uint32_t id, const struct proc *p) {
+    struct fw f = fw_begin(c, A_EXIT, id, 15);
+    fw_u32(&f, (uint32_t)p->status);
+    fw_u8(&f, (uint8_t)p->signaled);
+    fw_u8(&f, (uint8_t)p->oom);
+    fw_u64(&f, (uint64_t)p->ended_ms);
+    fw_end(&f);
+}
+
+/* Writes buffered stdin into the pipe; returns the bytes taken. Closes stdin once drained after EOF. */
+static size_t stdin_flush(struct proc *p) {
+    size_t taken = 0;
+    while (p->fd[0] >= 0 && p->inb_len > p->inb_off && p->writable) {
+        ssize_t n = write(p->fd[0], p->inb + p->inb_off, p->inb_len - p->inb_off);
+        if (n > 0) {
+            p->inb_off += (size_t)n;
+            taken += (size_t)n;
+        } else if (n < 0 && errno == EINTR) {
+            continue;
+        } else if (n < 0 && errno == EAGAIN) {
+            p->writable = 0;
+        } else { /* EPIPE: the process closed its stdin; what is left is dropped (and credited back) */
+            taken += p->inb_len - p->inb_off;
+            p->inb_off = p->inb_len;
+            proc_close_fd(p, 0);
+        }
+    }
+    if (p->inb_off == p->inb_len) {
+        free(p->inb);
+        p->inb = NULL;
+        p->inb_len = p->inb_off = 0;
+        if (p->in_eof && p->pty && p->fd[0] >= 0) {
+            /* closing one fd of the master hangs nothing up: a terminal's end of input is its EOF character
+             * (^D unless the program changed it), typed once */
+            struct termios t;
+            uint8_t eof = tcgetattr(p->fd[0], &t) == 0 ? t.c_cc[VEOF] : 4;
+            if (write(p->fd[0], &eof, 1) == 1 || errno != EAGAIN) {
+                p->in_eof = 0;
+                p->eof_sent = 1;
+            }
+        } else if (p->in_eof) {
+            proc_close_fd(p, 0);
+        }
+    }
+    return taken;
+}
+
+/* Queues stdin bytes: written at once where the pipe takes them, the rest buffered (the caller bounds it). */
+static size_t stdin_push(struct proc *p, const uint8_t *b, size_t n) {
+    if (p->fd[0] < 0) return n; /* stdin is gone: the bytes are dropped and count as consumed */
+    if (!p->inb) {
+        p->inb = xmalloc(n);
+        p->inb_len = p->inb_off = 0;
+    } else {
+        if (p->inb_off) {
+            memmove(p->inb, p->inb + p->inb_off, p->inb_len - p->inb_off);
+            p->inb_len -= p->inb_off;
+            p->inb_off = 0;
+        }
+        uint8_t *nb = realloc(p->inb, p->inb_len + n);
+        if (!nb) fatal("out of memory");
+        p->inb = nb;
+    }
+    memcpy(p->inb + p->inb_len, b, n);
+    p->inb_len += n;
+    return stdin_flush(p);
+}
+
+/* Without credit a pipe cannot be read, yet its end must still be seen (a client that granted exactly the output's
+ * size waits for EXIT): the writer is gone (POLLHUP) and nothing is left in it. No writer means nothing can come. */
+static int drained_eof(int fd) {
+    struct pollfd pf = {.fd = fd, .events = POLLIN};
+    int avail = 0;
+    return poll(&pf, 1, 0) == 1 && (pf.revents & POLLHUP) && ioctl(fd, FIONREAD, &avail) == 0 && avail == 0;
+}
+
+/* Foreground: pipe -> OUTPUT frames within credit and room, then EXIT once everything was read and it was reaped. */
+static void fg_run(struct proc *p) {
+    struct stream *s = p->owner;
+    if (!s) return;
+    struct conn *c = s->c;
+    int more = 0;
+    size_t taken = stdin_flush(p);
+    if (taken) {
+        s->data_credit += taken;
+        send_credit(c, s->id, 0, (uint32_t)taken);
+    }
+    for (int fd = 1; fd <= 2; fd++) {
+        for (int k = 0; k < BURST; k++) {
+            if (p->eof[fd] || !p->readable[fd] || s->cred[fd] == 0 || !room(c)) break;
+            size_t want = s->cred[fd] < CHUNK ? (size_t)s->cred[fd] : CHUNK;
+            uint8_t *o = out_reserve(c, 18 + want);
+            ssize_t n = read(p->fd[fd], o + 18, want);
+            if (n > 0) {
+                put32(o, 9 + (uint32_t)n);
+                o[4] = A_OUTPUT;
+                put32(o + 5, s->id);
+                o[9] = (uint8_t)fd;
+                put64(o + 10, p->total[fd]);
+                c->ob_tail += 18 + (size_t)n;
+                mark_dirty(c);
+                p->total[fd] += (uint64_t)n;
+                s->cred[fd] -= (uint64_t)n;
+                if (k == BURST - 1) more = 1;
+            } else if (n < 0 && errno == EINTR) {
+                continue;
+            } else if (n < 0 && errno == EAGAIN) {
+                p->readable[fd] = 0;
+            } else { /* 0, or EIO on a PTY master once the terminal's last holder closed it */
+                p->eof[fd] = 1;
+                proc_close_fd(p, fd);
+            }
+        }
+        /* edge-triggered: the hangup may have been reported before the credit ran out on the last bytes */
+        if (!p->eof[fd] && p->readable[fd] && s->cred[fd] == 0 && drained_eof(p->fd[fd])) {
+            p->eof[fd] = 1;
+            proc_close_fd(p, fd);
+        }
+    }
+    if (proc_ended(p)) {
+        send_exit(c, s->id, p);
+        s->proc = NULL;
+        stream_drop(s);
+        proc_free(p);
+        return;
+    }
+    if (more) task_ready(&p->task);
+}
+
+static void ring_alloc(struct ring *r) {
+    if (!r->buf) r->buf = xmalloc(r->cap);
+}
+
+/* Background: pipe -> ring. THROTTLE stops reading while the ring is full of bytes an attached reader lacks. */
+static void bg_run(struct proc *p) {
+    int more = 0, progressed = 0;
+    stdin_flush(p);
+    for (int fd = 1; fd <= 2; fd++) {
+        struct ring *r = &p->ring[fd];
+        for (int k = 0; k < BURST; k++) {
+            if (p->eof[fd] || !p->readable[fd]) break;
+            uint64_t space = r->cap;
+            if (p->overflow == 1) {
+                uint64_t low = r->end;
+                for (struct stream *s = p->readers; s; s = s->rnext) {
+                    uint64_t pos = s->pos[fd] < r->start ? r->start : s->pos[fd];
+                    if (pos < low) low = pos;
+                }
+                space = r->cap - (r->end - low);
+                if (space == 0) break;
+            }
+            uint64_t w = r->end % r->cap;
+            uint64_t want = r->cap - w;
+            if (want > space) want = space;
+            if (want > CHUNK) want = CHUNK;
+            ring_alloc(r);
+            ssize_t n = read(p->fd[fd], r->buf + w, (size_t)want);
+            if (n > 0) {
+                r->end += (uint64_t)n;
+                if (r->end - r->start > r->cap) r->start = r->end - r->cap;
+                p->total[fd] = r->end;
+                progressed = 1;
+                if (k == BURST - 1) more = 1;
+            } else if (n < 0 && errno == EINTR) {
+                continue;
+            } else if (n < 0 && errno == EAGAIN) {
+                p->readable[fd] = 0;
+            } else {
+                p->eof[fd] = 1;
+                proc_close_fd(p, fd);
+                progressed = 1;
+            }
+        }
+    }
+    if (progressed || proc_ended(p))
+        for (struct stream *s = p->readers; s; s = s->rnext) task_ready(&s->task);
+    if (more) task_ready(&p->task);
+}
+
+static void reader_detach(struct stream *s) {
+    struct proc *p = s->proc;
+    if (!p) return;
+    if (s->rprev) s->rprev->rnext = s->rnext; else p->readers = s->rnext;
+    if (s->rnext) s->rnext->rprev = s->rprev;
+    s->proc = NULL;
+    if (p->overflow == 1) task_ready(&p->task); /* it may have been waiting for this reader */
+}
+
+/* ATTACH: ring -> OUTPUT frames within credit, then END (follow 0) or EXIT. */
+static void attach_run(struct stream *s) {
+    struct proc *p = s->proc;
+    struct conn *c = s->c;
+    int more = 0, progressed = 0;
+    for (int fd = 1; fd <= 2; fd++) {
+        struct ring *r = &p->ring[fd];
+        if (s->pos[fd] < r->start) s->pos[fd] = r->start; /* DROP_OLDEST overtook this reader: the offset jumps */
+        for (int k = 0; k < BURST; k++) {
+            uint64_t lim = s->follow ? r->end : (s->limit[fd] < r->end ? s->limit[fd] : r->end);
+            if (s->pos[fd] >= lim || s->cred[fd] == 0 || !room(c)) break;
+            uint64_t n = lim - s->pos[fd];
+            uint64_t at = s->pos[fd] % r->cap;
+            if (n > r->cap - at) n = r->cap - at;
+            if (n > s->cred[fd]) n = s->cred[fd];
+            if (n > CHUNK) n = CHUNK;
+            struct fw f = fw_begin(c, A_OUTPUT, s->id, 9 + (size_t)n);
+            fw_u8(&f, (uint8_t)fd);
+            fw_u64(&f, s->pos[fd]);
+            fw_bytes(&f, r->buf + at, (size_t)n);
+            fw_end(&f);
+            s->pos[fd] += n;
+            s->cred[fd] -= n;
+            progressed = 1;
+            if (k == BURST - 1) more = 1;
+        }
+    }
+    if (progressed && p->overflow == 1) task_ready(&p->task);
+    if (proc_ended(p) && s->pos[1] >= p->ring[1].end && s->pos[2] >= p->ring[2].end) {
+        send_exit(c, s->id, p);
+        stream_drop(s);
+        return;
+    }
+    if (!s->follow && s->pos[1] >= s->limit[1] && s->pos[2] >= s->limit[2]) {
+        send_empty(c, A_END, s->id);
+        stream_drop(s);
+        return;
+    }
+    if (more) task_ready(&s->task);
+}
+
+static void reap(void) {
+    for (;;) {
+        int st;
+        pid_t pid = waitpid(-1, &st, WNOHANG);
+        if (pid <= 0) return;
+        struct proc *p = G.phash[(unsigned)pid % 4096];
+        while (p && (p->pid != pid || p->reaped)) p = p->hnext;
+        if (!p) continue; /* an orphan reparented to us, or a child that failed to launch */
+        p->reaped = 1;
+        p->ended_ms = now_ms();
+        G.running--;
+        G.last_activity = mono_ms();
+        if (WIFSIGNALED(st)) {
+            p->signaled = 1;
+            p->status = WTERMSIG(st);
+            if (p->status == SIGKILL && oom_kills() > p->oom0) p->oom = 1;
+        } else {
+            p->status = WEXITSTATUS(st);
+        }
+        if (p->fd[0] >= 0) proc_close_fd(p, 0);
+        if (!p->bg && !p->owner) proc_free(p);
+        else task_ready(&p->task);
+    }
+}
+
+/* ---------- connections ---------- */
+
+static void conn_finish(struct conn *c) {
+    if (c->dead) return;
+    c->dead = 1;
+    task_cancel(&c->task);
+    ep_del(c->in_fd);
+    if (c->out_fd != c->in_fd) ep_del(c->out_fd);
+    close(c->in_fd);
+    if (c->out_fd != c->in_fd) close(c->out_fd);
+    free(c->ob);
+    free(c->ib);
+    free(c->big);
+    free(c->hash);
+    c->ob = c->ib = c->big = NULL;
+    c->hash = NULL;
+    if (c->prev) c->prev->next = c->next; else G.conns = c->next;
+    if (c->next) c->next->prev = c->prev;
+    G.nconns--;
+    bury(c);
+}
+
+/* Ends a connection: every stream goes (foreground processes are killed); queued frames get DRAIN_MS to leave. */
+static void conn_close(struct conn *c) {
+    if (c->closing || c->dead) return;
+    c->closing = 1;
+    while (c->streams) stream_drop(c->streams);
+    free(c->big);
+    c->big = NULL;
+    if (pending(c) == 0) conn_finish(c);
+    else c->close_deadline = mono_ms() + DRAIN_MS;
+}
+
+static void bad_frame(struct conn *c, const char *fmt, ...) {
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    send_error(c, 0, E_BAD_FRAME, "%s", msg);
+    conn_close(c);
+}
+
+static void conn_flush(struct conn *c) {
+    int was_full = pending(c) >= OUT_BOUND;
+    while (pending(c) && c->writable) {
+        ssize_t n = write(c->out_fd, c->ob + c->ob_head, pending(c));
+        if (n > 0) {
+            c->ob_head += (size_t)n;
+        } else if (n < 0 && errno == EINTR) {
+            continue;
+        } else if (n < 0 && errno == EAGAIN) {
+            c->writable = 0;
+        } else { /* the peer is gone */
+            c->ob_head = c->ob_tail = 0;
+            conn_close(c);
+            conn_finish(c);
+            return;
+        }
+    }
+    if (pending(c) == 0) {
+        c->ob_head = c->ob_tail = 0;
+        if (c->ob_cap > 65536) { /* an idle connection keeps little */
+            free(c->ob);
+            c->ob = NULL;
+            c->ob_cap = 0;
+        }
+        if (c->closing) {
+            conn_finish(c);
+            return;
+        }
+    }
+    if (was_full && pending(c) < OUT_BOUND && !c->closing) { /* resume every source of this connection */
+        for (struct stream *s = c->streams; s; s = s->next) {
+            if (s->kind == ST_SPAWN && s->proc) task_ready(&s->proc->task);
+            else task_ready(&s->task);
+        }
+        task_ready(&c->task);
+    }
+}
+
+/* ---------- request handlers ---------- */
+
+static int path_ok(struct conn *c, uint32_t id, const char *path, int nul) {
+    if (nul || path[0] != '/') {
+        send_error(c, id, EINVAL, "path must be absolute and without NUL bytes: %.200s", path);
+        return 0;
+    }
+    return 1;
+}
+
+/* Checks a new stream id: reuse breaks the connection, too many open streams is LIMIT. 1 when it may open. */
+static int open_check(struct conn *c, uint32_t id, int opens_stream) {
+    if (stream_find(c, id) || recent_has(c, id)) {
+        bad_frame(c, "stream id %u reused", id);
+        return 0;
+    }
+    if (opens_stream && c->nstreams >= MAX_STREAMS) {
+        send_error(c, id, E_LIMIT, "at most %d open streams per connection", MAX_STREAMS);
+        recent_add(c, id);
+        return 0;
+    }
+    return 1;
+}
+
+/* Ends a stream answered at once. */
+static void answered(struct conn *c, uint32_t id) { recent_add(c, id); }
+
+static void h_hello(struct conn *c, struct rd *r) {
+    uint16_t lo = rd_u16(r), hi = rd_u16(r);
+    size_t n;
+    rd_str(r, &n);
+    if (r->err || r->off != r->n) {
+        bad_frame(c, "HELLO: %s", r->err ? r->err : "bytes left over");
+        return;
+    }
+    if (lo > hi || hi < PROTO_MIN || lo > PROTO_MAX) {
+        send_error(c, 0, E_VERSION, "client speaks versions %u..%u, agent speaks %d..%d", lo, hi, PROTO_MIN, PROTO_MAX);
+        conn_close(c);
+        return;
+    }
+    c->hello = 1;
+    const char *agent = "sandbox-agent " AGENT_VERSION;
+    struct fw f = fw_begin(c, A_HELLO, 0, 2 + 4 + strlen(agent) + 4 + 24);
+    fw_u16(&f, hi < PROTO_MAX ? hi : PROTO_MAX);
+    fw_str(&f, agent, strlen(agent));
+    fw_u32(&f, (uint32_t)getpid());
+    fw_u64(&f, (uint64_t)G.deadline_ms);
+    fw_u64(&f, (uint64_t)G.idle_ms);
+    fw_u64(&f, (uint64_t)now_ms());
+    fw_end(&f);
+}
+
+/* Builds the child's environment: the agent's own with the request's NAME=VALUE entries laid over it. */
+static char **make_env(char **over, size_t nover) {
+    extern char **environ;
+    size_t ne = 0;
+    while (environ[ne]) ne++;
+    char **env = xcalloc(ne + nover + 1, sizeof *env);
+    size_t k = 0;
+    for (size_t i = 0; i < ne; i++) {
+        const char *eq = strchr(environ[i], '=');
+        size_t nl = eq ? (size_t)(eq - environ[i]) : strlen(environ[i]);
+        int replaced = 0;
+        for (size_t j = 0; j < nover && !replaced; j++)
+            if (strncmp(over[j], environ[i], nl) == 0 && over[j][nl] == '=') replaced = 1;
+        if (!replaced) env[k++] = environ[i];
+    }
+    for (size_t j = 0; j < nover; j++) env[k++] = over[j];
+    env[k] = NULL;
+    return env; /* borrows the strings */
+}
+
+/* In the child: execve argv[0], searched on the environment's PATH unless it holds a '/'. Returns errno. */
+static int child_exec(char **argv, char **env) {
+    if (strchr(argv[0], '/')) {
+        execve(argv[0], argv, env);
+        return errno;
+    }
+    const char *path = DEFAULT_PATH;
+    for (char **e = env; *e; e++)
+        if (strncmp(*e, "PATH=", 5) == 0) path = *e + 5;
+    size_t an = strlen(argv[0]);
+    int err = ENOENT, eacces = 0;
+    char buf[PATH_MAX];
+    while (*path) {
+        const char *colon = strchr(path, ':');
+        size_t dl = colon ? (size_t)(colon - path) : strlen(path);
+        if (dl + 1 + an < sizeof buf) {
+            if (dl == 0) { /* an empty element is the current directory */
+                memcpy(buf, argv[0], an + 1);
+            } else {
+                memcpy(buf, path, dl);
+                buf[dl] = '/';
+                memcpy(buf + dl + 1, argv[0], an + 1);
+            }
+            execve(buf, argv, env);
+            if (errno == EACCES) eacces = 1;
+            else if (errno != ENOENT && errno != ENOTDIR) err = errno;
+        } else {
+            err = ENAMETOOLONG;
+        }
+        if (!colon) break;
+        path = colon + 1;
+    }
+    return eacces ? EACCES : err;
+}
+
+static void child_fail(int errfd, int stage, int err) {
+    int32_t msg[2] = {stage, err};
+    ssize_t rc = write(errfd, msg, sizeof msg);
+    (void)rc;
+    _exit(127);
+}
+
+/* Everything between fork and exec; runs in the child only. */
+static void child(int pty, const char *slave, int in_r, int out_w, int err_w, const char *cwd, char **argv,
+                  char **env, int errfd) {
+    sigset_t none;
+    sigemptyset(&none);
+    for (int sig = 1; sig < NSIG; sig++) signal(sig, SIG_DFL); /* the agent ignores SIGPIPE; its children must not */
+    sigprocmask(SIG_SETMASK, &none, NULL);                   /* the agent blocks signals for its signalfd */
+    setrlimit(RLIMIT_NOFILE, &G.nofile);                     /* the agent raised its own for many streams */
+    if (setsid() < 0) child_fail(errfd, 0, errno);
+    if (pty) {
+        int t = open(slave, O_RDWR);
+        if (t < 0) child_fail(errfd, 0, errno);
+        if (ioctl(t, TIOCSCTTY, 0) < 0) child_fail(errfd, 0, errno);
+        in_r = out_w = err_w = t;
+    } else if (in_r < 0) {
+        in_r = open("/dev/null", O_RDONLY);
+        if (in_r < 0) child_fail(errfd, 0, errno);
+    }
+    if (dup2(in_r, 0) < 0 || dup2(out_w, 1) < 0 || dup2(err_w, 2) < 0) child_fail(errfd, 0, errno);
+    if (in_r > 2) close(in_r);
+    if (out_w > 2 && out_w != in_r) close(out_w);
+    if (err_w > 2 && err_w != in_r && err_w != out_w) close(err_w);
+    if (cwd[0] && chdir(cwd) < 0) child_fail(errfd, 1, errno);
+    child_fail(errfd, 2, child_exec(argv, env));
+}
+
+static void proc_register(struct proc *p, int i) {
+    p->tag[i].kind = EV_PROC;
+    p->tag[i].fd = (uint8_t)i;
+    p->tag[i].obj = p;
+    uint32_t ev = i == 0 ? EPOLLOUT | EPOLLET : EPOLLIN | EPOLLRDHUP | EPOLLET;
+    if (ep_add(p->fd[i], ev, &p->tag[i]) < 0) fatal("epoll_ctl");
+}
+
+static void h_spawn(struct conn *c, uint32_t id, struct rd *r) {
+    uint32_t flags = rd_u32(r);
+    uint16_t cols = rd_u16(r), rows = rd_u16(r);
+    uint32_t credit = rd_u32(r), ring_bytes = rd_u32(r);
+    uint8_t overflow = rd_u8(r);
+    int nul = 0;
+    size_t argc = 0, envc = 0;
+    char *cwd = rd_cstr(r, &nul);
+    char **argv = cwd ? rd_strs(r, &argc, &nul) : NULL;
+    char **env = argv ? rd_strs(r, &envc, &nul) : NULL;
+    char **envp = NULL;
+    int pipes[3][2] = {{-1, -1}, {-1, -1}, {-1, -1}};
+    int master = -1, errp[2] = {-1, -1}, checked = 0, opened = 0;
+    if (r->err || r->off != r->n || (flags & ~7u) || overflow > 1) {
+        bad_frame(c, "SPAWN on stream %u: %s", id,
+                  r->err ? r->err : r->off != r->n ? "bytes left over" : flags & ~7u ? "unknown flags" : "bad overflow");
+        goto out;
+    }
+    int bg = (flags & F_BACKGROUND) != 0, pty = (flags & F_PTY) != 0;
+    if (!open_check(c, id, !bg)) goto out;
+    checked = 1;
+    if (argc == 0 || nul) {
+        send_error(c, id, EINVAL, argc == 0 ? "SPAWN needs at least one argv element" : "NUL byte in cwd, argv or env");
+        goto out;
+    }
+    for (size_t i = 0; i < envc; i++)
+        if (!strchr(env[i], '=')) {
+            send_error(c, id, EINVAL, "env entry without '=': %.200s", env[i]);
+            goto out;
+        }
+    if (bg && (ring_bytes < RING_MIN || ring_bytes > RING_MAX)) {
+        send_error(c, id, EINVAL, "ring_bytes %u outside %u..%u", ring_bytes, RING_MIN, RING_MAX);
+        goto out;
+    }
+    if (bg && G.nbg >= MAX_BG) { /* drop the oldest ended process nobody reads */
+        struct proc *q = G.bg_head;
+        while (q && !(proc_ended(q) && !q->readers)) q = q->bnext;
+        if (!q) {
+            send_error(c, id, E_LIMIT, "at most %d background processes", MAX_BG);
+            goto out;
+        }
+        proc_free(q);
+    }
+    envp = make_env(env, envc);
+    char slave[128] = "";
+    if (pty) {
+        master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+        if (master < 0 || grantpt(master) < 0 || unlockpt(master) < 0 || ptsname_r(master, slave, sizeof slave)) {
+            send_error(c, id, errno, "cannot open a terminal: %s", strerror(errno));
+            goto out;
+        }
+        struct winsize ws = {.ws_row = rows, .ws_col = cols};
+        ioctl(master, TIOCSWINSZ, &ws);
+    } else {
+        for (int i = 0; i < 3; i++) {
+            if (i == 0 && !(flags & F_STDIN)) continue;
+            if (pipe2(pipes[i], O_CLOEXEC) < 0) {
+                send_error(c, id, errno, "pipe: %s", strerror(errno));
+                goto out;
+            }
+        }
+    }
+    if (pipe2(errp, O_CLOEXEC) < 0) {
+        send_error(c, id, errno, "pipe: %s", strerror(errno));
+        goto out;
+    }
+    uint64_t oom0 = oom_kills();
+    pid_t pid = fork();
+    if (pid < 0) {
+        send_error(c, id, errno, "fork: %s", strerror(errno));
+        goto out;
+    }
+    if (pid == 0) child(pty, slave, pipes[0][0], pipes[1][1], pipes[2][1], cwd, argv, envp, errp[1]);
+    close(errp[1]);
+    errp[1] = -1;
+    /* the child reports a launch failure on the error pipe; exec closes it (CLOEXEC) on success */
+    int32_t msg[2];
+    struct pollfd pf = {.fd = errp[0], .events = POLLIN};
+    int pr;
+    do pr = poll(&pf, 1, LAUNCH_TIMEOUT_MS); while (pr < 0 && errno == EINTR);
+    ssize_t got = pr > 0 ? read(errp[0], msg, sizeof msg) : -1;
+    if (got != 0) { /* the child is reaped by the SIGCHLD loop like any unknown child */
+        kill(pid, SIGKILL);
+        if (got != (ssize_t)sizeof msg) {
+            send_error(c, id, ETIMEDOUT, "%.200s did not start within %d ms", argv[0], LAUNCH_TIMEOUT_MS);
+        } else if (msg[0] == 1) {
+            send_error(c, id, (uint32_t)msg[1], "cannot change to directory %.300s: %s", cwd, strerror(msg[1]));
+        } else if (msg[0] == 2) {
+            send_error(c, id, (uint32_t)msg[1], "cannot execute %.300s: %s", argv[0], strerror(msg[1]));
+        } else {
+            send_error(c, id, (uint32_t)msg[1], "cannot set up %.300s: %s", argv[0], strerror(msg[1]));
+        }
+        goto out;
+    }
+    struct proc *p = xcalloc(1, sizeof *p);
+    p->task.kind = TK_PROC;
+    p->pid = pid;
+    p->pty = pty;
+    p->bg = bg;
+    p->oom0 = oom0;
+    p->started_ms = now_ms();
+    p->overflow = overflow;
+    p->writable = 1;
+    p->fd[0] = p->fd[1] = p->fd[2] = -1;
+    if (pty) {
+        p->fd[1] = master;
+        p->fd[0] = fcntl(master, F_DUPFD_CLOEXEC, 3); /* a second fd so stdin has its own epoll registration */
+        master = -1;
+        p->eof[2] = 1;
+    } else {
+        p->fd[0] = pipes[0][1];
+        p->fd[1] = pipes[1][0];
+        p->fd[2] = pipes[2][0];
+        pipes[0][1] = pipes[1][0] = pipes[2][0] = -1;
+    }
+    for (int i = 0; i < 3; i++)
+        if (p->fd[i] >= 0) {
+            set_nonblock(p->fd[i]);
+            proc_register(p, i);
+            if (i > 0) p->readable[i] = 1;
+        }
+    p->next = G.procs;
+    if (G.procs) G.procs->prev = p;
+    G.procs = p;
+    p->hnext = G.phash[(unsigned)pid % 4096];
+    G.phash[(unsigned)pid % 4096] = p;
+    G.running++;
+    uint32_t dc = (flags & (F_STDIN | F_PTY)) && !bg ? STDIN_CREDIT : 0;
+    if (bg) {
+        p->seq = ++G.next_seq;
+        snprintf(p->id, sizeof p->id, "p%llu", (unsigned long long)p->seq);
+        for (int i = 1; i <= 2; i++) p->ring[i].cap = ring_bytes;
+        p->argv = argv;
+        argv = NULL;
+        p->bprev = G.bg_tail;
+        if (G.bg_tail) G.bg_tail->bnext = p; else G.bg_head = p;
+        G.bg_tail = p;
+        G.nbg++;
+    } else {
+        struct stream *s = stream_new(c, id, ST_SPAWN);
+        opened = 1;
+        s->proc = p;
+        p->owner = s;
+        s->cred[1] = s->cred[2] = credit;
+        s->data_credit = dc;
+    }
+    struct fw f = fw_begin(c, A_STARTED, id, 12 + strlen(p->id));
+    fw_u32(&f, (uint32_t)pid);
+    fw_str(&f, p->id, strlen(p->id));
+    fw_u32(&f, dc);
+    fw_end(&f);
+    if (bg) send_empty(c, A_OK, id);
+    task_ready(&p->task);
+out:
+    if (checked && !opened) answered(c, id); /* the id is used up even though no stream stays open */
+    if (master >= 0) close(master);
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 2; j++)
+            if (pipes[i][j] >= 0) close(pipes[i][j]);
+    if (errp[0] >= 0) close(errp[0]);
+    if (errp[1] >= 0) close(errp[1]);
+    free(envp);
+    free(cwd);
+    free_strv(argv);
+    free_strv(env);
+}
+
+static struct proc *bg_find(const char *id) {
+    for (struct proc *p = G.bg_head; p; p = p->bnext)
+        if (strcmp(p->id, id) == 0) return p;
+    return NULL;
+}
+
+static void h_attach(struct conn *c, uint32_t id, struct rd *r) {
+    int nul = 0;
+    char *pid = rd_cstr(r, &nul);
+    uint64_t from1 = rd_u64(r), from2 = rd_u64(r);
+    uint8_t follow = rd_u8(r);
+    uint32_t credit = rd_u32(r);
+    if (r->err || r->off != r->n) {
+        bad_frame(c, "ATTACH on stream %u: %s", id, r->err ? r->err : "bytes left over");
+        goto out;
+    }
+    if (!open_check(c, id, 1)) goto out;
+    struct proc *p = nul ? NULL : bg_find(pid);
+    if (!p) {
+        send_error(c, id, E_NO_PROCESS, "no background process %.100s", pid);
+        answered(c, id);
+        goto out;
+    }
+    if (from1 < p->ring[1].start || from2 < p->ring[2].start) {
+        int out = from1 < p->ring[1].start;
+        send_error(c, id, E_OFFSET_GONE, "%s %llu", out ? "stdout" : "stderr",
+                   (unsigned long long)p->ring[out ? 1 : 2].start);
+        answered(c, id);
+        goto out;
+    }
+    struct stream *s = stream_new(c, id, ST_ATTACH);
+    s->proc = p;
+    s->pos[1] = from1;
+    s->pos[2] = from2;
+    s->limit[1] = p->ring[1].end;
+    s->limit[2] = p->ring[2].end;
+    s->follow = follow != 0;
+    s->cred[1] = s->cred[2] = credit;
+    s->rnext = p->readers;
+    if (p->readers) p->readers->rprev = s;
+    p->readers = s;
+    struct fw f = fw_begin(c, A_STARTED, id, 12 + strlen(p->id));
+    fw_u32(&f, (uint32_t)p->pid);
+    fw_str(&f, p->id, strlen(p->id));
+    fw_u32(&f, 0);
+    fw_end(&f);
+    task_ready(&s->task);
+out:
+    free(pid);
+}
+
+static void h_input(struct conn *c, uint32_t id, struct rd *r) {
+    int nul = 0;
+    char *pid = rd_cstr(r, &nul);
+    uint8_t what = rd_u8(r);
+    size_t n = r->err ? 0 : r->n - r->off;
+    const uint8_t *b = r->p + r->off;
+    if (!r->err && (what > 3 || (what == 0 && n > CHUNK) || (what == 1 && n != 0) || (what >= 2 && n != 4))) {
+        bad_frame(c, "INPUT on stream %u: bad what %u with %zu bytes", id, what, n);
+        goto out;
+    }
+    if (r->err) {
+        bad_frame(c, "INPUT on stream %u: %s", id, r->err);
+        goto out;
+    }
+    if (!open_check(c, id, 0)) goto out;
+    answered(c, id);
+    struct proc *p = nul ? NULL : bg_find(pid);
+    if (!p) {
+        send_error(c, id, E_NO_PROCESS, "no background process %.100s", pid);
+        goto out;
+    }
+    if (what == 0 || what == 1) {
+        if (p->fd[0] < 0) {
+            send_error(c, id, EPIPE, "stdin of %s is closed", p->id);
+            goto out;
+        }
+        if (what == 1) {
+            p->in_eof = 1;
+            stdin_flush(p);
+        } else if (n > 0) {
+            /* what the pipe does not take now waits in the stdin buffer (at most one INPUT, 64 KiB); a pipe that takes
+             * nothing, or a buffer still holding the last INPUT, is EAGAIN: the client retries later */
+            ssize_t k = p->inb_len > p->inb_off ? -1 : write(p->fd[0], b, n);
+            if (k < 0 && p->inb_len == p->inb_off && errno != EAGAIN) {
+                send_error(c, id, (uint32_t)errno, "stdin of %s: %s", p->id, strerror(errno));
+                proc_close_fd(p, 0);
+                goto out;
+            }
+            if (k < 0) {
+                p->writable = 0;
+                send_error(c, id, EAGAIN, "stdin of %s is full", p->id);
+                goto out;
+            }
+            if ((size_t)k < n) {
+                p->writable = 0;
+                stdin_push(p, b + k, n - (size_t)k);
+            }
+        }
+    } else if (what == 2) {
+        uint32_t sig = (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
+        if (!p->reaped && sig < NSIG) kill(-p->pid, (int)sig);
+    } else if (p->pty && p->fd[1] >= 0) {
+        struct winsize ws = {.ws_col = (uint16_t)(b[0] << 8 | b[1]), .ws_row = (uint16_t)(b[2] << 8 | b[3])};
+        ioctl(p->fd[1], TIOCSWINSZ, &ws);
+    }
+    send_empty(c, A_OK, id);
+out:
+    free(pid);
+}
+
+static void h_procs(struct conn *c, uint32_t id, struct rd *r) {
+    uint32_t credit = rd_u32(r);
+    if (r->err || r->off != r->n) {
+        bad_frame(c, "PROCS on stream %u: %s", id, r->err ? r->err : "bytes left over");
+        return;
+    }
+    if (!open_check(c, id, 1)) return;
+    struct stream *s = stream_new(c, id, ST_PROCS);
+    s->credit = credit;
+    task_ready(&s->task);
+}
+
+/* One PROC frame; argv is cut to fit an agent frame (64 KiB + 64). */
+static size_t proc_frame(struct conn *c, uint32_t id, const struct proc *p, int send) {
+    size_t fixed = 4 + strlen(p->id) + 1 + 4 + 8 + 1 + 4 + 1 + 4 + 32;
+    size_t budget = CHUNK - fixed, used = 0, cnt = 0;
+    for (char **a = p->argv; a && *a; a++) {
+        size_t l = strlen(*a);
+        if (used + 4 + l > budget) break;
+        used += 4 + l;
+        cnt++;
+    }
+    if (!send) return fixed + used;
+    struct fw f = fw_begin(c, A_PROC, id, fixed + used);
+    fw_str(&f, p->id, strlen(p->id));
+    fw_u8(&f, p->pty ? 1 : 0);
+    fw_u32(&f, (uint32_t)p->pid);
+    fw_u64(&f, (uint64_t)p->started_ms);
+    fw_u8(&f, !p->reaped);
+    fw_u32(&f, (uint32_t)p->status);
+    fw_u8(&f, (uint8_t)p->signaled);
+    fw_u32(&f, (uint32_t)cnt);
+    for (size_t i = 0; i < cnt; i++) fw_str(&f, p->argv[i], strlen(p->argv[i]));
+    fw_u64(&f, p->ring[1].start);
+    fw_u64(&f, p->ring[1].end);
+    fw_u64(&f, p->ring[2].start);
+    fw_u64(&f, p->ring[2].end);
+    fw_end(&f);
+    return fixed + used;
+}
+
+static void procs_run(struct stream *s) {
+    struct conn *c = s->c;
+    for (int k = 0; k < BURST; k++) {
+        struct proc *p = G.bg_head;
+        while (p && p->seq <= s->after_seq) p = p->bnext;
+        if (!p) {
+            send_empty(c, A_END, s->id);
+            stream_drop(s);
+            return;
+        }
+        size_t n = proc_frame(c, s->id, p, 0);
+        if (s->credit < n || !room(c)) return;
+        proc_frame(c, s->id, p, 1);
+        s->credit -= n;
+        s->after_seq = p->seq;
+    }
+    task_ready(&s->task);
+}
+
+static void h_timers(struct conn *c, uint32_t id, struct rd *r) {
+    int64_t d = (int64_t)rd_u64(r), i = (int64_t)rd_u64(r);
+    if (r->err || r->off != r->n) {
+        bad_frame(c, "TIMERS on stream %u: %s", id, r->err ? r->err : "bytes left over");
+        return;
+    }
+    if (!open_check(c, id, 0)) return;
+    answered(c, id);
+    if (d < 0 || i < 0) {
+        send_error(c, id, EINVAL, "TIMERS: negative deadline_ms %lld or idle_ms %lld", (long long)d, (long long)i);
+        return;
+    }
+    G.deadline_ms = d;
+    G.idle_ms = i;
+    send_empty(c, A_OK, id);
+}
+
+/* STAT, MKDIR, REMOVE, MOVE: answered at once. */
+static void h_fs_simple(struct conn *c, uint8_t type, uint32_t id, struct rd *r) {
+    int nul = 0;
+    char *a = rd_cstr(r, &nul), *b = NULL;
+    uint32_t mode = 0;
+    uint8_t flag = 0;
+    if (type == T_MKDIR) {
+        mode = rd_u32(r);
+        flag = rd_u8(r);
+    } else if (type == T_REMOVE) {
+        flag = rd_u8(r);
+    } else if (type == T_MOVE && a) {
+        b = rd_cstr(r, &nul);
+    }
+    if (r->err || r->off != r->n) {
+        bad_frame(c, "request 0x%02x on stream %u: %s", type, id, r->err ? r->err : "bytes left over");
+        goto out;
+    }
+    if (!open_check(c, id, 0)) goto out;
+    answered(c, id);
+    if (!path_ok(c, id, a, nul) || (b && !path_ok(c, id, b, nul))) goto out;
+    struct fs_info info = {0};
+    int rc = type == T_STAT ? fs_stat(a, &info)
+             : type == T_MKDIR ? fs_mkdir(a, mode, flag != 0)
+             : type == T_REMOVE ? fs_remove(a, flag != 0)
+                                : fs_move(a, b);
+    if (rc < 0) {
+        send_error(c, id, (uint32_t)-rc, "%s: %s", a, strerror(-rc));
+    } else if (type == T_STAT) {
+        struct fw f = fw_begin(c, A_OK, id, info_size(&info));
+        fw_info(&f, &info);
+        fw_end(&f);
+        fs_info_free(&info);
+    } else {
+        send_empty(c, A_OK, id);
+    }
+out:
+    free(a);
+    free(b);
+}
+
+static void h_read(struct conn *c, uint32_t id, struct rd *r) {
+    int nul = 0;
+    char *path = rd_cstr(r, &nul);
+    uint64_t off = rd_u64(r), len = rd_u64(r);
+    uint32_t credit = rd_u32(r);
+    if (r->err || r->off != r->n) {
+        bad_frame(c, "READ on stream %u: %s", id, r->err ? r->err : "bytes left over");
+        goto out;
+    }
+    if (!open_check(c, id, 1)) goto out;
+    if (!path_ok(c, id, path, nul)) {
+        answered(c, id);
+        goto out;
+    }
+    int fd = fs_open_read(path, off);
+    if (fd < 0) {
+        send_error(c, id, (uint32_t)-fd, "%s: %s", path, strerror(-fd));
+        answered(c, id);
+        goto out;
+    }
+    struct stream *s = stream_new(c, id, ST_READ);
+    s->fd = fd;
+    s->remaining = len;
+    s->credit = credit;
+    task_ready(&s->task);
+out:
+    free(path);
+}
+
+static void read_run(struct stream *s) {
+    struct conn *c = s->c;
+    for (int k = 0; k < BURST; k++) {
+        if (s->remaining == 0) {
+            send_empty(c, A_END, s->id);
+            stream_drop(s);
+            return;
+        }
+        if (s->credit == 0 || !room(c)) return;
+        uint64_t want = s->remaining;
+        if (want > s->credit) want = s->credit;
+        if (want > CHUNK) want = CHUNK;
+        uint8_t *o = out_reserve(c, 9 + want);
+        ssize_t n = read(s->fd, o + 9, (size_t)want);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+            send_error(c, s->id, (uint32_t)errno, "read: %s", strerror(errno));
+            stream_drop(s);
+            return;
+        }
+        if (n == 0) {
+            s->remaining = 0;
+            continue;
+        }
+        put32(o, (uint32_t)n);
+        o[4] = A_DATA;
+        put32(o + 5, s->id);
+        c->ob_tail += 9 + (size_t)n;
+        mark_dirty(c);
+        s->credit -= (uint64_t)n;
+        s->remaining -= (uint64_t)n;
+    }
+    task_ready(&s->task);
+}
+
+static void h_write(struct conn *c, uint32_t id, struct rd *r) {
+    int nul = 0;
+    char *path = rd_cstr(r, &nul);
+    uint32_t mode = rd_u32(r), flags = rd_u32(r);
+    rd_u32(r); /* reserved */
+    if (r->err || r->off != r->n || (flags & ~1u)) {
+        bad_frame(c, "WRITE on stream %u: %s", id, r->err ? r->err : flags & ~1u ? "unknown flags" : "bytes left over");
+        goto out;
+    }
+    if (!open_check(c, id, 1)) goto out;
+    if (!path_ok(c, id, path, nul)) {
+        answered(c, id);
+        goto out;
+    }
+    struct fs_write *w = NULL;
+    int rc = fs_write_begin(path, mode, flags & 1, &w);
+    if (rc < 0) {
+        send_error(c, id, (uint32_t)-rc, "%s: %s", path, strerror(-rc));
+        answered(c, id);
+        goto out;
+    }
+    struct stream *s = stream_new(c, id, ST_WRITE);
+    s->w = w;
+    s->data_credit = STDIN_CREDIT;
+    struct fw f = fw_begin(c, A_READY, id, 4);
+    fw_u32(&f, STDIN_CREDIT);
+    fw_end(&f);
+out:
+    free(path);
+}
+
+static void h_list(struct conn *c, uint32_t id, struct rd *r) {
+    int nul = 0;
+    char *path = rd_cstr(r, &nul);
+    uint32_t depth = rd_u32(r), credit = rd_u32(r);
+    if (r->err || r->off != r->n) {
+        bad_frame(c, "LIST on stream %u: %s", id, r->err ? r->err : "bytes left over");
+        goto out;
+    }
+    if (!open_check(c, id, 1)) goto out;
+    if (!path_ok(c, id, path, nul)) {
+        answered(c, id);
+        goto out;
+    }
+    if (depth == 0) depth = 1;
+    if (depth > 64) depth = 64;
+    struct fs_list *l = NULL;
+    int rc = fs_list_open(path, depth, &l);
+    if (rc < 0) {
+        send_error(c, id, (uint32_t)-rc, "%s: %s", path, strerror(-rc));
+        answered(c, id);
+        goto out;
+    }
+    struct stream *s = stream_new(c, id, ST_LIST);
+    s->list = l;
+    s->credit = credit;
+    task_ready(&s->task);
+out:
+    free(path);
+}
+
+static void list_run(struct stream *s) {
+    struct conn *c = s->c;
+    for (int k = 0; k < BURST; k++) {
+        if (!s->has_pend) {
+            int rc = fs_list_next(s->list, &s->pend);
+            if (rc == 0) {
+                send_empty(c, A_END, s->id);
+                stream_drop(s);
+                return;
+            }
+            if (rc < 0) {
+                send_error(c, s->id, (uint32_t)-rc, "list: %s", strerror(-rc));
+                stream_drop(s);
+                return;
+            }
+            s->has_pend = 1;
+        }
+        size_t n = info_size(&s->pend);
+        if (n > CHUNK) { /* cannot be framed (paths are far shorter): skipped rather than stalling the listing */
+            fs_info_free(&s->pend);
+            s->has_pend = 0;
+            continue;
+        }
+        if (s->credit < n || !room(c)) return;
+        struct fw f = fw_begin(c, A_ENTRY, s->id, n);
+        fw_info(&f, &s->pend);
+        fw_end(&f);
+        fs_info_free(&s->pend);
+        s->has_pend = 0;
+        s->credit -= n;
+    }
+    task_ready(&s->task);
+}
+
+static void h_watch(struct conn *c, uint32_t id, struct rd *r) {
+    int nul = 0;
+    char *path = rd_cstr(r, &nul);
+    uint8_t rec = rd_u8(r);
+    uint32_t credit = rd_u32(r);
+    if (r->err || r->off != r->n) {
+        bad_frame(c, "WATCH on stream %u: %s", id, r->err ? r->err : "bytes left over");
+        goto out;
+    }
+    if (!open_check(c, id, 1)) goto out;
+    if (!path_ok(c, id, path, nul)) {
+        answered(c, id);
+        goto out;
+    }
+    struct fs_watch *w = NULL;
+    int rc = fs_watch_open(path, rec != 0, &w);
+    if (rc < 0) {
+        send_error(c, id, (uint32_t)-rc, "%s: %s", path, strerror(-rc));
+        answered(c, id);
+        goto out;
+    }
+    struct stream *s = stream_new(c, id, ST_WATCH);
+    s->watch = w;
+    s->credit = credit;
+    s->wtag.kind = EV_WATCH;
+    s->wtag.obj = s;
+    if (ep_add(fs_watch_fd(w), EPOLLIN, &s->wtag) < 0) { /* level-triggered: fs_watch_read drains into its queue */
+        send_error(c, id, (uint32_t)errno, "epoll: %s", strerror(errno));
+        fs_watch_close(w);
+        s->watch = NULL;
+        stream_drop(s);
+        goto out;
+    }
+    struct fw f = fw_begin(c, A_READY, id, 4);
+    fw_u32(&f, 0);
+    fw_end(&f);
+out:
+    free(path);
+}
+
+static void watch_run(struct stream *s) {
+    struct conn *c = s->c;
+    for (int k = 0; k < BURST * 4; k++) {
+        if (!s->ev_path && fs_watch_next(s->watch, &s->ev_kind, &s->ev_path) != 1) return;
+        size_t n = 5 + strlen(s->ev_path);
+        if (n > CHUNK) n = CHUNK; /* paths are far shorter; never build a frame beyond the limit */
+        if (s->credit < n || !room(c)) return;
+        struct fw f = fw_begin(c, A_EVENT, s->id, n);
+        fw_u8(&f, s->ev_kind);
+        fw_str(&f, s->ev_path, n - 5);
+        fw_end(&f);
+        free(s->ev_path);
+        s->ev_path = NULL;
+        s->credit -= n;
+    }
+    task_ready(&s->task);
+}
+
+static void stream_run(struct stream *s) {
+    switch (s->kind) {
+    case ST_READ: read_run(s); break;
+    case ST_LIST: list_run(s); break;
+    case ST_WATCH: watch_run(s); break;
+    case ST_PROCS: procs_run(s); break;
+    case ST_ATTACH: attach_run(s); break;
+    case ST_SPAWN: if (s->proc) task_ready(&s->proc->task); break;
+    }
+}
+
+/* Frames on an open stream: DATA, EOF, SIGNAL, RESIZE, CREDIT, CLOSE. */
+static void h_stream_op(struct conn *c, uint8_t type, uint32_t id, struct rd *r) {
+    uint8_t fd = 0;
+    uint32_t v = 0;
+    uint16_t cols = 0, rows = 0;
+    size_t n = r->n;
+    switch (type) {
+    case T_DATA:
+        if (n < 1 || n > CHUNK) {
+            bad_frame(c, "DATA of %zu bytes on stream %u (1..65536)", n, id);
+            return;
+        }
+        r->off = n;
+        break;
+    case T_SIGNAL: v = rd_u32(r); break;
+    case T_RESIZE: cols = rd_u16(r); rows = rd_u16(r); break;
+    case T_CREDIT:
+        fd = rd_u8(r);
+        v = rd_u32(r);
+        if (fd > 2 && !r->err) {
+            bad_frame(c, "CREDIT for fd %u on stream %u", fd, id);
+            return;
+        }
+        break;
+    }
+    if (r->err || r->off != r->n) {
+        bad_frame(c, "frame 0x%02x on stream %u: %s", type, id, r->err ? r->err : "bytes left over");
+        return;
+    }
+    struct stream *s = stream_find(c, id);
+    if (!s) return; /* it may have ended */
+    struct proc *p = s->kind == ST_SPAWN ? s->proc : NULL;
+    switch (type) {
+    case T_DATA:
+        if (n > s->data_credit) {
+            bad_frame(c, "DATA of %zu bytes on stream %u beyond its credit of %llu", n, id,
+                      (unsigned long long)s->data_credit);
+            return;
+        }
+        s->data_credit -= n;
+        if (p) {
+            size_t taken = stdin_push(p, r->p, n);
+            if (taken) {
+                s->data_credit += taken;
+                send_credit(c, id, 0, (uint32_t)taken);
+            }
+        } else if (s->kind == ST_WRITE) {
+            int rc = fs_write_data(s->w, r->p, n);
+            if (rc < 0) {
+                send_error(c, id, (uint32_t)-rc, "write: %s", strerror(-rc));
+                stream_drop(s);
+                return;
+            }
+            s->data_credit += n;
+            send_credit(c, id, 0, (uint32_t)n);
+        }
+        break;
+    case T_EOF:
+        if (p) {
+            p->in_eof = 1;
+            s->data_credit = 0;
+            stdin_flush(p);
+        } else if (s->kind == ST_WRITE) {
+            struct fs_info info = {0};
+            int rc = fs_write_commit(s->w, &info);
+            s->w = NULL;
+            if (rc < 0) {
+                send_error(c, id, (uint32_t)-rc, "write: %s", strerror(-rc));
+            } else {
+                struct fw f = fw_begin(c, A_OK, id, info_size(&info));
+                fw_info(&f, &info);
+                fw_end(&f);
+                fs_info_free(&info);
+            }
+            stream_drop(s);
+        }
+        break;
+    case T_SIGNAL:
+        if (p && !p->reaped && v < NSIG) kill(-p->pid, (int)v);
+        break;
+    case T_RESIZE:
+        if (p && p->pty && p->fd[1] >= 0) {
+            struct winsize ws = {.ws_row = rows, .ws_col = cols};
+            ioctl(p->fd[1], TIOCSWINSZ, &ws);
+        }
+        break;
+    case T_CREDIT: {
+        uint64_t *slot = (s->kind == ST_SPAWN || s->kind == ST_ATTACH) ? (fd ? &s->cred[fd] : NULL)
+                                                                       : (fd == 0 ? &s->credit : NULL);
+        if (slot) {
+            *slot += v;
+            if (*slot > UINT32_MAX * 4ull) *slot = UINT32_MAX * 4ull;
+        }
+        stream_run(s);
+        break;
+    }
+    case T_CLOSE:
+        stream_drop(s);
+        break;
+    }
+}
+
+static int known_type(uint8_t t) {
+    switch (t) {
+    case T_HELLO: case T_PING: case T_TIMERS: case T_SPAWN: case T_DATA: case T_EOF: case T_SIGNAL: case T_RESIZE:
+    case T_CREDIT: case T_CLOSE: case T_READ: case T_WRITE: case T_LIST: case T_STAT: case T_MKDIR: case T_REMOVE:
+    case T_MOVE: case T_WATCH: case T_PROCS: case T_ATTACH: case T_INPUT:
+        return 1;
+    }
+    return 0;
+}
+
+static void handle_frame(struct conn *c, uint8_t type, uint32_t id, const uint8_t *payload, size_t len) {
+    struct rd r = {payload, len, 0, NULL};
+    G.last_activity = mono_ms();
+    if (!c->hello) {
+        if (type != T_HELLO || id != 0) bad_frame(c, "first frame must be HELLO on stream 0, got 0x%02x on %u", type, id);
+        else h_hello(c, &r);
+        return;
+    }
+    if (type == T_HELLO) {
+        bad_frame(c, "HELLO again");
+        return;
+    }
+    if (type == T_PING) {
+        uint64_t token = rd_u64(&r);
+        if (id != 0 || r.err || r.off != r.n) {
+            bad_frame(c, "PING must be 8 bytes on stream 0");
+            return;
+        }
+        struct fw f = fw_begin(c, A_PONG, 0, 8);
+        fw_u64(&f, token);
+        fw_end(&f);
+        return;
+    }
+    if (id == 0 || id > 0x7fffffffu) {
+        bad_frame(c, "frame 0x%02x on stream %u", type, id);
+        return;
+    }
+    switch (type) {
+    case T_TIMERS: h_timers(c, id, &r); break;
+    case T_SPAWN: h_spawn(c, id, &r); break;
+    case T_READ: h_read(c, id, &r); break;
+    case T_WRITE: h_write(c, id, &r); break;
+    case T_LIST: h_list(c, id, &r); break;
+    case T_STAT: case T_MKDIR: case T_REMOVE: case T_MOVE: h_fs_simple(c, type, id, &r); break;
+    case T_WATCH: h_watch(c, id, &r); break;
+    case T_PROCS: h_procs(c, id, &r); break;
+    case T_ATTACH: h_attach(c, id, &r); break;
+    case T_INPUT: h_input(c, id, &r); break;
+    default: h_stream_op(c, type, id, &r); break;
+    }
+}
+
+/* Parses whole frames out of the input while output has room. 0 when it stopped for room or the close. */
+static int conn_parse(struct conn *c) {
+    while (!c->closing && !c->dead) {
+        if (pending(c) >= OUT_BOUND) return 0;
+        if (c->big) {
+            if (c->big_got < c->big_len) return 1;
+            uint8_t *b = c->big;
+            c->big = NULL;
+            handle_frame(c, c->hdr[4], (uint32_t)c->hdr[5] << 24 | (uint32_t)c->hdr[6] << 16 |
+                                           (uint32_t)c->hdr[7] << 8 | c->hdr[8], b, c->big_len);
+            free(b);
+            continue;
+        }
+        size_t avail = c->ib_len - c->ib_off;
+        if (avail < 9) break;
+        const uint8_t *h = c->ib + c->ib_off;
+        uint32_t len = (uint32_t)h[0] << 24 | (uint32_t)h[1] << 16 | (uint32_t)h[2] << 8 | h[3];
+        uint32_t id = (uint32_t)h[5] << 24 | (uint32_t)h[6] << 16 | (uint32_t)h[7] << 8 | h[8];
+        if (len > MAX_CLIENT_PAYLOAD) {
+            bad_frame(c, "frame length %u beyond 2 MiB", len);
+            return 0;
+        }
+        if (!known_type(h[4])) {
+            bad_frame(c, "frame type 0x%02x on stream %u", h[4], id);
+            return 0;
+        }
+        if (avail - 9 >= len) {
+            c->ib_off += 9 + len;
+            handle_frame(c, h[4], id, h + 9, len);
+        } else if (9 + (size_t)len <= INBUF_CAP) {
+            break;
+        } else { /* a payload beyond the input buffer gets its own, exactly its size */
+            memcpy(c->hdr, h, 9);
+            c->big_len = len;
+            c->big_got = avail - 9;
+            c->big = xmalloc(len);
+            memcpy(c->big, h + 9, c->big_got);
+            c->ib_off = c->ib_len;
+        }
+    }
+    if (c->ib && c->ib_off) {
+        memmove(c->ib, c->ib + c->ib_off, c->ib_len - c->ib_off);
+        c->ib_len -= c->ib_off;
+        c->ib_off = 0;
+    }
+    return !c->closing && !c->dead;
+}
+
+static void conn_run(struct conn *c) {
+    for (int k = 0; k < 16; k++) {
+        if (!conn_parse(c)) return;
+        if (!c->readable) return;
+        ssize_t n;
+        if (c->big) {
+            n = read(c->in_fd, c->big + c->big_got, c->big_len - c->big_got);
+        } else {
+            if (!c->ib) c->ib = xmalloc(INBUF_CAP);
+            n = read(c->in_fd, c->ib + c->ib_len, INBUF_CAP - c->ib_len);
+        }
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && errno == EAGAIN) {
+            c->readable = 0;
+            return;
+        }
+        if (n <= 0) { /* end of the connection (or an error on it) */
+            conn_close(c);
+            return;
+        }
+        if (c->big) c->big_got += (size_t)n;
+        else c->ib_len += (size_t)n;
+    }
+    task_ready(&c->task); /* a busy peer: let the others have a turn */
+}
+
+static struct conn *conn_new(int in_fd, int out_fd) {
+    struct conn *c = xcalloc(1, sizeof *c);
+    c->task.kind = TK_CONN;
+    c->in_fd = in_fd;
+    c->out_fd = out_fd;
+    memset(c->rhead, 0xff, sizeof c->rhead);
+    c->tin.kind = EV_CONN_IN;
+    c->tin.obj = c;
+    c->tout.kind = EV_CONN_OUT;
+    c->tout.obj = c;
+    c->readable = 1;
+    c->writable = 1;
+    if (in_fd == out_fd) {
+        if (ep_add(in_fd, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, &c->tin) < 0) fatal("epoll_ctl connection");
+    } else {
+        if (ep_add(in_fd, EPOLLIN | EPOLLRDHUP | EPOLLET, &c->tin) < 0) fatal("epoll_ctl stdin");
+        if (ep_add(out_fd, EPOLLOUT | EPOLLET, &c->tout) < 0) fatal("epoll_ctl stdout");
+    }
+    c->next = G.conns;
+    if (G.conns) G.conns->prev = c;
+    G.conns = c;
+    G.nconns++;
+    task_ready(&c->task);
+    return c;
+}
+
+static void accept_all(void) {
+    for (int k = 0; k < 64; k++) {
+        int fd = accept4(G.lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) return;
+        if (G.nconns >= MAX_CONNS) { /* one small frame fits any socket buffer */
+            uint8_t f[9 + 8 + 64];
+            const char *m = "at most 64 connections";
+            size_t ml = strlen(m);
+            put32(f, (uint32_t)(8 + ml));
+            f[4] = A_ERROR;
+            put32(f + 5, 0);
+            put32(f + 9, E_LIMIT);
+            put32(f + 13, (uint32_t)ml);
+            memcpy(f + 17, m, ml);
+            ssize_t rc = write(fd, f, 17 + ml);
+            (void)rc;
+            close(fd);
+            continue;
+        }
+        conn_new(fd, fd);
+    }
+}
+
+/* ---------- main loop ---------- */
+
+static void kill_all(void) {
+    for (struct proc *p = G.procs; p; p = p->next) kill(-p->pid, SIGKILL);
+}
+
+static void quit(int code) {
+    kill_all();
+    exit(code);
+}
+
+static void on_signals(void) {
+    struct signalfd_siginfo si;
+    while (read(G.sfd, &si, sizeof si) == (ssize_t)sizeof si) {
+        if (si.ssi_signo == SIGCHLD) reap();
+        else if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) quit(0);
+    }
+    reap(); /* signals coalesce: reap whatever is there */
+}
+
+static void on_event(struct epoll_event *e) {
+    struct evtag *t = e->data.ptr;
+    switch (t->kind) {
+    case EV_LISTEN: accept_all(); break;
+    case EV_SIGNAL: on_signals(); break;
+    case EV_CONN_IN:
+    case EV_CONN_OUT: {
+        struct conn *c = t->obj;
+        if (c->dead) break;
+        if (e->events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
+            if (t->kind == EV_CONN_IN) c->readable = 1;
+        }
+        if (e->events & (EPOLLOUT | EPOLLERR | EPOLLHUP)) {
+            if (t->kind == EV_CONN_OUT || c->in_fd == c->out_fd) {
+                c->writable = 1;
+                mark_dirty(c);
+            }
+        }
+        if (c->readable) task_ready(&c->task);
+        break;
+    }
+    case EV_PROC: {
+        struct proc *p = t->obj;
+        if (p->dead) break;
+        if (t->fd == 0) p->writable = 1;
+        else p->readable[t->fd] = 1;
+        task_ready(&p->task);
+        break;
+    }
+    case EV_WATCH: {
+        struct stream *s = t->obj;
+        if (s->dead) break;
+        int rc = fs_watch_read(s->watch);
+        if (rc < 0) {
+            send_error(s->c, s->id, (uint32_t)-rc, "watch: %s", strerror(-rc));
+            stream_drop(s);
+            break;
+        }
+        task_ready(&s->task);
+        break;
+    }
+    }
+}
+
+static void run_ready(void) {
+    /* a bounded turn: as many tasks as were queued when it began; tasks queued meanwhile (a busy background
+     * process requeues itself) wait for the next turn, after epoll had its say */
+    for (size_t n = G.rq_len; n > 0 && G.rq_head; n--) {
+        struct task *t = G.rq_head;
+        task_cancel(t);
+        switch (t->kind) {
+        case TK_CONN: {
+            struct conn *c = (struct conn *)t;
+            if (!c->dead) conn_run(c);
+            break;
+        }
+        case TK_PROC: {
+            struct proc *p = (struct proc *)t;
+            if (!p->dead) {
+                if (p->bg) bg_run(p);
+                else fg_run(p);
+            }
+            break;
+        }
+        case TK_STREAM: {
+            struct stream *s = (struct stream *)t;
+            if (!s->dead) stream_run(s);
+            break;
+        }
+        }
+    }
+}
+
+static void flush_dirty(void) {
+    while (G.dirty) {
+        struct conn *c = G.dirty;
+        G.dirty = c->dnext;
+        c->dirty = 0;
+        if (!c->dead) conn_flush(c);
+    }
+}
+
+static void check_timers(int *timeout) {
+    int64_t now = now_ms(), mono = mono_ms();
+    int64_t t = -1;
+    if (G.deadline_ms > 0) {
+        if (now >= G.deadline_ms) quit(0);
+        t = G.deadline_ms - now;
+    }
+    if (G.idle_ms > 0 && G.running == 0) {
+        int64_t left = G.last_activity + G.idle_ms - mono;
+        if (left <= 0) quit(0);
+        if (t < 0 || left < t) t = left;
+    }
+    for (struct conn *c = G.conns, *n; c; c = n) {
+        n = c->next;
+        if (c->closing && !c->dead) {
+            int64_t left = c->close_deadline - mono;
+            if (left <= 0) conn_finish(c);
+            else if (t < 0 || left < t) t = left;
+        }
+    }
+    if (t > 60000) t = 60000;
+    *timeout = G.rq_head ? 0 : (int)t;
+}
+
+static void loop(void) {
+    struct epoll_event evs[128];
+    for (;;) {
+        int timeout;
+        check_timers(&timeout);
+        int n = epoll_wait(G.ep, evs, 128, timeout);
+        if (n < 0 && errno != EINTR) fatal("epoll_wait");
+        for (int i = 0; i < n; i++) on_event(&evs[i]);
+        run_ready();
+        flush_dirty();
+        for (int i = 0; i < G.ngrave; i++) free(G.grave[i]);
+        G.ngrave = 0;
+        if (G.mode == 's' && !G.conns) quit(0);
+    }
+}
+
+/* ---------- relay ---------- */
+
+static int make_addr(const char *name, struct sockaddr_un *a, socklen_t *len) {
+    memset(a, 0, sizeof *a);
+    a->sun_family = AF_UNIX;
+    size_t n = strlen(name);
+    if (n + 2 > sizeof a->sun_path) return -1;
+    if (name[0] == '/') {
+        memcpy(a->sun_path, name, n + 1);
+        *len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n + 1);
+    } else { /* abstract: a leading NUL, no terminator */
+        memcpy(a->sun_path + 1, name, n);
+        *len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n);
+    }
+    return 0;
+}
+
+/* One direction of the relay: a 64 KiB buffer between a source and a sink. */
+struct pipe_half {
+    int from, to, eof, done;
+    uint8_t buf[65536];
+    size_t len, off;
+};
+
+static int relay(const char *name) {
+    struct sockaddr_un a;
+    socklen_t al;
+    if (make_addr(name, &a, &al) < 0) {
+        fprintf(stderr, "sandbox-agent relay: socket name too long: %s\n", name);
+        return 1;
+    }
+    int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (s < 0 || connect(s, (struct sockaddr *)&a, al) < 0) {
+        fprintf(stderr, "sandbox-agent relay: cannot connect to %s%s: %s\n", name[0] == '/' ? "" : "@", name,
+                strerror(errno));
+        return 1;
+    }
+    signal(SIGPIPE, SIG_IGN); /* a closed peer is a write error to handle, not a death */
+    set_nonblock(s);
+    set_nonblock(0);
+    set_nonblock(1);
+    static struct pipe_half up, down; /* static: 128 KiB off the stack */
+    up.from = 0;
+    up.to = s;
+    down.from = s;
+    down.to = 1;
+    for (;;) {
+        struct pollfd pf[4];
+        struct pipe_half *h[2] = {&up, &down};
+        int np = 0;
+        int idx[4][2];
+        for (int i = 0; i < 2; i++) {
+            if (!h[i]->eof && h[i]->len == 0) {
+                pf[np] = (struct pollfd){.fd = h[i]->from, .events = POLLIN};
+                idx[np][0] = i;
+                idx[np++][1] = 0;
+            }
+            if (h[i]->len > h[i]->off) {
+                pf[np] = (struct pollfd){.fd = h[i]->to, .events = POLLOUT};
+                idx[np][0] = i;
+                idx[np++][1] = 1;
+            }
+        }
+        if (np == 0) return 0;
+        if (poll(pf, (nfds_t)np, -1) < 0) {
+            if (errno == EINTR) continue;
+            return 1;
+        }
+        for (int k = 0; k < np; k++) {
+            if (!pf[k].revents) continue;
+            struct pipe_half *x = h[idx[k][0]];
+            if (idx[k][1] == 0) {
+                ssize_t n = read(x->from, x->buf, sizeof x->buf);
+                if (n > 0) {
+                    x->len = (size_t)n;
+                    x->off = 0;
+                } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+                    x->eof = 1;
+                }
+            } else {
+                ssize_t n = write(x->to, x->buf + x->off, x->len - x->off);
+                if (n > 0) {
+                    x->off += (size_t)n;
+                    if (x->off == x->len) x->len = x->off = 0;
+                } else if (n < 0 && errno != EAGAIN && errno != EINTR) {
+                    if (x == &down) return 1; /* our client is gone */
+                    /* the agent closed its side (after an ERROR, say): stop sending, but copy what it said */
+                    up.eof = up.done = 1;
+                    up.len = up.off = 0;
+                }
+            }
+        }
+        if (up.eof && up.len == 0 && !up.done) { /* the client is done sending: tell the agent, keep reading */
+            shutdown(s, SHUT_WR);
+            up.done = 1;
+        }
+        if (down.eof && down.len == 0) return 0;
+    }
+}
+
+/* ---------- startup ---------- */
+
+static void usage(void) {
+    fprintf(stderr, "usage: sandbox-agent init [--socket NAME] [--deadline-ms N] [--idle-ms N] [--workdir DIR]\n"
+                    "       sandbox-agent stdio [--deadline-ms N] [--idle-ms N] [--workdir DIR]\n"
+                    "       sandbox-agent relay [--socket NAME]\n"
+                    "       sandbox-agent --version\n");
+    exit(2);
+}
+
+static int64_t parse_ms(const char *opt, const char *v) {
+    char *end;
+    errno = 0;
+    long long x = strtoll(v, &end, 10);
+    if (errno || *end || end == v || x < 0) {
+        fprintf(stderr, "sandbox-agent: %s wants a number of milliseconds >= 0, got '%s'\n", opt, v);
+        exit(2);
+    }
+    return x;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) usage();
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("sandbox-agent %s protocol %d..%d\n", AGENT_VERSION, PROTO_MIN, PROTO_MAX);
+        return 0;
+    }
+    const char *sock = DEFAULT_SOCKET, *workdir = NULL;
+    int mode = strcmp(argv[1], "init") == 0 ? 'i' : strcmp(argv[1], "stdio") == 0 ? 's'
+                                                  : strcmp(argv[1], "relay") == 0 ? 'r' : 0;
+    if (!mode) usage();
+    for (int i = 2; i < argc; i++) {
+        if (i + 1 >= argc) usage();
+        if (strcmp(argv[i], "--socket") == 0 && mode != 's') sock = argv[++i];
+        else if (strcmp(argv[i], "--deadline-ms") == 0 && mode != 'r') G.deadline_ms = parse_ms(argv[i], argv[i + 1]), i++;
+        else if (strcmp(argv[i], "--idle-ms") == 0 && mode != 'r') G.idle_ms = parse_ms(argv[i], argv[i + 1]), i++;
+        else if (strcmp(argv[i], "--workdir") == 0 && mode != 'r') workdir = argv[++i];
+        else usage();
+    }
+    if (mode == 'r') return relay(sock);
+
+    /* fds 0..2 must exist so that no pipe or socket of ours lands there and gets replaced in a child */
+    for (int fd = 0; fd < 3; fd++)
+        if (fcntl(fd, F_GETFD) < 0 && open("/dev/null", O_RDWR) < 0) fatal("/dev/null");
+    if (workdir && chdir(workdir) < 0) fatal(workdir);
+    G.mode = mode;
+    getrlimit(RLIMIT_NOFILE, &G.nofile);
+    struct rlimit more = {G.nofile.rlim_max, G.nofile.rlim_max}; /* 1,000 streams need ~3,000 fds */
+    setrlimit(RLIMIT_NOFILE, &more);
+    G.last_activity = mono_ms();
+    signal(SIGPIPE, SIG_IGN);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGCHLD);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    if (sigprocmask(SIG_BLOCK, &set, NULL) < 0) fatal("sigprocmask");
+    G.sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+    G.ep = epoll_create1(EPOLL_CLOEXEC);
+    if (G.sfd < 0 || G.ep < 0) fatal("signalfd/epoll");
+    G.tsig.kind = EV_SIGNAL;
+    if (ep_add(G.sfd, EPOLLIN, &G.tsig) < 0) fatal("epoll_ctl");
+    if (mode == 'i') {
+        /* outside a pid namespace (tests) orphans of our children come to us as they would to process 1 */
+        prctl(PR_SET_CHILD_SUBREAPER, 1);
+        struct sockaddr_un a;
+        socklen_t al;
+        if (make_addr(sock, &a, &al) < 0) {
+            fprintf(stderr, "sandbox-agent: socket name too long: %s\n", sock);
+            return 1;
+        }
+        G.lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (sock[0] == '/') unlink(sock);
+        if (G.lfd < 0 || bind(G.lfd, (struct sockaddr *)&a, al) < 0 || listen(G.lfd, 64) < 0) fatal(sock);
+        G.tlisten.kind = EV_LISTEN;
+        if (ep_add(G.lfd, EPOLLIN, &G.tlisten) < 0) fatal("epoll_ctl");
+    } else {
+        set_nonblock(0);
+        set_nonblock(1);
+        conn_new(0, 1);
+    }
+    loop();
+    return 0;
+}
