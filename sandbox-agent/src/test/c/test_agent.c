@@ -1732,7 +1732,8 @@ static void t_pid1(void) {
     if (u == 0) {
         int null = open("/dev/null", O_RDWR);
         dup2(null, 2);
-        execlp("unshare", "unshare", "-p", "-f", "--mount-proc", AGENT, "init", "--socket", sock, (char *)NULL);
+        execlp("unshare", "unshare", "-p", "-f", "--kill-child", "--mount-proc", AGENT, "init", "--socket", sock,
+               (char *)NULL);
         _exit(127);
     }
     track(u);
@@ -1779,7 +1780,7 @@ static void t_pid1(void) {
         struct timespec ts = {0, 10000000};
         nanosleep(&ts, NULL);
     }
-    /* the agent is unshare's child */
+    /* the agent is unshare's child (--kill-child: a failed test that kills unshare takes the agent along) */
     char path[96], kids[64] = "";
     snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)u, (int)u);
     FILE *k = fopen(path, "r");
