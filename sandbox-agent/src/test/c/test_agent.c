@@ -1556,7 +1556,9 @@ static void t_fuzz(void) {
             fuzz_payload(b, type);
             /* now and then a broken one: a byte changed, cut short, or one byte too many */
             uint32_t m = type == 0x03 ? 99 : rnd() % 64; /* a broken TIMERS could set a deadline: never */
-            if (m == 0 && b->n) b->d[rnd() % b->n] = (uint8_t)rnd();
+            /* a changed byte could turn a path into one outside the test's directory (MKDIR with parents would
+             * create it): file requests are only cut or extended, which never parses into another path */
+            if (m == 0 && b->n && type < 0x20) b->d[rnd() % b->n] = (uint8_t)rnd();
             if (m == 1 && b->n) b->n = rnd() % b->n;
             if (m == 2) b->d[b->n++] = 0;
             if (m == 3) type = (uint8_t)rnd() == 0x03 ? 0x7f : (uint8_t)rnd();
@@ -1722,6 +1724,80 @@ static void t_background_limit(void) {
     stop_agent(&a);
 }
 
+
+/* As process 1 of a new PID namespace (util-linux `unshare`; skipped where it is missing or not permitted): HELLO
+ * says pid 1, orphans are reaped, and SIGTERM — which process 1 would ignore without a handler — ends it with 0. */
+static void t_pid1(void) {
+    char sock[128];
+    snprintf(sock, sizeof sock, "%s/pid1.sock", tmpdir);
+    pid_t u = fork();
+    if (u == 0) {
+        int null = open("/dev/null", O_RDWR);
+        dup2(null, 2);
+        execlp("unshare", "unshare", "-p", "-f", "--kill-child", "--mount-proc", AGENT, "init", "--socket", sock,
+               (char *)NULL);
+        _exit(127);
+    }
+    track(u);
+    int fd = -1;
+    for (int i = 0; i < 2000 && fd < 0; i++) {
+        int st;
+        if (waitpid(u, &st, WNOHANG) == u) {
+            printf("  skipped: unshare -p is not available here (status %d)\n", st);
+            return;
+        }
+        fd = connect_to(sock);
+        if (fd < 0) {
+            struct timespec ts = {0, 5000000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    CHECK(fd >= 0, "agent in a PID namespace did not listen");
+    struct buf b = {.n = 0};
+    b_u16(&b, 1);
+    b_u16(&b, 1);
+    b_str(&b, "pid1");
+    sendb(fd, 0x01, 0, &b);
+    struct frame *f = malloc(sizeof *f);
+    next_frame(fd, f);
+    CHECK(f->type == 0x81, "HELLO");
+    uint32_t n = g32(f->p + 2);
+    CHECK(g32(f->p + 6 + n) == 1, "HELLO pid %u", g32(f->p + 6 + n));
+    const char *orphan[] = {"sh", "-c", "sleep 0.1 & echo $!", NULL};
+    struct result *r = run(fd, 1, orphan);
+    int opid = atoi(r->out);
+    free(r);
+    CHECK(opid > 1, "orphan pid '%d'", opid);
+    char script[128];
+    snprintf(script, sizeof script, "test -e /proc/%d && echo there || echo gone", opid);
+    const char *check[] = {"sh", "-c", script, NULL};
+    uint32_t id = 2;
+    int64_t dl = mono_ms() + WAIT_MS;
+    for (;;) { /* a zombie nobody reaps stays in /proc */
+        r = run(fd, id++, check);
+        int gone = strcmp(r->out, "gone\n") == 0;
+        free(r);
+        if (gone) break;
+        CHECK(mono_ms() < dl, "orphan %d of process 1 never reaped", opid);
+        struct timespec ts = {0, 10000000};
+        nanosleep(&ts, NULL);
+    }
+    /* the agent is unshare's child (--kill-child: a failed test that kills unshare takes the agent along) */
+    char path[96], kids[64] = "";
+    snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)u, (int)u);
+    FILE *k = fopen(path, "r");
+    CHECK(k && fgets(kids, sizeof kids, k), "children of unshare");
+    fclose(k);
+    pid_t agent = (pid_t)atoi(kids);
+    CHECK(agent > 1, "agent pid");
+    kill(agent, SIGTERM);
+    struct agent a = {.pid = u, .fd = fd};
+    int rc = wait_agent(&a, WAIT_MS);
+    CHECK(rc == 0, "process 1 after SIGTERM: %d", rc);
+    close(fd);
+    free(f);
+}
+
 struct test {
     const char *name;
     void (*fn)(void);
@@ -1745,7 +1821,7 @@ int main(int argc, char **argv) {
         {"relay", t_relay},              {"idle rss", t_idle_rss},        {"files", t_files},              {"limits", t_limits},
         {"unread connection", t_unread_connection}, {"background pty", t_background_pty},
         {"fuzz", t_fuzz},                {"orphans", t_orphans},         {"sigterm", t_sigterm},
-        {"background limit", t_background_limit},         {"bench", t_bench},
+        {"background limit", t_background_limit}, {"pid 1", t_pid1},         {"bench", t_bench},
     };
     for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
         if (argc > 2 && strcmp(argv[2], tests[i].name) != 0) continue;
