@@ -18,6 +18,9 @@ import reactor.core.publisher.Mono;
 
 /** A handle to a Docker session. */
 final class DockerSession extends RunnerSession {
+    /** Read once, when the first handle is made (off the event loops): it reads a resource from the jar. */
+    private static final String VERSION = Version.get();
+
     private final DockerSessions sessions;
     private final DockerSessionState state;
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -107,7 +110,7 @@ final class DockerSession extends RunnerSession {
         return new SessionStatus(
                 state.id,
                 "running",
-                Version.get(),
+                VERSION,
                 Math.max(0, Duration.between(state.createdAt, Instant.now()).toMillis()),
                 state.timers.lastActivity(),
                 state.runner.runningCount(),
