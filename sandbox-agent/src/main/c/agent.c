@@ -600,6 +600,13 @@ static void proc_orphan(struct proc *p) {
     if (p->reaped) proc_free(p);
 }
 
+/*
+ * A PTY whose process was reaped: its output is in the master's buffer already (a write to a terminal returns once
+ * the line discipline has it), so a master with nothing left to read is at its end. Linux also reports EIO there
+ * once the last slave closed; gVisor never does, and a grandchild holding the terminal must not keep the exit back.
+ */
+static int pty_done(const struct proc *p) { return p->pty && p->reaped; }
+
 static int proc_ended(const struct proc *p) { return p->reaped && p->eof[1] && p->eof[2]; }
 
 static void send_exit(struct conn *c, uint32_t id, const struct proc *p) {
@@ -691,7 +698,7 @@ static void fg_run(struct proc *p) {
     }
     for (int fd = 1; fd <= 2; fd++) {
         for (int k = 0; k < BURST; k++) {
-            if (p->eof[fd] || !p->readable[fd] || s->cred[fd] == 0 || !room(c)) break;
+            if (p->eof[fd] || !(p->readable[fd] || pty_done(p)) || s->cred[fd] == 0 || !room(c)) break;
             size_t want = s->cred[fd] < CHUNK ? (size_t)s->cred[fd] : CHUNK;
             uint8_t *o = out_reserve(c, 18 + want);
             ssize_t n = read(p->fd[fd], o + 18, want);
@@ -708,9 +715,9 @@ static void fg_run(struct proc *p) {
                 if (k == BURST - 1) more = 1;
             } else if (n < 0 && errno == EINTR) {
                 continue;
-            } else if (n < 0 && errno == EAGAIN) {
+            } else if (n < 0 && errno == EAGAIN && !pty_done(p)) {
                 p->readable[fd] = 0;
-            } else { /* 0, or EIO on a PTY master once the terminal's last holder closed it */
+            } else { /* 0, EIO on a PTY master once the terminal's last holder closed it, or a drained reaped PTY */
                 p->eof[fd] = 1;
                 proc_close_fd(p, fd);
             }
@@ -742,7 +749,7 @@ static void bg_run(struct proc *p) {
     for (int fd = 1; fd <= 2; fd++) {
         struct ring *r = &p->ring[fd];
         for (int k = 0; k < BURST; k++) {
-            if (p->eof[fd] || !p->readable[fd]) break;
+            if (p->eof[fd] || !(p->readable[fd] || pty_done(p))) break;
             uint64_t space = r->cap;
             if (p->overflow == 1) {
                 uint64_t low = r->end;
@@ -767,9 +774,9 @@ static void bg_run(struct proc *p) {
                 if (k == BURST - 1) more = 1;
             } else if (n < 0 && errno == EINTR) {
                 continue;
-            } else if (n < 0 && errno == EAGAIN) {
+            } else if (n < 0 && errno == EAGAIN && !pty_done(p)) {
                 p->readable[fd] = 0;
-            } else {
+            } else { /* end of file, EIO from a PTY master, or a drained reaped PTY */
                 p->eof[fd] = 1;
                 proc_close_fd(p, fd);
                 progressed = 1;
@@ -1061,7 +1068,9 @@ static void child(int pty, const char *slave, int in_r, int out_w, int err_w, co
     setrlimit(RLIMIT_NOFILE, &G.nofile);                     /* the agent raised its own for many streams */
     if (setsid() < 0) child_fail(errfd, 0, errno);
     if (pty) {
-        int t = open(slave, O_RDWR);
+        /* O_NOCTTY, then TIOCSCTTY: gVisor refuses TIOCSCTTY (EINVAL) on a terminal the open already made the
+         * controlling one, as Linux does implicitly for a session leader opening a tty without O_NOCTTY */
+        int t = open(slave, O_RDWR | O_NOCTTY);
         if (t < 0) child_fail(errfd, 0, errno);
         if (ioctl(t, TIOCSCTTY, 0) < 0) child_fail(errfd, 0, errno);
         in_r = out_w = err_w = t;

@@ -173,7 +173,7 @@ class DockerProviderTest {
         SandboxSession s = session(DockerTestSupport.settings().withPidsLimit(64));
         try {
             ExecResult r = s.run(ExecOptions.shell(
-                            "i=0; while [ $i -lt 500 ]; do sleep 20 & i=$((i+1)); done; echo launched all"))
+                            "i=0; while [ $i -lt 500 ]; do sleep 20 >/dev/null 2>&1 & i=$((i+1)); done; echo launched all"))
                     .block(WAIT);
             assertThat(r.exitCode()).isNotZero();
             assertThat(r.stdout()).doesNotContain("launched all");

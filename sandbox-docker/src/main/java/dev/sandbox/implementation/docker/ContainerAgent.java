@@ -2,10 +2,8 @@ package dev.sandbox.implementation.docker;
 
 import dev.sandbox.BackendException;
 import dev.sandbox.ExecOptions;
-import dev.sandbox.ProcessLaunchException;
 import dev.sandbox.SessionTerminatedException;
 import dev.sandbox.implementation.agent.AgentConnection;
-import dev.sandbox.implementation.agent.AgentErrnoException;
 import dev.sandbox.implementation.agent.AgentProcess;
 import dev.sandbox.implementation.agent.AgentSpawn;
 import dev.sandbox.implementation.process.RawEvent;
@@ -33,6 +31,12 @@ import reactor.core.scheduler.Schedulers;
 final class ContainerAgent {
     /** How long making a connection may take: one daemon exec and the agent's {@code HELLO}. */
     static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(30);
+
+    /** How often a lost connection's container is inspected while its end may not be recorded yet. */
+    private static final Duration SETTLE_STEP = Duration.ofMillis(100);
+
+    /** How many inspects a lost connection waits for at most (about 1.5 s in all). */
+    private static final int SETTLE_STEPS = 15;
 
     private final DockerControl control;
     private final DockerDataPlane data;
@@ -176,9 +180,7 @@ final class ContainerAgent {
 
             @Override
             public Flux<RawEvent> events() {
-                return untilTerminated(
-                        p.events().onErrorMap(AgentErrnoException.class, e -> launchError(options, e)),
-                        e -> e instanceof RawEvent.Exited);
+                return untilTerminated(p.events(), e -> e instanceof RawEvent.Exited);
             }
 
             @Override
@@ -196,12 +198,6 @@ final class ContainerAgent {
                 p.resize(c, r);
             }
         };
-    }
-
-    private static RuntimeException launchError(ExecOptions options, AgentErrnoException e) {
-        String program = options.argv().get(0);
-        return new ProcessLaunchException(
-                "cannot start '" + program + "': " + e.agentMessage(), e, e.isRetryable());
     }
 
     /**
@@ -234,11 +230,21 @@ final class ContainerAgent {
         return untilTerminated(body.flux(), x -> true).next();
     }
 
-    /** The container's end if it ended (one inspect), else the error itself. */
+    /**
+     * The container's end if it ended, else the error itself. The relay's stream ends a moment before the daemon
+     * records that the container stopped, so its word is awaited for a short while: the {@code die} event, or an
+     * inspect (every {@link #SETTLE_STEP}, at most {@link #SETTLE_STEPS} times) that no longer finds it running.
+     */
     private <T> Mono<T> explain(Throwable e) {
-        return checkRunning()
-                .onErrorResume(x -> !(x instanceof SessionTerminatedException), x -> Mono.empty())
-                .then(Mono.error(e));
+        Mono<Void> died = terminatedSignal
+                .asMono()
+                .then(Mono.error(() -> new SessionTerminatedException(sessionId, terminatedCause)));
+        Mono<Void> inspected = Flux.interval(Duration.ZERO, SETTLE_STEP)
+                .take(SETTLE_STEPS)
+                .concatMap(i -> checkRunning()
+                        .onErrorResume(x -> !(x instanceof SessionTerminatedException), x -> Mono.empty()))
+                .then();
+        return Mono.firstWithSignal(died, inspected).then(Mono.error(e));
     }
 
     /**
