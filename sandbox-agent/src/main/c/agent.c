@@ -2175,6 +2175,12 @@ static int relay(const char *name) {
         return 1;
     }
     signal(SIGPIPE, SIG_IGN); /* a closed peer is a write error to handle, not a death */
+    /* code in the sandbox that stops everything it can (kill -TERM -1, pkill, a shell's hangup) must not cut the
+     * SDK's connection by accident; SIGKILL still can, and the SDK then reconnects */
+    signal(SIGTERM, SIG_IGN);
+    signal(SIGINT, SIG_IGN);
+    signal(SIGHUP, SIG_IGN);
+    signal(SIGQUIT, SIG_IGN);
     set_nonblock(s);
     set_nonblock(0);
     set_nonblock(1);

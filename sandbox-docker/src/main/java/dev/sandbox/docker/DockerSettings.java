@@ -412,8 +412,9 @@ public final class DockerSettings {
 
     /**
      * Makes the container's root file system read-only. The working directory (then {@value
-     * #READ_ONLY_DEFAULT_WORKDIR} unless one is set), {@code /tmp} and the SDK's own {@code /.dev-sandbox} become
-     * writable volumes of the container, removed with it; nothing else can be written, so sandboxed code cannot change
+     * #READ_ONLY_DEFAULT_WORKDIR} unless one is set) and {@code /tmp} become writable volumes of the container,
+     * removed with it; nothing else can be written (the SDK's agent at {@code /.dev-sandbox} is read-only on every
+     * container), so sandboxed code cannot change
      * the image's programs. Off by default, as many tools write elsewhere (package managers, caches in the home
      * directory).
      *
@@ -531,7 +532,7 @@ public final class DockerSettings {
     /**
      * Whether the root file system is read-only.
      *
-     * @return {@code true} when only the workdir, {@code /tmp} and {@code /.dev-sandbox} are writable
+     * @return {@code true} when only the workdir and {@code /tmp} are writable
      */
     public boolean readOnlyRootFilesystem() {
         return readOnlyRootFilesystem;

@@ -94,7 +94,9 @@ class DockerAgentTest {
     void codeInTheSandboxCannotKillItsAgentAndGarbageEndsOnlyItsOwnConnection() {
         SandboxSession s = provider.create(support.sessionOptions()).block(WAIT);
         try {
-            ExecResult r = s.run(ExecOptions.shell("kill -9 1; kill -STOP 1;"
+            // SIGKILL and SIGSTOP to process 1, SIGTERM to everything else (the relay of this connection included),
+            // and random bytes spoken to the agent on a connection of its own
+            ExecResult r = s.run(ExecOptions.shell("kill -9 1; kill -STOP 1; kill -TERM -1;"
                             + " head -c 100000 /dev/urandom | timeout 5 /.dev-sandbox/agent relay | wc -c; echo done"))
                     .block(WAIT);
             assertThat(r.stdout()).endsWith("done\n");

@@ -1,5 +1,8 @@
 package dev.sandbox.implementation.docker;
 
+import com.github.dockerjava.api.model.HostConfig;
+import com.github.dockerjava.api.model.Mount;
+import com.github.dockerjava.api.model.MountType;
 import dev.sandbox.BackendException;
 import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.http.HttpHeaderNames;
@@ -8,33 +11,67 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Base64;
+import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Mono;
 
 /**
- * Installs {@code sandbox-agent} (module {@code sandbox-agent}, shipped in its jar) into a created container before
- * it starts, through the archive API ({@code PUT /containers/{id}/archive}): it works with a remote daemon too and
- * needs no host path. The agent is then the container's main process ({@link #entrypoint}): it serves commands, files
- * and watches on an abstract Unix socket inside the container, which each client connection reaches with one daemon
+ * Installs {@code sandbox-agent} (module {@code sandbox-agent}, shipped in its jar) for the sessions of one daemon:
+ * once per daemon and agent build, into a Docker volume named after the binary's hash ({@value #VOLUME_PREFIX}...),
+ * written through the archive API of a helper container that never starts (so a remote daemon works too, with no
+ * host path). Every session container then mounts that volume read-only at {@value #DIR}: creating a session costs
+ * no copy, and code in the sandbox, root or not, cannot replace the binary (remounting needs {@code
+ * CAP_SYS_ADMIN}, which sessions never get). The agent is the container's main process ({@link #entrypoint}); it
+ * serves commands, files and watches on an abstract Unix socket, which each client connection reaches with one daemon
  * exec of {@code sandbox-agent relay} ({@link DockerAgentTransport}).
+ *
+ * <p>The volume outlives the provider (like the reaper's image), labelled {@value #VOLUME_LABEL}; a new agent build
+ * makes a new one and removes the volumes of older builds that no container mounts any more.
  */
 final class AgentInstaller {
-    /** The directory of the agent in every session container. */
+    private static final Logger LOG = LoggerFactory.getLogger(AgentInstaller.class);
+
+    /** The directory of the agent in every session container: the volume's mount point. */
     static final String DIR = "/.dev-sandbox";
 
     /** The agent's path in every session container. */
     static final String PATH = DIR + "/agent";
 
+    /** The name of the agent's volume, before the first 16 hex digits of the binary's SHA-256. */
+    static final String VOLUME_PREFIX = "dev-sandbox-agent-";
+
+    /** The label on the agent's volume. */
+    static final String VOLUME_LABEL = "dev.sandbox.agent";
+
     private static final String RESOURCE = "/dev/sandbox/agent/linux-x86_64/sandbox-agent";
     private static final Duration TIMEOUT = Duration.ofSeconds(30);
     private static final int MAX_BINARY = 8 * 1024 * 1024;
+    private static final Pattern SIZE = Pattern.compile("\"size\":(\\d{1,12})[,}]");
 
-    /** The tar for a container whose root is writable (the directory and the binary), and for one whose isn't. */
-    private static volatile byte[][] tars;
+    private static volatile Binary binary;
 
-    private AgentInstaller() {}
+    private final DockerControl control;
+    private final DockerDataPlane data;
+    private volatile boolean ready;
+
+    /** The agent's bytes, their tar (one entry, {@code agent}, mode 0755) and the volume named after them. */
+    private record Binary(byte[] bytes, byte[] tar, String volume) {}
+
+    AgentInstaller(DockerControl control, DockerDataPlane data) {
+        this.control = control;
+        this.data = data;
+    }
 
     /**
      * The main process of a session container.
@@ -49,69 +86,180 @@ final class AgentInstaller {
     }
 
     /**
-     * Copies the agent into a created container; blocks (at most 30 s), so call it off non-blocking threads.
+     * The read-only mount of the agent's volume that every session container gets.
      *
-     * @param data the data plane
-     * @param containerId the created container
-     * @param readOnlyRoot whether its root file system is read-only ({@value #DIR} is then a volume of its own)
+     * @return the mount
      */
-    static void install(DockerDataPlane data, String containerId, boolean readOnlyRoot) {
-        byte[] tar = tars()[readOnlyRoot ? 1 : 0];
-        String target = readOnlyRoot ? DIR : "/";
-        String answer;
+    static Mount mount() {
+        return new Mount()
+                .withType(MountType.VOLUME)
+                .withSource(binary().volume())
+                .withTarget(DIR)
+                .withReadOnly(true);
+    }
+
+    /**
+     * Makes sure the agent's volume holds the agent; blocks (each daemon call at most 30 s), so call it off
+     * non-blocking threads. Once done, later calls of this installer return at once.
+     *
+     * @param image an image present on the daemon (the session's), for the helper container that is never started
+     */
+    void ensure(String image) {
+        if (ready) {
+            return;
+        }
+        synchronized (this) {
+            if (ready) {
+                return;
+            }
+            Binary b = binary();
+            var client = control.client();
+            try {
+                client.createVolumeCmd()
+                        .withName(b.volume())
+                        .withLabels(Map.of(VOLUME_LABEL, b.volume()))
+                        .exec();
+            } catch (RuntimeException e) {
+                throw new BackendException(
+                        "docker: cannot create the sandbox agent's volume " + b.volume() + ": " + e.getMessage(), e, true);
+            }
+            // the session label lets the reaper remove the helper if this JVM dies before it does (never started)
+            String helper;
+            try {
+                helper = client.createContainerCmd(image)
+                        .withEntrypoint(PATH)
+                        .withLabels(Map.of(
+                                DockerControl.SESSION_LABEL,
+                                "agent-installer-" + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong())))
+                        .withHostConfig(HostConfig.newHostConfig()
+                                .withNetworkMode("none")
+                                .withMounts(List.of(new Mount()
+                                        .withType(MountType.VOLUME)
+                                        .withSource(b.volume())
+                                        .withTarget(DIR))))
+                        .exec()
+                        .getId();
+            } catch (RuntimeException e) {
+                throw new BackendException(
+                        "docker: cannot create the sandbox agent's installer from " + image + ": " + e.getMessage(),
+                        e,
+                        true);
+            }
+            try {
+                if (installedSize(helper) != b.bytes().length) {
+                    String answer = put(helper, b.tar());
+                    // a racing provider may have written it meanwhile (and a running agent refuses a rewrite)
+                    if (!answer.startsWith("200 ") && installedSize(helper) != b.bytes().length) {
+                        throw new BackendException(
+                                "docker: cannot install the sandbox agent into volume " + b.volume() + ": "
+                                        + answer.substring(0, Math.min(answer.length(), 300)),
+                                null,
+                                true);
+                    }
+                }
+                ready = true;
+                LOG.debug("the sandbox agent is in volume {}", b.volume());
+                removeOlderBuilds(b.volume());
+            } finally {
+                try {
+                    client.removeContainerCmd(helper).withForce(true).exec();
+                } catch (RuntimeException e) {
+                    LOG.debug("could not remove the agent installer {}: {}", helper, e.toString());
+                }
+            }
+        }
+    }
+
+    /** Removes the volumes of other agent builds; the daemon refuses (and this ignores) those still mounted. */
+    private void removeOlderBuilds(String current) {
         try {
-            answer = data.http()
+            var volumes = control.client()
+                    .listVolumesCmd()
+                    .withFilter("label", List.of(VOLUME_LABEL))
+                    .exec()
+                    .getVolumes();
+            for (var v : volumes == null ? List.<com.github.dockerjava.api.command.InspectVolumeResponse>of() : volumes) {
+                if (v.getName().startsWith(VOLUME_PREFIX) && !v.getName().equals(current)) {
+                    try {
+                        control.client().removeVolumeCmd(v.getName()).exec();
+                    } catch (RuntimeException e) {
+                        LOG.debug("agent volume {} stays: {}", v.getName(), e.toString());
+                    }
+                }
+            }
+        } catch (RuntimeException e) {
+            LOG.debug("could not list older agent volumes: {}", e.toString());
+        }
+    }
+
+    /** The size of the installed agent, from the archive API's stat; -1 when there is none. */
+    private long installedSize(String helper) {
+        String stat;
+        try {
+            stat = data.http()
+                    .head()
+                    .uri("/containers/" + helper + "/archive?path=" + PATH)
+                    .response((resp, body) -> body.then(Mono.just(resp.status().code() == 200
+                            ? String.valueOf(resp.responseHeaders().get("X-Docker-Container-Path-Stat"))
+                            : "")))
+                    .single()
+                    .block(TIMEOUT);
+        } catch (RuntimeException e) {
+            throw DockerErrors.connection(data.dockerHost(), "look for the sandbox agent in its volume", e);
+        }
+        if (stat == null || stat.isEmpty() || stat.length() > 4096) {
+            return -1;
+        }
+        try {
+            String json = new String(Base64.getDecoder().decode(stat), StandardCharsets.UTF_8);
+            Matcher m = SIZE.matcher(json);
+            return m.find() ? Long.parseLong(m.group(1)) : -1;
+        } catch (IllegalArgumentException e) {
+            return -1;
+        }
+    }
+
+    private String put(String helper, byte[] tar) {
+        try {
+            String answer = data.http()
                     .headers(h -> h.set(HttpHeaderNames.CONTENT_LENGTH, tar.length)
                             .set(HttpHeaderNames.CONTENT_TYPE, "application/x-tar"))
                     .put()
-                    .uri("/containers/" + containerId + "/archive?path=" + target)
+                    .uri("/containers/" + helper + "/archive?path=" + DIR)
                     .send(Mono.fromSupplier(() -> Unpooled.wrappedBuffer(tar)))
                     .responseSingle((resp, text) -> text.asString(StandardCharsets.UTF_8)
                             .defaultIfEmpty("")
                             .map(t -> resp.status().code() + " " + t))
                     .block(TIMEOUT);
+            return answer == null ? "no answer" : answer;
         } catch (RuntimeException e) {
             throw DockerErrors.connection(data.dockerHost(), "install the sandbox agent", e);
         }
-        if (answer == null || !answer.startsWith("200 ")) {
-            throw new BackendException(
-                    "cannot install the sandbox agent into container " + containerId + ": "
-                            + (answer == null ? "no answer" : answer.substring(0, Math.min(answer.length(), 300))),
-                    null,
-                    false);
-        }
     }
 
-    private static byte[][] tars() {
-        byte[][] t = tars;
-        if (t == null) {
-            byte[] binary = binary();
+    private static Binary binary() {
+        Binary b = binary;
+        if (b == null) {
+            byte[] bytes = read();
             long now = Instant.now().getEpochSecond();
-            ByteArrayOutputStream writable = new ByteArrayOutputStream(binary.length + 4096);
-            writable.writeBytes(TarStream.directoryHeader(DIR.substring(1) + "/", 0755, now));
-            entry(writable, DIR.substring(1) + "/agent", binary, now);
-            writable.writeBytes(TarStream.trailer());
-            ByteArrayOutputStream volume = new ByteArrayOutputStream(binary.length + 4096);
-            entry(volume, "agent", binary, now);
-            volume.writeBytes(TarStream.trailer());
-            t = new byte[][] {writable.toByteArray(), volume.toByteArray()};
-            tars = t;
+            ByteArrayOutputStream tar = new ByteArrayOutputStream(bytes.length + 2048);
+            tar.writeBytes(TarStream.fileHeader("agent", bytes.length, 0755, now));
+            tar.writeBytes(bytes);
+            tar.writeBytes(new byte[TarStream.padding(bytes.length)]);
+            tar.writeBytes(TarStream.trailer());
+            try {
+                byte[] hash = MessageDigest.getInstance("SHA-256").digest(bytes);
+                b = new Binary(bytes, tar.toByteArray(), VOLUME_PREFIX + HexFormat.of().formatHex(hash, 0, 8));
+            } catch (NoSuchAlgorithmException e) {
+                throw new IllegalStateException("SHA-256 is missing from this JDK", e);
+            }
+            binary = b;
         }
-        return t;
+        return b;
     }
 
-    private static void entry(ByteArrayOutputStream tar, String name, byte[] content, long now) {
-        tar.writeBytes(TarStream.fileHeader(name, content.length, 0755, now));
-        tar.writeBytes(content);
-        tar.writeBytes(new byte[TarStream.padding(content.length)]);
-    }
-
-    /**
-     * The agent's bytes from this provider's class path.
-     *
-     * @return the static binary
-     */
-    static byte[] binary() {
+    /** The agent's bytes from this provider's class path. */
+    private static byte[] read() {
         try (InputStream in = AgentInstaller.class.getResourceAsStream(RESOURCE)) {
             if (in == null) {
                 throw new BackendException(

@@ -225,10 +225,9 @@ public final class DockerControl implements AutoCloseable {
      * Creates and starts a container; removes it again when it cannot be started.
      *
      * @param spec what to create
-     * @param beforeStart called with the created container's id before it starts (the agent's installation)
      * @return the container id
      */
-    public String createAndStart(ContainerSpec spec, java.util.function.Consumer<String> beforeStart) {
+    public String createAndStart(ContainerSpec spec) {
         String network = spec.network();
         if (network.equals("bridge")) {
             ensureIsolatedBridge();
@@ -244,7 +243,9 @@ public final class DockerControl implements AutoCloseable {
                 .withCapDrop(Capability.ALL)
                 .withCapAdd(
                         spec.capabilities().stream().map(Capability::valueOf).toArray(Capability[]::new))
-                .withReadonlyRootfs(spec.readOnlyRoot());
+                .withReadonlyRootfs(spec.readOnlyRoot())
+                // the agent, read-only: code in the sandbox cannot replace it
+                .withMounts(List.of(AgentInstaller.mount()));
         if (spec.diskLimit() != null) {
             host.withStorageOpt(Map.of("size", Long.toString(spec.diskLimit())));
         }
@@ -292,7 +293,6 @@ public final class DockerControl implements AutoCloseable {
             throw translate("create a container from '" + spec.image() + "'", e);
         }
         try {
-            beforeStart.accept(id);
             client.startContainerCmd(id).exec();
         } catch (RuntimeException e) {
             try {

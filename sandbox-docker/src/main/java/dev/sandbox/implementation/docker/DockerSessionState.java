@@ -86,6 +86,7 @@ final class DockerSessionState {
         }
         timers.stop();
         runner.killAll();
+        agent.disconnect();
     }
 
     /**

@@ -53,6 +53,8 @@ public final class DockerSessions {
 
     private final DockerControl control;
     private final DockerDataPlane data;
+    /** Puts the agent into its volume on this daemon, once. */
+    private final AgentInstaller agentInstaller;
     private final DockerReaper reaper;
     private final Duration lease;
     private final Map<String, DockerSessionState> sessions = new ConcurrentHashMap<>();
@@ -75,6 +77,7 @@ public final class DockerSessions {
     public DockerSessions(DockerControl control, DockerDataPlane data, DockerReaper reaper, Duration lease) {
         this.control = control;
         this.data = data;
+        this.agentInstaller = new AgentInstaller(control, data);
         this.events = new DockerEvents(data, this::onEvent);
         this.reaper = reaper;
         this.lease = lease;
@@ -179,9 +182,7 @@ public final class DockerSessions {
                     if (workdir == null || workdir.equals("/")) {
                         workdir = DockerSettings.READ_ONLY_DEFAULT_WORKDIR;
                     }
-                    writable = workdir.equals("/tmp")
-                            ? List.of("/tmp", "/.dev-sandbox")
-                            : List.of(workdir, "/tmp", "/.dev-sandbox");
+                    writable = workdir.equals("/tmp") ? List.of("/tmp") : List.of(workdir, "/tmp");
                 }
                 DockerControl.ContainerSpec spec = new DockerControl.ContainerSpec(
                         id,
@@ -213,9 +214,8 @@ public final class DockerSessions {
                     }
                     Map<String, String> imageLabels = control.ensureImage(
                             settings.image(), settings.pullPolicy().name());
-                    boolean readOnly = settings.readOnlyRootFilesystem();
-                    String containerId =
-                            control.createAndStart(spec, created -> AgentInstaller.install(data, created, readOnly));
+                    agentInstaller.ensure(settings.image()); // once per provider: the agent's volume
+                    String containerId = control.createAndStart(spec);
                     Map<String, String> visible = new LinkedHashMap<>(userLabels(imageLabels));
                     visible.putAll(options.labels());
                     ContainerAgent agent = new ContainerAgent(control, data, id, containerId);
@@ -466,6 +466,7 @@ public final class DockerSessions {
         for (DockerSessionState state : sessions.values()) {
             state.timers.stop(); // the containers' agents (and the reaper) take over
             state.runner.killAll();
+            state.agent.disconnect(); // the agent ends this client's foreground commands; background ones live on
         }
         sessions.clear();
         return Mono.whenDelayError(
