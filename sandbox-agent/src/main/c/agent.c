@@ -44,7 +44,9 @@
 #define MAX_STR (1u << 20)
 #define MAX_STRS 65536u
 #define OUT_BOUND (256u * 1024)       /* pending output per connection before sources pause */
-#define STDIN_CREDIT (256u * 1024)    /* DATA credit of a process's stdin and of a WRITE */
+#define HANDOFF 0xFD                  /* the relay's one byte that carries its stdin and stdout */
+#define STDIN_CREDIT (256u * 1024)    /* DATA credit of a process's stdin (bytes the agent may have to hold) */
+#define WRITE_CREDIT (4u << 20)       /* DATA credit of a WRITE: written to disk as it comes, never held */
 #define INBUF_CAP (64u * 1024)
 #define MAX_CONNS 64
 #define MAX_STREAMS 4096
@@ -67,7 +69,7 @@ enum {
 };
 enum { E_BAD_FRAME = 1000, E_VERSION = 1001, E_LIMIT = 1002, E_OFFSET_GONE = 1003, E_NO_PROCESS = 1004 };
 enum { F_PTY = 1, F_STDIN = 2, F_BACKGROUND = 4 };
-enum { EV_LISTEN = 1, EV_SIGNAL, EV_CONN_IN, EV_CONN_OUT, EV_PROC, EV_WATCH };
+enum { EV_LISTEN = 1, EV_SIGNAL, EV_CONN_IN, EV_CONN_OUT, EV_CONN_LIFE, EV_PROC, EV_WATCH };
 enum { TK_CONN = 1, TK_PROC, TK_STREAM };
 enum { ST_SPAWN = 1, ST_READ, ST_WRITE, ST_LIST, ST_WATCH, ST_PROCS, ST_ATTACH };
 
@@ -147,7 +149,9 @@ struct conn {
     struct task task;
     struct conn *prev, *next, *dnext;
     int in_fd, out_fd, dead, closing, hello, dirty;
-    struct evtag tin, tout;
+    int handoff;                /* a socket connection whose first byte may hand over a relay's stdin and stdout */
+    int life_fd;                /* after a handoff: the relay's socket, whose end ends the connection; else -1 */
+    struct evtag tin, tout, tlife;
     uint8_t readable, writable;
     uint8_t *ob;                /* output queue */
     size_t ob_cap, ob_head, ob_tail;
@@ -873,6 +877,10 @@ static void conn_finish(struct conn *c) {
     if (c->out_fd != c->in_fd) ep_del(c->out_fd);
     close(c->in_fd);
     if (c->out_fd != c->in_fd) close(c->out_fd);
+    if (c->life_fd >= 0) {
+        ep_del(c->life_fd);
+        close(c->life_fd); /* the relay sees the end and exits */
+    }
     free(c->ob);
     free(c->ib);
     free(c->big);
@@ -1577,9 +1585,9 @@ static void h_write(struct conn *c, uint32_t id, struct rd *r) {
     }
     struct stream *s = stream_new(c, id, ST_WRITE);
     s->w = w;
-    s->data_credit = STDIN_CREDIT;
+    s->data_credit = WRITE_CREDIT;
     struct fw f = fw_begin(c, A_READY, id, 4);
-    fw_u32(&f, STDIN_CREDIT);
+    fw_u32(&f, WRITE_CREDIT);
     fw_end(&f);
 out:
     free(path);
@@ -1920,11 +1928,75 @@ static int conn_parse(struct conn *c) {
     return !c->closing && !c->dead;
 }
 
+/*
+ * The first read of a socket connection. A relay whose stdin and stdout are pipes (docker exec's) hands them over:
+ * one byte HANDOFF with both fds (SCM_RIGHTS). The agent then reads and writes those pipes itself, one copy and one
+ * process fewer on every byte, and keeps the socket only to learn when the relay ends (it ends the connection) and
+ * to tell the relay when the connection ended (closing it). Anything else is the protocol's first bytes.
+ * Returns the bytes read into ib (0 after a handoff), -1 on EAGAIN, -2 at the connection's end.
+ */
+static ssize_t conn_first_read(struct conn *c) {
+    if (!c->ib) c->ib = xmalloc(INBUF_CAP);
+    union {
+        char buf[CMSG_SPACE(2 * sizeof(int))];
+        struct cmsghdr align;
+    } u;
+    struct iovec iov = {.iov_base = c->ib + c->ib_len, .iov_len = INBUF_CAP - c->ib_len};
+    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
+    ssize_t n = recvmsg(c->in_fd, &m, MSG_CMSG_CLOEXEC);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) return -1;
+    if (n <= 0) return -2;
+    int fds[2] = {-1, -1}, nfds = 0;
+    for (struct cmsghdr *h = CMSG_FIRSTHDR(&m); h; h = CMSG_NXTHDR(&m, h)) {
+        if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS) continue;
+        size_t k = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        for (size_t i = 0; i < k; i++) {
+            int fd;
+            memcpy(&fd, CMSG_DATA(h) + i * sizeof(int), sizeof fd);
+            if (nfds < 2) fds[nfds++] = fd;
+            else close(fd);
+        }
+    }
+    c->handoff = 0;
+    if (n == 1 && c->ib[c->ib_len] == HANDOFF && nfds == 2 && !(m.msg_flags & MSG_CTRUNC)) {
+        set_nonblock(fds[0]);
+        set_nonblock(fds[1]);
+        ep_del(c->in_fd);
+        c->life_fd = c->in_fd;
+        c->in_fd = fds[0];
+        c->out_fd = fds[1];
+        c->tlife.kind = EV_CONN_LIFE;
+        c->tlife.obj = c;
+        if (ep_add(c->in_fd, EPOLLIN | EPOLLRDHUP | EPOLLET, &c->tin) < 0
+                || ep_add(c->out_fd, EPOLLOUT | EPOLLET, &c->tout) < 0
+                || ep_add(c->life_fd, EPOLLIN | EPOLLRDHUP | EPOLLET, &c->tlife) < 0) {
+            return -2; /* fds epoll cannot watch (the relay only hands over pipes and sockets) */
+        }
+        c->readable = c->writable = 1;
+        return 0;
+    }
+    for (int i = 0; i < nfds; i++) close(fds[i]);
+    return n;
+}
+
 static void conn_run(struct conn *c) {
     for (int k = 0; k < 16; k++) {
         if (!conn_parse(c)) return;
         if (!c->readable) return;
         ssize_t n;
+        if (c->handoff) {
+            n = conn_first_read(c);
+            if (n == -1) {
+                c->readable = 0;
+                return;
+            }
+            if (n == -2) {
+                conn_close(c);
+                return;
+            }
+            c->ib_len += (size_t)n;
+            continue;
+        }
         if (c->big) {
             n = read(c->in_fd, c->big + c->big_got, c->big_len - c->big_got);
         } else {
@@ -1951,6 +2023,7 @@ static struct conn *conn_new(int in_fd, int out_fd) {
     c->task.kind = TK_CONN;
     c->in_fd = in_fd;
     c->out_fd = out_fd;
+    c->life_fd = -1;
     memset(c->rhead, 0xff, sizeof c->rhead);
     c->tin.kind = EV_CONN_IN;
     c->tin.obj = c;
@@ -1991,7 +2064,7 @@ static void accept_all(void) {
             close(fd);
             continue;
         }
-        conn_new(fd, fd);
+        conn_new(fd, fd)->handoff = 1;
     }
 }
 
@@ -2020,6 +2093,11 @@ static void on_event(struct epoll_event *e) {
     switch (t->kind) {
     case EV_LISTEN: accept_all(); break;
     case EV_SIGNAL: on_signals(); break;
+    case EV_CONN_LIFE: { /* the relay ended, or wrote on a socket it only holds: the connection is over */
+        struct conn *c = t->obj;
+        if (!c->dead) conn_close(c);
+        break;
+    }
     case EV_CONN_IN:
     case EV_CONN_OUT: {
         struct conn *c = t->obj;
@@ -2161,6 +2239,28 @@ struct pipe_half {
     size_t len, off;
 };
 
+/* Hands stdin and stdout to the agent when both are pipes or sockets (what epoll can watch); 1 when done. */
+static int handoff(int s) {
+    struct stat a, b;
+    if (fstat(0, &a) < 0 || fstat(1, &b) < 0) return 0;
+    if (!(S_ISFIFO(a.st_mode) || S_ISSOCK(a.st_mode)) || !(S_ISFIFO(b.st_mode) || S_ISSOCK(b.st_mode))) return 0;
+    uint8_t byte = HANDOFF;
+    int fds[2] = {0, 1};
+    union {
+        char buf[CMSG_SPACE(sizeof fds)];
+        struct cmsghdr align;
+    } u;
+    memset(&u, 0, sizeof u);
+    struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
+    struct cmsghdr *h = CMSG_FIRSTHDR(&m);
+    h->cmsg_level = SOL_SOCKET;
+    h->cmsg_type = SCM_RIGHTS;
+    h->cmsg_len = CMSG_LEN(sizeof fds);
+    memcpy(CMSG_DATA(h), fds, sizeof fds);
+    return sendmsg(s, &m, MSG_NOSIGNAL) == 1;
+}
+
 static int relay(const char *name) {
     struct sockaddr_un a;
     socklen_t al;
@@ -2181,6 +2281,14 @@ static int relay(const char *name) {
     signal(SIGINT, SIG_IGN);
     signal(SIGHUP, SIG_IGN);
     signal(SIGQUIT, SIG_IGN);
+    if (handoff(s)) { /* the agent has our stdin and stdout now: wait for the connection's end */
+        char b;
+        for (;;) {
+            ssize_t n = read(s, &b, 1);
+            if (n < 0 && errno == EINTR) continue;
+            return 0;
+        }
+    }
     set_nonblock(s);
     set_nonblock(0);
     set_nonblock(1);

@@ -41,7 +41,8 @@ import reactor.core.publisher.Sinks;
  * }</pre>
  *
  * <p>Bounded by design: at most {@value #MAX_STREAMS} streams are open (beyond: an {@link AgentErrnoException} with
- * code {@code LIMIT}); every producing stream has at most {@value #WINDOW} bytes credited per fd, and credit is
+ * code {@code LIMIT}); every producing stream has at most {@value #WINDOW} bytes credited per fd ({@value #READ_WINDOW}
+ * for a file read), and credit is
  * returned only as the subscriber consumes, so a subscriber that stops requesting stops the agent's source (a process
  * blocks in {@code write()}). Everything the client queues to send is per-stream state (a pending request, credit
  * counters, a signal mask, one terminal size, one buffer of stdin) flushed in batches as the transport demands, so
@@ -63,6 +64,12 @@ public final class AgentConnection {
     public static final int MAX_STREAMS = 4096;
     /** Bytes credited at most per producing stream and fd. */
     public static final int WINDOW = 256 * 1024;
+
+    /**
+     * Credit of a file read: one stream per read, its chunks go straight to the reader, and a round trip through a
+     * daemon's exec stream is long enough that a smaller window leaves the pipe idle.
+     */
+    public static final int READ_WINDOW = 2 * 1024 * 1024;
     /**
      * Bytes credited to a stream of small items ({@code LIST} entries, {@code WATCH} events, {@code PROC}s): each
      * queued item costs an object beyond its bytes, so these get a smaller window.
@@ -489,10 +496,10 @@ public final class AgentConnection {
      */
     public Flux<ByteBuffer> read(String path, long offset, long length) {
         Objects.requireNonNull(path, "path");
-        return new ItemStream<ByteBuffer>(this, "read " + path, WINDOW, 0) {
+        return new ItemStream<ByteBuffer>(this, "read " + path, READ_WINDOW, 0) {
             @Override
             ClientFrame request(int sid) {
-                return new ClientFrame.Read(sid, path, offset, length, WINDOW);
+                return new ClientFrame.Read(sid, path, offset, length, READ_WINDOW);
             }
 
             @Override
