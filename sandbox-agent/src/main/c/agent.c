@@ -113,6 +113,8 @@ struct proc {
     struct stream *owner;       /* a foreground process's stream */
     struct ring ring[3];        /* background: output rings */
     struct stream *readers;     /* background: attached streams */
+    uint64_t had[3];            /* background: the furthest offset any reader has had, per fd (THROTTLE) */
+    int killed;                 /* background: SIGKILL was sent through INPUT */
     char **argv;                /* background: for PROCS */
 };
 
@@ -745,7 +747,11 @@ static void bg_run(struct proc *p) {
             if (p->eof[fd] || !p->readable[fd]) break;
             uint64_t space = r->cap;
             if (p->overflow == 1) {
-                uint64_t low = r->end;
+                /* bytes no reader has had yet are held even with no reader attached: a process started
+                 * with THROTTLE and read later loses nothing; what a reader had may go. Once killed, only
+                 * attached readers hold bytes: its EXIT must not wait for a reader that may never come. */
+                uint64_t low = p->killed ? r->end : p->had[fd] < r->start ? r->start : p->had[fd];
+                if (low > r->end) low = r->end;
                 for (struct stream *s = p->readers; s; s = s->rnext) {
                     uint64_t pos = s->pos[fd] < r->start ? r->start : s->pos[fd];
                     if (pos < low) low = pos;
@@ -813,6 +819,7 @@ static void attach_run(struct stream *s) {
             fw_end(&f);
             s->pos[fd] += n;
             s->cred[fd] -= n;
+            if (s->pos[fd] > p->had[fd]) p->had[fd] = s->pos[fd];
             progressed = 1;
             if (k == BURST - 1) more = 1;
         }
@@ -1354,6 +1361,10 @@ static void h_input(struct conn *c, uint32_t id, struct rd *r) {
     } else if (what == 2) {
         uint32_t sig = (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
         if (!p->reaped && sig < NSIG) kill(-p->pid, (int)sig);
+        if (sig == SIGKILL) {
+            p->killed = 1;
+            task_ready(&p->task);
+        }
     } else if (p->pty && p->fd[1] >= 0) {
         struct winsize ws = {.ws_col = (uint16_t)(b[0] << 8 | b[1]), .ws_row = (uint16_t)(b[2] << 8 | b[3])};
         ioctl(p->fd[1], TIOCSWINSZ, &ws);
