@@ -13,7 +13,6 @@ import dev.sandbox.SessionEndReason;
 import dev.sandbox.SessionInfo;
 import dev.sandbox.SessionNotFoundException;
 import dev.sandbox.SessionOptions;
-import dev.sandbox.SessionTerminatedException;
 import dev.sandbox.docker.DockerSandboxProvider;
 import dev.sandbox.docker.DockerSettings;
 import dev.sandbox.implementation.ProviderCloser;
@@ -281,7 +280,9 @@ public final class DockerSessions {
         Mono<OptionalLong> recorded = reaper == null ? Mono.just(OptionalLong.empty()) : reaper.readDeadline(sessionId);
         // the idle timeout as the container's agent was last told (only a hint: sandboxed code may lie)
         Mono<long[]> hint = agent.connection()
-                .map(c -> new long[] {c.hello().deadlineMs(), Math.max(0, c.hello().idleMs() - graceMillis())})
+                .map(c -> new long[] {
+                    c.hello().deadlineMs(), Math.max(0, c.hello().idleMs() - graceMillis())
+                })
                 .onErrorResume(e -> Mono.just(new long[0]));
         return Mono.zip(recorded, hint)
                 .map(found -> {
@@ -383,8 +384,8 @@ public final class DockerSessions {
                                     : ContainerDeath.describe(c);
                         })
                         .timeout(Duration.ofSeconds(1))
-                        .onErrorResume(e ->
-                                Mono.just(ContainerDeath.describe(event.attributes(), found.agent.oomEventSeen())))
+                        .onErrorResume(
+                                e -> Mono.just(ContainerDeath.describe(event.attributes(), found.agent.oomEventSeen())))
                         .doFinally(x -> explaining.remove(found.containerId))
                         .subscribe(cause -> terminate(found, cause));
             }
@@ -466,6 +467,7 @@ public final class DockerSessions {
         for (DockerSessionState state : sessions.values()) {
             state.timers.stop(); // the containers' agents (and the reaper) take over
             state.runner.killAll();
+            state.processes.unwatchAll(); // agent-held processes keep running: that is their point
         }
         sessions.clear();
         return Mono.whenDelayError(
