@@ -113,7 +113,7 @@ struct proc {
     struct stream *owner;       /* a foreground process's stream */
     struct ring ring[3];        /* background: output rings */
     struct stream *readers;     /* background: attached streams */
-    uint64_t had[3];            /* background: the furthest offset any reader has had, per fd (THROTTLE) */
+    uint64_t had[3];            /* background: the furthest offset a following reader has had, per fd (THROTTLE) */
     int killed;                 /* background: SIGKILL was sent through INPUT */
     char **argv;                /* background: for PROCS */
 };
@@ -819,7 +819,8 @@ static void attach_run(struct stream *s) {
             fw_end(&f);
             s->pos[fd] += n;
             s->cred[fd] -= n;
-            if (s->pos[fd] > p->had[fd]) p->had[fd] = s->pos[fd];
+            /* a following reader consumes; one that reads what is there now (follow 0) only looks */
+            if (s->follow && s->pos[fd] > p->had[fd]) p->had[fd] = s->pos[fd];
             progressed = 1;
             if (k == BURST - 1) more = 1;
         }
