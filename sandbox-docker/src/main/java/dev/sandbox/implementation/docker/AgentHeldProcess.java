@@ -342,14 +342,31 @@ final class AgentHeldProcess {
             writing = true;
         }
         Pending current = p;
+        // the turn is released before the caller hears of the end: a caller that writes again on completion
+        // (flatMap with 16 in flight) finds the place free
         current.running = agent.untilTerminated(agent.connection().flatMap(current.op))
-                .doFinally(signal -> {
-                    synchronized (pending) {
-                        writing = false;
-                    }
+                .doOnCancel(() -> {
+                    release();
                     drain();
                 })
-                .subscribe(x -> {}, current.sink::error, current.sink::success);
+                .subscribe(
+                        x -> {},
+                        e -> {
+                            release();
+                            current.sink.error(e);
+                            drain();
+                        },
+                        () -> {
+                            release();
+                            current.sink.success();
+                            drain();
+                        });
+    }
+
+    private void release() {
+        synchronized (pending) {
+            writing = false;
+        }
     }
 
     /** A stdin operation waiting for its turn. */

@@ -26,6 +26,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 
 /** A handle to a Docker session. */
 final class DockerSession extends RunnerSession {
@@ -91,14 +92,16 @@ final class DockerSession extends RunnerSession {
             boolean throttle = background.overflow() == BackgroundOptions.Overflow.THROTTLE;
             return state.agent
                     .spawnBackground(options, state.secrets, 0, 0, background.ringBytes(), throttle)
-                    .map(started -> {
+                    .flatMap(started -> agentStartedAt(started.id()).map(at -> Map.entry(started, at)))
+                    .map(startedAt -> {
+                        var started = startedAt.getKey();
                         AgentHeldProcess held = new AgentHeldProcess(
                                 state.agent,
                                 state.id,
                                 started.id(),
                                 started.pid(),
                                 options.argv(),
-                                Instant.now(),
+                                startedAt.getValue(),
                                 false,
                                 options,
                                 options.stdin().isPresent());
@@ -108,6 +111,19 @@ final class DockerSession extends RunnerSession {
                         return (BackgroundProcess) new AgentBackgroundProcess(held, this::check);
                     });
         });
+    }
+
+    /**
+     * When the agent started a process, by its clock: every provider instance then reports the same start time and
+     * the same durations. Now, when the agent's list does not say (the process was already dropped).
+     */
+    private Mono<Instant> agentStartedAt(String processId) {
+        return state.agent
+                .untilTerminated(state.agent.connection().flatMapMany(c -> c.procs()), x -> false)
+                .filter(p -> p.id().equals(processId))
+                .next()
+                .map(p -> Instant.ofEpochMilli(p.startedMs()))
+                .switchIfEmpty(Mono.fromSupplier(Instant::now));
     }
 
     /** Feeds a stdin publisher given at start to the agent-held process, then closes its stdin. */
@@ -149,14 +165,16 @@ final class DockerSession extends RunnerSession {
             long ring = Math.max(BackgroundOptions.MIN_RING_BYTES, options.replayBytes());
             return state.agent
                     .spawnBackground(exec, state.secrets, options.cols(), options.rows(), ring, false)
-                    .map(started -> {
+                    .flatMap(started -> agentStartedAt(started.id()).map(at -> Map.entry(started, at)))
+                    .map(startedAt -> {
+                        var started = startedAt.getKey();
                         AgentHeldProcess held = new AgentHeldProcess(
                                 state.agent,
                                 state.id,
                                 started.id(),
                                 started.pid(),
                                 exec.argv(),
-                                Instant.now(),
+                                startedAt.getValue(),
                                 true,
                                 exec,
                                 false);
@@ -249,13 +267,16 @@ final class DockerSession extends RunnerSession {
                 .untilTerminated(state.agent.connection().flatMapMany(c -> c.procs()), x -> false)
                 .filter(AgentProcInfo::running)
                 .collectList()
+                // off the connection's I/O thread: the status reads the SDK's version (a resource) on first use
+                .publishOn(Schedulers.boundedElastic())
                 .map(running ->
                         status((int) running.stream().filter(p -> p.kind() == 0).count(), (int)
                                 running.stream().filter(p -> p.kind() == 1).count()))
                 .onErrorResume(
                         e -> !(e instanceof SessionTerminatedException),
                         e -> Mono.fromSupplier(
-                                () -> status(state.processes.running(false), state.processes.running(true))));
+                                        () -> status(state.processes.running(false), state.processes.running(true)))
+                                .subscribeOn(Schedulers.boundedElastic()));
     }
 
     private SessionStatus status(int backgroundRunning, int ptysRunning) {
