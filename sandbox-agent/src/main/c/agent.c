@@ -54,6 +54,7 @@
 #define RING_MAX (64u << 20)
 #define BURST 4                       /* frames a task produces per turn before yielding (fairness) */
 #define LAUNCH_TIMEOUT_MS 5000
+#define PTY_HUP_MS 250 /* how long after its command was reaped a PTY's empty master means its end */
 #define DRAIN_MS 2000                 /* how long a closing connection may take to flush its last frames */
 #define DEFAULT_SOCKET "dev.sandbox.agent"
 #define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -115,6 +116,8 @@ struct proc {
     struct stream *readers;     /* background: attached streams */
     uint64_t had[3];            /* background: the furthest offset a following reader has had, per fd (THROTTLE) */
     int killed;                 /* background: SIGKILL was sent through INPUT */
+    int64_t reaped_mono;        /* PTY: when its command was reaped */
+    int hup;                    /* PTY: reaped a while ago; an empty master now means its end */
     char **argv;                /* background: for PROCS */
 };
 
@@ -175,6 +178,7 @@ static struct {
     struct proc *procs, *bg_head, *bg_tail;
     struct proc *phash[4096]; /* by pid, for reaping */
     int nbg, running;
+    int pty_waiting;          /* reaped PTYs whose master has not reported its end yet */
     uint64_t next_seq;
     struct task *rq_head, *rq_tail;
     size_t rq_len;
@@ -710,6 +714,9 @@ static void fg_run(struct proc *p) {
                 if (k == BURST - 1) more = 1;
             } else if (n < 0 && errno == EINTR) {
                 continue;
+            } else if (n < 0 && errno == EAGAIN && p->hup) {
+                p->eof[fd] = 1; /* a reaped PTY's master with nothing left (see check_timers) */
+                proc_close_fd(p, fd);
             } else if (n < 0 && errno == EAGAIN) {
                 p->readable[fd] = 0;
             } else { /* 0, or EIO on a PTY master once the terminal's last holder closed it */
@@ -773,6 +780,9 @@ static void bg_run(struct proc *p) {
                 if (k == BURST - 1) more = 1;
             } else if (n < 0 && errno == EINTR) {
                 continue;
+            } else if (n < 0 && errno == EAGAIN && p->hup) {
+                p->eof[fd] = 1; /* a reaped PTY's master with nothing left (see check_timers) */
+                proc_close_fd(p, fd);
             } else if (n < 0 && errno == EAGAIN) {
                 p->readable[fd] = 0;
             } else {
@@ -849,6 +859,10 @@ static void reap(void) {
         if (!p) continue; /* an orphan reparented to us, or a child that failed to launch */
         p->reaped = 1;
         p->ended_ms = now_ms();
+        if (p->pty && !p->eof[1]) {
+            p->reaped_mono = mono_ms();
+            G.pty_waiting++;
+        }
         G.running--;
         G.last_activity = mono_ms();
         if (WIFSIGNALED(st)) {
@@ -1069,7 +1083,9 @@ static void child(int pty, const char *slave, int in_r, int out_w, int err_w, co
     setrlimit(RLIMIT_NOFILE, &G.nofile);                     /* the agent raised its own for many streams */
     if (setsid() < 0) child_fail(errfd, 0, errno);
     if (pty) {
-        int t = open(slave, O_RDWR);
+        /* O_NOCTTY, then TIOCSCTTY: Linux would make the terminal ours on open already, and gVisor's TIOCSCTTY
+         * refuses (EINVAL) a session that has a controlling terminal, even that same one */
+        int t = open(slave, O_RDWR | O_NOCTTY);
         if (t < 0) child_fail(errfd, 0, errno);
         if (ioctl(t, TIOCSCTTY, 0) < 0) child_fail(errfd, 0, errno);
         in_r = out_w = err_w = t;
@@ -2111,6 +2127,24 @@ static void check_timers(int *timeout) {
         int64_t left = G.last_activity + G.idle_ms - mono;
         if (left <= 0) quit(0);
         if (t < 0 || left < t) t = left;
+    }
+    /* Linux reports a PTY's end as EIO on its master once the last holder of the terminal closed it; gVisor reports
+     * no such event. A PTY whose command was reaped PTY_HUP_MS ago is read once more: nothing left means its end. */
+    if (G.pty_waiting > 0) {
+        int waiting = 0; /* counted again: a PTY that reported its end, or was freed, waits no more */
+        for (struct proc *p = G.procs; p; p = p->next) {
+            if (!p->pty || !p->reaped || p->hup || p->eof[1]) continue;
+            int64_t left = p->reaped_mono + PTY_HUP_MS - mono;
+            if (left <= 0) {
+                p->hup = 1;
+                p->readable[1] = 1;
+                task_ready(&p->task);
+            } else {
+                waiting++;
+                if (t < 0 || left < t) t = left;
+            }
+        }
+        G.pty_waiting = waiting;
     }
     for (struct conn *c = G.conns, *n; c; c = n) {
         n = c->next;
