@@ -156,8 +156,14 @@ final class AgentHeldProcess {
                         exitSink::tryEmitError);
     }
 
-    /** Stops watching (this provider closes); the process itself goes on in the agent. */
-    void unwatch() {
+    /**
+     * Stops watching (this provider closes, or the session ended); the process itself goes on in the agent, or ends
+     * with its container. Whoever still waits for the exit through this provider gets {@code why}.
+     *
+     * @param why the error for waiters of the exit
+     */
+    void unwatch(RuntimeException why) {
+        exitSink.tryEmitError(why);
         Disposable w = watcher;
         if (w != null) {
             w.dispose();

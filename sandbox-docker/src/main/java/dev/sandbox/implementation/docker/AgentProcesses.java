@@ -75,12 +75,16 @@ final class AgentProcesses {
         }
     }
 
-    /** Stops every exit watcher (this provider closes, or the session ended); the processes go on in the agent. */
-    void unwatchAll() {
+    /**
+     * Stops every exit watcher (this provider closes, or the session ended); the processes go on in the agent.
+     *
+     * @param why the error for those still waiting for an exit through this provider
+     */
+    void unwatchAll(java.util.function.Supplier<RuntimeException> why) {
         List<AgentHeldProcess> all;
         synchronized (known) {
             all = new ArrayList<>(known.values());
         }
-        all.forEach(AgentHeldProcess::unwatch);
+        all.forEach(p -> p.unwatch(why.get()));
     }
 }

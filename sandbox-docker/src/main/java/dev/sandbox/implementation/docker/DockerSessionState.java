@@ -91,7 +91,8 @@ final class DockerSessionState {
         }
         timers.stop();
         runner.killAll();
-        processes.unwatchAll(); // the container goes with the session: so do its processes
+        // the container goes with the session: so do its processes
+        processes.unwatchAll(() -> new dev.sandbox.SessionClosedException(id, reason));
     }
 
     /**

@@ -9,6 +9,7 @@ import com.github.dockerjava.api.command.InspectContainerResponse;
 import com.github.dockerjava.api.model.Container;
 import dev.sandbox.InvalidArgumentException;
 import dev.sandbox.SandboxSession;
+import dev.sandbox.SessionClosedException;
 import dev.sandbox.SessionEndReason;
 import dev.sandbox.SessionInfo;
 import dev.sandbox.SessionNotFoundException;
@@ -467,7 +468,8 @@ public final class DockerSessions {
         for (DockerSessionState state : sessions.values()) {
             state.timers.stop(); // the containers' agents (and the reaper) take over
             state.runner.killAll();
-            state.processes.unwatchAll(); // agent-held processes keep running: that is their point
+            // agent-held processes keep running (that is their point); this provider stops following them
+            state.processes.unwatchAll(() -> new SessionClosedException(state.id, SessionEndReason.PROVIDER_CLOSED));
         }
         sessions.clear();
         return Mono.whenDelayError(
