@@ -56,6 +56,7 @@
 #define RING_MAX (64u << 20)
 #define BURST 4                       /* frames a task produces per turn before yielding (fairness) */
 #define LAUNCH_TIMEOUT_MS 5000
+#define PTY_HUP_MS 250 /* how long after its command was reaped a PTY's empty master means its end */
 #define DRAIN_MS 2000                 /* how long a closing connection may take to flush its last frames */
 #define DEFAULT_SOCKET "dev.sandbox.agent"
 #define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -115,6 +116,10 @@ struct proc {
     struct stream *owner;       /* a foreground process's stream */
     struct ring ring[3];        /* background: output rings */
     struct stream *readers;     /* background: attached streams */
+    uint64_t had[3];            /* background: the furthest offset a following reader has had, per fd (THROTTLE) */
+    int killed;                 /* background: SIGKILL was sent through INPUT */
+    int64_t reaped_mono;        /* PTY: when its command was reaped */
+    int hup;                    /* PTY: reaped a while ago; an empty master now means its end */
     char **argv;                /* background: for PROCS */
 };
 
@@ -177,6 +182,7 @@ static struct {
     struct proc *procs, *bg_head, *bg_tail;
     struct proc *phash[4096]; /* by pid, for reaping */
     int nbg, running;
+    int pty_waiting;          /* reaped PTYs whose master has not reported its end yet */
     uint64_t next_seq;
     struct task *rq_head, *rq_tail;
     size_t rq_len;
@@ -604,13 +610,6 @@ static void proc_orphan(struct proc *p) {
     if (p->reaped) proc_free(p);
 }
 
-/*
- * A PTY whose process was reaped: its output is in the master's buffer already (a write to a terminal returns once
- * the line discipline has it), so a master with nothing left to read is at its end. Linux also reports EIO there
- * once the last slave closed; gVisor never does, and a grandchild holding the terminal must not keep the exit back.
- */
-static int pty_done(const struct proc *p) { return p->pty && p->reaped; }
-
 static int proc_ended(const struct proc *p) { return p->reaped && p->eof[1] && p->eof[2]; }
 
 static void send_exit(struct conn *c, uint32_t id, const struct proc *p) {
@@ -702,7 +701,7 @@ static void fg_run(struct proc *p) {
     }
     for (int fd = 1; fd <= 2; fd++) {
         for (int k = 0; k < BURST; k++) {
-            if (p->eof[fd] || !(p->readable[fd] || pty_done(p)) || s->cred[fd] == 0 || !room(c)) break;
+            if (p->eof[fd] || !p->readable[fd] || s->cred[fd] == 0 || !room(c)) break;
             size_t want = s->cred[fd] < CHUNK ? (size_t)s->cred[fd] : CHUNK;
             uint8_t *o = out_reserve(c, 18 + want);
             ssize_t n = read(p->fd[fd], o + 18, want);
@@ -719,7 +718,10 @@ static void fg_run(struct proc *p) {
                 if (k == BURST - 1) more = 1;
             } else if (n < 0 && errno == EINTR) {
                 continue;
-            } else if (n < 0 && errno == EAGAIN && !pty_done(p)) {
+            } else if (n < 0 && errno == EAGAIN && p->hup) {
+                p->eof[fd] = 1; /* a reaped PTY's master with nothing left (see check_timers) */
+                proc_close_fd(p, fd);
+            } else if (n < 0 && errno == EAGAIN) {
                 p->readable[fd] = 0;
             } else { /* 0, EIO on a PTY master once the terminal's last holder closed it, or a drained reaped PTY */
                 p->eof[fd] = 1;
@@ -753,10 +755,14 @@ static void bg_run(struct proc *p) {
     for (int fd = 1; fd <= 2; fd++) {
         struct ring *r = &p->ring[fd];
         for (int k = 0; k < BURST; k++) {
-            if (p->eof[fd] || !(p->readable[fd] || pty_done(p))) break;
+            if (p->eof[fd] || !p->readable[fd]) break;
             uint64_t space = r->cap;
             if (p->overflow == 1) {
-                uint64_t low = r->end;
+                /* bytes no reader has had yet are held even with no reader attached: a process started
+                 * with THROTTLE and read later loses nothing; what a reader had may go. Once killed, only
+                 * attached readers hold bytes: its EXIT must not wait for a reader that may never come. */
+                uint64_t low = p->killed ? r->end : p->had[fd] < r->start ? r->start : p->had[fd];
+                if (low > r->end) low = r->end;
                 for (struct stream *s = p->readers; s; s = s->rnext) {
                     uint64_t pos = s->pos[fd] < r->start ? r->start : s->pos[fd];
                     if (pos < low) low = pos;
@@ -778,7 +784,10 @@ static void bg_run(struct proc *p) {
                 if (k == BURST - 1) more = 1;
             } else if (n < 0 && errno == EINTR) {
                 continue;
-            } else if (n < 0 && errno == EAGAIN && !pty_done(p)) {
+            } else if (n < 0 && errno == EAGAIN && p->hup) {
+                p->eof[fd] = 1; /* a reaped PTY's master with nothing left (see check_timers) */
+                proc_close_fd(p, fd);
+            } else if (n < 0 && errno == EAGAIN) {
                 p->readable[fd] = 0;
             } else { /* end of file, EIO from a PTY master, or a drained reaped PTY */
                 p->eof[fd] = 1;
@@ -824,6 +833,8 @@ static void attach_run(struct stream *s) {
             fw_end(&f);
             s->pos[fd] += n;
             s->cred[fd] -= n;
+            /* a following reader consumes; one that reads what is there now (follow 0) only looks */
+            if (s->follow && s->pos[fd] > p->had[fd]) p->had[fd] = s->pos[fd];
             progressed = 1;
             if (k == BURST - 1) more = 1;
         }
@@ -852,6 +863,10 @@ static void reap(void) {
         if (!p) continue; /* an orphan reparented to us, or a child that failed to launch */
         p->reaped = 1;
         p->ended_ms = now_ms();
+        if (p->pty && !p->eof[1]) {
+            p->reaped_mono = mono_ms();
+            G.pty_waiting++;
+        }
         G.running--;
         G.last_activity = mono_ms();
         if (WIFSIGNALED(st)) {
@@ -1076,8 +1091,8 @@ static void child(int pty, const char *slave, int in_r, int out_w, int err_w, co
     setrlimit(RLIMIT_NOFILE, &G.nofile);                     /* the agent raised its own for many streams */
     if (setsid() < 0) child_fail(errfd, 0, errno);
     if (pty) {
-        /* O_NOCTTY, then TIOCSCTTY: gVisor refuses TIOCSCTTY (EINVAL) on a terminal the open already made the
-         * controlling one, as Linux does implicitly for a session leader opening a tty without O_NOCTTY */
+        /* O_NOCTTY, then TIOCSCTTY: Linux would make the terminal ours on open already, and gVisor's TIOCSCTTY
+         * refuses (EINVAL) a session that has a controlling terminal, even that same one */
         int t = open(slave, O_RDWR | O_NOCTTY);
         if (t < 0) child_fail(errfd, 0, errno);
         if (ioctl(t, TIOCSCTTY, 0) < 0) child_fail(errfd, 0, errno);
@@ -1371,6 +1386,10 @@ static void h_input(struct conn *c, uint32_t id, struct rd *r) {
     } else if (what == 2) {
         uint32_t sig = (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
         if (!p->reaped && sig < NSIG) kill(-p->pid, (int)sig);
+        if (sig == SIGKILL) {
+            p->killed = 1;
+            task_ready(&p->task);
+        }
     } else if (p->pty && p->fd[1] >= 0) {
         struct winsize ws = {.ws_col = (uint16_t)(b[0] << 8 | b[1]), .ws_row = (uint16_t)(b[2] << 8 | b[3])};
         ioctl(p->fd[1], TIOCSWINSZ, &ws);
@@ -2186,6 +2205,24 @@ static void check_timers(int *timeout) {
         int64_t left = G.last_activity + G.idle_ms - mono;
         if (left <= 0) quit(0);
         if (t < 0 || left < t) t = left;
+    }
+    /* Linux reports a PTY's end as EIO on its master once the last holder of the terminal closed it; gVisor reports
+     * no such event. A PTY whose command was reaped PTY_HUP_MS ago is read once more: nothing left means its end. */
+    if (G.pty_waiting > 0) {
+        int waiting = 0; /* counted again: a PTY that reported its end, or was freed, waits no more */
+        for (struct proc *p = G.procs; p; p = p->next) {
+            if (!p->pty || !p->reaped || p->hup || p->eof[1]) continue;
+            int64_t left = p->reaped_mono + PTY_HUP_MS - mono;
+            if (left <= 0) {
+                p->hup = 1;
+                p->readable[1] = 1;
+                task_ready(&p->task);
+            } else {
+                waiting++;
+                if (t < 0 || left < t) t = left;
+            }
+        }
+        G.pty_waiting = waiting;
     }
     for (struct conn *c = G.conns, *n; c; c = n) {
         n = c->next;

@@ -865,6 +865,69 @@ static void parse_started_id(const struct frame *f, char *id, size_t cap) {
     id[n] = 0;
 }
 
+/* THROTTLE with nobody attached: output nobody read is held (the process blocks, the ring keeps offset 0); a reader
+ * with follow 0 only looks; after SIGKILL a reader that wants no bytes (a watcher far past the end) gets the EXIT */
+static void t_throttle_unread(void) {
+    struct agent a = start_init(NULL, NULL);
+    hello(a.fd);
+    struct frame *f = malloc(sizeof *f);
+    struct buf b = {.n = 0};
+    char id[32];
+    const char *yes[] = {"yes", NULL};
+    spawn_full(a.fd, 1, F_BACKGROUND, 0, 65536, 1, "", yes, NULL);
+    expect_on(a.fd, 1, f);
+    CHECK(f->type == 0x90, "STARTED");
+    parse_started_id(f, id, sizeof id);
+    pid_t pid = (pid_t)g32(f->p);
+    expect_on(a.fd, 1, f);
+    CHECK(f->type == 0x80, "OK");
+    int64_t dl = mono_ms() + WAIT_MS;
+    while (!blocked_in_pipe_write(pid)) {
+        CHECK(mono_ms() < dl, "unread throttled yes not blocked");
+        struct timespec ts = {0, 2000000};
+        nanosleep(&ts, NULL);
+    }
+    uint32_t sid = 1;
+    for (int look = 0; look < 2; look++) { /* twice: looking releases nothing */
+        b.n = 0;
+        b_str(&b, id);
+        b_u64(&b, 0);
+        b_u64(&b, 0);
+        b_u8(&b, 0);
+        b_u32(&b, 1 << 20);
+        sendb(a.fd, 0x31, ++sid, &b);
+        expect_on(a.fd, sid, f);
+        CHECK(f->type == 0x90, "look %d: STARTED, got 0x%02x", look, f->type);
+        uint64_t got = 0;
+        for (;;) {
+            expect_on(a.fd, sid, f);
+            if (f->type == 0x95) break;
+            CHECK(f->type == 0x91 && g64(f->p + 1) == got, "look %d: OUTPUT at %llu", look, (unsigned long long)got);
+            got += f->len - 9;
+        }
+        CHECK(got == 65536, "look %d: the ring holds %llu bytes from 0", look, (unsigned long long)got);
+        CHECK(blocked_in_pipe_write(pid), "look %d: yes still blocked", look);
+    }
+    uint32_t watch = ++sid;
+    b.n = 0;
+    b_str(&b, id);
+    b_u64(&b, UINT64_MAX >> 1);
+    b_u64(&b, UINT64_MAX >> 1);
+    b_u8(&b, 1);
+    b_u32(&b, 1 << 20);
+    sendb(a.fd, 0x31, watch, &b);
+    expect_on(a.fd, watch, f);
+    CHECK(f->type == 0x90, "watcher STARTED");
+    uint8_t sb[4] = {0, 0, 0, SIGKILL};
+    input(a.fd, ++sid, id, 2, sb, 4);
+    expect_on(a.fd, sid, f);
+    CHECK(f->type == 0x80, "signal OK");
+    expect_on(a.fd, watch, f);
+    CHECK(f->type == 0x92 && f->p[4] == 1 && g32(f->p) == SIGKILL, "watcher: EXIT by SIGKILL, got 0x%02x", f->type);
+    free(f);
+    stop_agent(&a);
+}
+
 static void t_background(void) {
     struct agent a = start_init(NULL, NULL);
     hello(a.fd);
@@ -1821,7 +1884,7 @@ int main(int argc, char **argv) {
         {"relay", t_relay},              {"idle rss", t_idle_rss},        {"files", t_files},              {"limits", t_limits},
         {"unread connection", t_unread_connection}, {"background pty", t_background_pty},
         {"fuzz", t_fuzz},                {"orphans", t_orphans},         {"sigterm", t_sigterm},
-        {"background limit", t_background_limit}, {"pid 1", t_pid1},         {"bench", t_bench},
+        {"background limit", t_background_limit}, {"pid 1", t_pid1},         {"throttle unread", t_throttle_unread},         {"bench", t_bench},
     };
     for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
         if (argc > 2 && strcmp(argv[2], tests[i].name) != 0) continue;

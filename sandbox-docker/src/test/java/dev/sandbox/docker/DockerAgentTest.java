@@ -71,11 +71,15 @@ class DockerAgentTest {
                     .isEqualTo("one");
             // a watch sees a file a command writes
             AtomicReference<FileEvent> seen = new AtomicReference<>();
-            StepVerifier.create(s.files().watch("/work").filter(e -> e.path().endsWith("/b.txt")).take(1))
+            StepVerifier.create(s.files()
+                            .watch("/work")
+                            .filter(e -> e.path().endsWith("/b.txt"))
+                            .take(1))
                     .then(() -> {
                         // no ready signal yet (issue 14): write until the watch sees it, boundedly
                         for (int i = 0; i < 20 && seen.get() == null; i++) {
-                            s.run(ExecOptions.of("/busybox", "touch", "/work/b.txt")).block(WAIT);
+                            s.run(ExecOptions.of("/busybox", "touch", "/work/b.txt"))
+                                    .block(WAIT);
                             sleep(100);
                         }
                     })
@@ -123,7 +127,8 @@ class DockerAgentTest {
                             .satisfies(x -> assertThat(((dev.sandbox.BackendException) x).isRetryable())
                                     .isTrue()))
                     .verify(WAIT);
-            assertThat(s.run(ExecOptions.shell("echo again")).block(WAIT).stdout()).isEqualTo("again\n");
+            assertThat(s.run(ExecOptions.shell("echo again")).block(WAIT).stdout())
+                    .isEqualTo("again\n");
         } finally {
             s.destroy().block(WAIT);
         }
@@ -147,12 +152,17 @@ class DockerAgentTest {
         }
         // its deadline (3 s, rounded up to the second) plus the grace the SDK keeps to end it first
         Instant due = created.plusSeconds(3 + 1 + DockerSandboxProvider.LIFETIME_GRACE_SECONDS);
-        sleep(Math.max(0, Duration.between(Instant.now(), created.plusSeconds(2)).toMillis()));
-        assertThat(support.container(id)).as("still running before its deadline").isNotNull();
+        sleep(Math.max(
+                0, Duration.between(Instant.now(), created.plusSeconds(2)).toMillis()));
+        assertThat(support.container(id))
+                .as("still running before its deadline")
+                .isNotNull();
         while (support.container(id) != null && Instant.now().isBefore(due.plusSeconds(5))) {
             Thread.sleep(100);
         }
-        assertThat(support.container(id)).as("ended by its agent within 5 s of %s", due).isNull();
+        assertThat(support.container(id))
+                .as("ended by its agent within 5 s of %s", due)
+                .isNull();
     }
 
     @Test
@@ -183,10 +193,9 @@ class DockerAgentTest {
                 assertThat(other.stdout().trim()).isEqualTo("104857600");
                 assertThat(seconds).as("the other command's time").isLessThan(20);
                 // the stalled producer waits in write(): asleep, and its output far below what it could make
-                String state = s.run(ExecOptions.shell(
-                                "p=$(cat /tmp/yes.pid); for i in 1 2 3 4 5 6 7 8 9 10; do"
-                                        + " s=$(cut -d' ' -f3 /proc/$p/stat); [ \"$s\" = S ] && break; sleep 0.1; done;"
-                                        + " echo $s; cut -d' ' -f14 /proc/$p/stat"))
+                String state = s.run(ExecOptions.shell("p=$(cat /tmp/yes.pid); for i in 1 2 3 4 5 6 7 8 9 10; do"
+                                + " s=$(cut -d' ' -f3 /proc/$p/stat); [ \"$s\" = S ] && break; sleep 0.1; done;"
+                                + " echo $s; cut -d' ' -f14 /proc/$p/stat"))
                         .block(WAIT)
                         .stdout();
                 assertThat(state).startsWith("S\n");
@@ -202,8 +211,7 @@ class DockerAgentTest {
     @Test
     void aThousandConcurrentStreamsOnOneSessionKeepTheAgentUnder32MiB() {
         SandboxSession s = provider.create(
-                        support.sessionOptions(),
-                        DockerTestSupport.settings().withPidsLimit(4096))
+                        support.sessionOptions(), DockerTestSupport.settings().withPidsLimit(4096))
                 .block(WAIT);
         try {
             int n = 1000;
@@ -222,8 +230,9 @@ class DockerAgentTest {
                 long deadline = System.nanoTime() + WAIT.toNanos();
                 int running = 0;
                 while (System.nanoTime() < deadline) {
-                    String status = s.run(ExecOptions.shell(
-                                    "grep VmRSS /proc/1/status | tr -s ' ' | cut -d' ' -f2; ls /proc | grep -c '^[0-9]'"))
+                    String status = s.run(
+                                    ExecOptions.shell(
+                                            "grep VmRSS /proc/1/status | tr -s ' ' | cut -d' ' -f2; ls /proc | grep -c '^[0-9]'"))
                             .block(WAIT)
                             .stdout();
                     List<String> parts = status.lines().toList();
@@ -241,8 +250,12 @@ class DockerAgentTest {
             }
             List<ExecResult> results = all.block(WAIT);
             started.dispose();
-            assertThat(results).hasSize(n).allSatisfy(r -> assertThat(r.exitCode()).isZero());
-            assertThat(results.stream().mapToInt(r -> Integer.parseInt(r.stdout().trim())).sum())
+            assertThat(results)
+                    .hasSize(n)
+                    .allSatisfy(r -> assertThat(r.exitCode()).isZero());
+            assertThat(results.stream()
+                            .mapToInt(r -> Integer.parseInt(r.stdout().trim()))
+                            .sum())
                     .isEqualTo(n * (n - 1) / 2);
         } finally {
             s.destroy().block(WAIT);

@@ -116,20 +116,22 @@ final class AgentFiles implements SandboxFiles {
     @Override
     public Mono<byte[]> readAllBytes(String path, long maxBytes) {
         if (maxBytes < 0) {
-            return Mono.error(new InvalidArgumentException("maxBytes", "maxBytes must not be negative, got " + maxBytes));
+            return Mono.error(
+                    new InvalidArgumentException("maxBytes", "maxBytes must not be negative, got " + maxBytes));
         }
         // one byte more than the cap tells a file over it from one at it
         long ask = maxBytes == Long.MAX_VALUE ? -1L : maxBytes + 1;
-        return resolve("path", path).flatMap(abs -> many(path, c -> c.read(abs, 0, ask))
-                .collect(java.io.ByteArrayOutputStream::new, (out, b) -> {
-                    if (out.size() + (long) b.remaining() > maxBytes) {
-                        throw tooLarge(path, maxBytes);
-                    }
-                    byte[] chunk = new byte[b.remaining()];
-                    b.get(chunk);
-                    out.writeBytes(chunk);
-                })
-                .map(java.io.ByteArrayOutputStream::toByteArray));
+        return resolve("path", path)
+                .flatMap(abs -> many(path, c -> c.read(abs, 0, ask))
+                        .collect(java.io.ByteArrayOutputStream::new, (out, b) -> {
+                            if (out.size() + (long) b.remaining() > maxBytes) {
+                                throw tooLarge(path, maxBytes);
+                            }
+                            byte[] chunk = new byte[b.remaining()];
+                            b.get(chunk);
+                            out.writeBytes(chunk);
+                        })
+                        .map(java.io.ByteArrayOutputStream::toByteArray));
     }
 
     private static FileOperationException tooLarge(String path, long max) {
@@ -189,7 +191,8 @@ final class AgentFiles implements SandboxFiles {
     @Override
     public Flux<FileInfo> list(String path) {
         return resolve("path", path)
-                .flatMap(abs -> many(path, c -> c.list(abs, 1)).map(i -> i.toFileInfo()).collectList())
+                .flatMap(abs ->
+                        many(path, c -> c.list(abs, 1)).map(i -> i.toFileInfo()).collectList())
                 .flatMapIterable(list -> {
                     List<FileInfo> sorted = new ArrayList<>(list);
                     sorted.sort(Comparator.comparing(FileInfo::name));
@@ -237,12 +240,16 @@ final class AgentFiles implements SandboxFiles {
                             e -> e instanceof FileOperationException f
                                     && f.reason() == FileOperationException.Reason.NOT_FOUND
                                     && f.path().equals(to),
-                            e -> one(to, c -> c.move(src, dst).onErrorMap(
-                                    x -> x instanceof AgentErrnoException a && a.code() == 2,
-                                    x -> LocalFileIo.failure(
-                                            from,
-                                            FileOperationException.Reason.NOT_FOUND,
-                                            new IOException(((AgentErrnoException) x).agentMessage())))));
+                            e -> one(
+                                    to,
+                                    c -> c.move(src, dst)
+                                            .onErrorMap(
+                                                    x -> x instanceof AgentErrnoException a && a.code() == 2,
+                                                    x -> LocalFileIo.failure(
+                                                            from,
+                                                            FileOperationException.Reason.NOT_FOUND,
+                                                            new IOException(
+                                                                    ((AgentErrnoException) x).agentMessage())))));
         });
     }
 
@@ -250,8 +257,9 @@ final class AgentFiles implements SandboxFiles {
 
     @Override
     public Flux<FileEvent> watch(String path) {
-        return resolve("path", path).flatMapMany(abs -> many(path, c -> c.watch(abs, false))
-                .filter(e -> e.kind() != AgentWatchEvent.Kind.READY)
-                .map(AgentWatchEvent::toFileEvent));
+        return resolve("path", path)
+                .flatMapMany(abs -> many(path, c -> c.watch(abs, false))
+                        .filter(e -> e.kind() != AgentWatchEvent.Kind.READY)
+                        .map(AgentWatchEvent::toFileEvent));
     }
 }

@@ -2,10 +2,13 @@ package dev.sandbox.implementation.docker;
 
 import dev.sandbox.BackendException;
 import dev.sandbox.ExecOptions;
+import dev.sandbox.ProcessLaunchException;
 import dev.sandbox.SessionTerminatedException;
 import dev.sandbox.implementation.agent.AgentConnection;
+import dev.sandbox.implementation.agent.AgentErrnoException;
 import dev.sandbox.implementation.agent.AgentProcess;
 import dev.sandbox.implementation.agent.AgentSpawn;
+import dev.sandbox.implementation.agent.AgentStarted;
 import dev.sandbox.implementation.process.RawEvent;
 import dev.sandbox.implementation.process.SpawnedProcess;
 import java.time.Duration;
@@ -105,7 +108,8 @@ final class ContainerAgent {
                     Mono<AgentConnection> made = AgentConnection.open(
                                     new DockerAgentTransport(control, data, sessionId, containerId), options)
                             .timeout(CONNECT_TIMEOUT)
-                            .doOnNext(c -> c.onClose().subscribe(null, e -> forget(self.get()), () -> forget(self.get())))
+                            .doOnNext(
+                                    c -> c.onClose().subscribe(null, e -> forget(self.get()), () -> forget(self.get())))
                             .doOnError(e -> forget(self.get()))
                             .onErrorResume(e -> !(e instanceof SessionTerminatedException), this::explain)
                             .cache();
@@ -114,10 +118,12 @@ final class ContainerAgent {
                 }
                 m = connecting;
             }
-            return m.flatMap(c -> c.isClosed() ? Mono.defer(() -> {
-                forgetClosed(c);
-                return connection();
-            }) : Mono.just(c));
+            return m.flatMap(c -> c.isClosed()
+                    ? Mono.defer(() -> {
+                        forgetClosed(c);
+                        return connection();
+                    })
+                    : Mono.just(c));
         });
     }
 
@@ -201,6 +207,39 @@ final class ContainerAgent {
     }
 
     /**
+     * Starts a background process (or a PTY) that the agent holds: its output stays in the agent's rings after this
+     * call, readable by any provider instance that attaches to the session.
+     *
+     * @param options the command (validated); a stdin publisher in it asks for a stdin pipe, fed by the caller
+     * @param secrets variables added to its environment
+     * @param cols terminal columns, 0 without a terminal
+     * @param rows terminal rows, 0 without a terminal
+     * @param ringBytes bytes the agent keeps per output stream
+     * @param throttle stop the process while its ring is full of unread bytes, instead of dropping the oldest
+     * @return the agent's id and the pid
+     */
+    Mono<AgentStarted> spawnBackground(
+            ExecOptions options, Map<String, String> secrets, int cols, int rows, long ringBytes, boolean throttle) {
+        return Mono.defer(() -> {
+            Map<String, String> env = new LinkedHashMap<>(secrets);
+            env.putAll(options.env());
+            // a background process always gets a stdin pipe (unless on a terminal): writeStdin feeds it later
+            AgentSpawn spec = new AgentSpawn(
+                    options.argv(), env, options.cwd().orElse(""), cols > 0 ? null : Flux.empty(), cols, rows);
+            return untilTerminated(connection()
+                    .flatMap(c -> c.spawnBackground(spec, ringBytes, throttle))
+                    .onErrorMap(
+                            ProcessLaunchException.class,
+                            e -> e.getCause() instanceof AgentErrnoException a ? launchError(options, a) : e));
+        });
+    }
+
+    private static RuntimeException launchError(ExecOptions options, AgentErrnoException e) {
+        String program = options.argv().get(0);
+        return new ProcessLaunchException("cannot start '" + program + "': " + e.agentMessage(), e, e.isRetryable());
+    }
+
+    /**
      * A stream of this container that ends with {@link SessionTerminatedException} as soon as the container is known to
      * have ended, and whose lost connection is explained (the container's end, or a retryable error while it runs).
      *
@@ -262,7 +301,8 @@ final class ContainerAgent {
                     if (c == null) {
                         throw new SessionTerminatedException(sessionId, "its container no longer exists");
                     }
-                    if (c.getState() == null || !Boolean.TRUE.equals(c.getState().getRunning())) {
+                    if (c.getState() == null
+                            || !Boolean.TRUE.equals(c.getState().getRunning())) {
                         throw new SessionTerminatedException(sessionId, ContainerDeath.describe(c));
                     }
                     return Boolean.TRUE;

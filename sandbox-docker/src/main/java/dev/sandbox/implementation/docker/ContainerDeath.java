@@ -87,8 +87,7 @@ final class ContainerDeath {
             return "it was stopped from outside (SIGTERM, " + code + ")" + detail;
         }
         if (exitCode != null && exitCode == 0) {
-            return "its agent ended it (a stop from outside, or the container's own lifetime or idle timeout)"
-                    + detail;
+            return "its agent ended it (a stop from outside, or the container's own lifetime or idle timeout)" + detail;
         }
         return "it exited" + (code.isEmpty() ? "" : " with " + code) + detail;
     }

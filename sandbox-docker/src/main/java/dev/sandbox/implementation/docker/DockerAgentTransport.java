@@ -41,7 +41,13 @@ final class DockerAgentTransport implements AgentTransport {
     @Override
     public Flux<ByteBuffer> open(Flux<ByteBuffer> outbound) {
         return Mono.fromCallable(() -> control.execCreate(
-                        sessionId, containerId, List.of(AgentInstaller.PATH, "relay"), List.of(), null, null, true,
+                        sessionId,
+                        containerId,
+                        List.of(AgentInstaller.PATH, "relay"),
+                        List.of(),
+                        null,
+                        null,
+                        true,
                         false))
                 .subscribeOn(Schedulers.boundedElastic())
                 .flatMapMany(execId -> {
@@ -67,9 +73,8 @@ final class DockerAgentTransport implements AgentTransport {
                             .concatWith(Mono.defer(() -> {
                                 byte[] held = decoder.heldLaunchError();
                                 if (held != null || (seen.get() == 0 && !stderr.isEmpty())) {
-                                    String why = held != null
-                                            ? new String(held, StandardCharsets.UTF_8)
-                                            : stderr.toString();
+                                    String why =
+                                            held != null ? new String(held, StandardCharsets.UTF_8) : stderr.toString();
                                     return Mono.error(new BackendException(
                                             "cannot reach the sandbox agent of session " + sessionId + ": "
                                                     + why.strip(),

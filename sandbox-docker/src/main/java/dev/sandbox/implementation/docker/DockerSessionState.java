@@ -24,6 +24,8 @@ final class DockerSessionState {
     final DockerReaper reaper;
 
     final ExecRunner runner = new ExecRunner();
+    /** Background processes and PTYs held by the agent that this provider has handles to. */
+    final AgentProcesses processes = new AgentProcesses();
     /** When this state was made, after its container started; states made after a sweep's listing are kept. */
     final long registeredNanos = System.nanoTime();
 
@@ -51,7 +53,10 @@ final class DockerSessionState {
         this.secrets = Map.copyOf(secrets);
         this.agent = agent;
         this.reaper = reaper;
-        this.timers = new SessionTimers(id, runner::runningCount, end);
+        // activity as this provider knows it without a round trip: its running commands and the agent-held
+        // processes and PTYs it has handles to (ones started by another provider instance count there)
+        this.timers = new SessionTimers(
+                id, () -> runner.runningCount() + processes.running(false) + processes.running(true), end);
     }
 
     void touch() {
@@ -86,6 +91,8 @@ final class DockerSessionState {
         }
         timers.stop();
         runner.killAll();
+        // the container goes with the session: so do its processes
+        processes.unwatchAll(() -> new dev.sandbox.SessionClosedException(id, reason));
         agent.disconnect();
     }
 

@@ -9,11 +9,11 @@ import com.github.dockerjava.api.command.InspectContainerResponse;
 import com.github.dockerjava.api.model.Container;
 import dev.sandbox.InvalidArgumentException;
 import dev.sandbox.SandboxSession;
+import dev.sandbox.SessionClosedException;
 import dev.sandbox.SessionEndReason;
 import dev.sandbox.SessionInfo;
 import dev.sandbox.SessionNotFoundException;
 import dev.sandbox.SessionOptions;
-import dev.sandbox.SessionTerminatedException;
 import dev.sandbox.docker.DockerSandboxProvider;
 import dev.sandbox.docker.DockerSettings;
 import dev.sandbox.implementation.ProviderCloser;
@@ -281,7 +281,9 @@ public final class DockerSessions {
         Mono<OptionalLong> recorded = reaper == null ? Mono.just(OptionalLong.empty()) : reaper.readDeadline(sessionId);
         // the idle timeout as the container's agent was last told (only a hint: sandboxed code may lie)
         Mono<long[]> hint = agent.connection()
-                .map(c -> new long[] {c.hello().deadlineMs(), Math.max(0, c.hello().idleMs() - graceMillis())})
+                .map(c -> new long[] {
+                    c.hello().deadlineMs(), Math.max(0, c.hello().idleMs() - graceMillis())
+                })
                 .onErrorResume(e -> Mono.just(new long[0]));
         return Mono.zip(recorded, hint)
                 .map(found -> {
@@ -383,8 +385,8 @@ public final class DockerSessions {
                                     : ContainerDeath.describe(c);
                         })
                         .timeout(Duration.ofSeconds(1))
-                        .onErrorResume(e ->
-                                Mono.just(ContainerDeath.describe(event.attributes(), found.agent.oomEventSeen())))
+                        .onErrorResume(
+                                e -> Mono.just(ContainerDeath.describe(event.attributes(), found.agent.oomEventSeen())))
                         .doFinally(x -> explaining.remove(found.containerId))
                         .subscribe(cause -> terminate(found, cause));
             }
@@ -466,6 +468,8 @@ public final class DockerSessions {
         for (DockerSessionState state : sessions.values()) {
             state.timers.stop(); // the containers' agents (and the reaper) take over
             state.runner.killAll();
+            // agent-held processes keep running (that is their point); this provider stops following them
+            state.processes.unwatchAll(() -> new SessionClosedException(state.id, SessionEndReason.PROVIDER_CLOSED));
             state.agent.disconnect(); // the agent ends this client's foreground commands; background ones live on
         }
         sessions.clear();

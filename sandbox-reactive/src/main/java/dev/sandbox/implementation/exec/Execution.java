@@ -133,12 +133,6 @@ public final class Execution {
         if (idleTimedOut) {
             return new ExecEvent.Exit(124, ExecEvent.Termination.IDLE_TIMED_OUT, took);
         }
-        if (exited.oomKilled()) {
-            return new ExecEvent.Exit(128 + exited.status(), ExecEvent.Termination.OOM_KILLED, took);
-        }
-        if (exited.signaled()) {
-            return new ExecEvent.Exit(128 + exited.status(), ExecEvent.Termination.SIGNALED, took);
-        }
-        return new ExecEvent.Exit(exited.status(), ExecEvent.Termination.EXITED, took);
+        return LineFraming.exit(exited, took, false);
     }
 }

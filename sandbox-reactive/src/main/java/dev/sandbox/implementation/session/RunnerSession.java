@@ -99,24 +99,27 @@ public abstract class RunnerSession implements SandboxSession, BatchedExec {
         });
     }
 
+    /** {@inheritDoc} A provider whose sandbox holds its processes (not this JVM) overrides this. */
     @Override
-    public final Mono<BackgroundProcess> start(ExecOptions options, BackgroundOptions background) {
+    public Mono<BackgroundProcess> start(ExecOptions options, BackgroundOptions background) {
         return Mono.defer(() -> {
             check();
             return runner.start(options, background, this::spawn, this::check);
         });
     }
 
+    /** {@inheritDoc} A provider whose sandbox holds its processes (not this JVM) overrides this. */
     @Override
-    public final Flux<ProcessInfo> processes() {
+    public Flux<ProcessInfo> processes() {
         return Flux.defer(() -> {
             check();
             return Flux.fromIterable(runner.processes());
         });
     }
 
+    /** {@inheritDoc} A provider whose sandbox holds its processes (not this JVM) overrides this. */
     @Override
-    public final Mono<BackgroundProcess> process(String processId) {
+    public Mono<BackgroundProcess> process(String processId) {
         return Mono.fromCallable(() -> {
             check();
             BackgroundProcess p = runner.process(processId, this::check);
@@ -127,16 +130,18 @@ public abstract class RunnerSession implements SandboxSession, BatchedExec {
         });
     }
 
+    /** {@inheritDoc} A provider whose sandbox holds its processes (not this JVM) overrides this. */
     @Override
-    public final Mono<PtySession> pty(PtyOptions options) {
+    public Mono<PtySession> pty(PtyOptions options) {
         return Mono.defer(() -> {
             check();
             return runner.startPty(options, this::spawnPty, this::check);
         });
     }
 
+    /** {@inheritDoc} A provider whose sandbox holds its processes (not this JVM) overrides this. */
     @Override
-    public final Mono<PtySession> attachPty(String ptyId) {
+    public Mono<PtySession> attachPty(String ptyId) {
         return Mono.fromCallable(() -> {
             check();
             PtySession pty = runner.pty(ptyId);
