@@ -172,8 +172,9 @@ class DockerProviderTest {
     void theProcessLimitStopsAForkBomb() {
         SandboxSession s = session(DockerTestSupport.settings().withPidsLimit(64));
         try {
-            ExecResult r = s.run(ExecOptions.shell(
-                            "i=0; while [ $i -lt 500 ]; do sleep 20 >/dev/null 2>&1 & i=$((i+1)); done; echo launched all"))
+            ExecResult r = s.run(
+                            ExecOptions.shell(
+                                    "i=0; while [ $i -lt 500 ]; do sleep 20 >/dev/null 2>&1 & i=$((i+1)); done; echo launched all"))
                     .block(WAIT);
             assertThat(r.exitCode()).isNotZero();
             assertThat(r.stdout()).doesNotContain("launched all");

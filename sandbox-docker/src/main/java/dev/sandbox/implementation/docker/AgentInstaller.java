@@ -121,7 +121,9 @@ final class AgentInstaller {
                         .exec();
             } catch (RuntimeException e) {
                 throw new BackendException(
-                        "docker: cannot create the sandbox agent's volume " + b.volume() + ": " + e.getMessage(), e, true);
+                        "docker: cannot create the sandbox agent's volume " + b.volume() + ": " + e.getMessage(),
+                        e,
+                        true);
             }
             // the session label lets the reaper remove the helper if this JVM dies before it does (never started)
             String helper;
@@ -130,7 +132,10 @@ final class AgentInstaller {
                         .withEntrypoint(PATH)
                         .withLabels(Map.of(
                                 DockerControl.SESSION_LABEL,
-                                "agent-installer-" + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong())))
+                                "agent-installer-"
+                                        + HexFormat.of()
+                                                .toHexDigits(ThreadLocalRandom.current()
+                                                        .nextLong())))
                         .withHostConfig(HostConfig.newHostConfig()
                                 .withNetworkMode("none")
                                 .withMounts(List.of(new Mount()
@@ -178,7 +183,8 @@ final class AgentInstaller {
                     .withFilter("label", List.of(VOLUME_LABEL))
                     .exec()
                     .getVolumes();
-            for (var v : volumes == null ? List.<com.github.dockerjava.api.command.InspectVolumeResponse>of() : volumes) {
+            for (var v :
+                    volumes == null ? List.<com.github.dockerjava.api.command.InspectVolumeResponse>of() : volumes) {
                 if (v.getName().startsWith(VOLUME_PREFIX) && !v.getName().equals(current)) {
                     try {
                         control.client().removeVolumeCmd(v.getName()).exec();
@@ -199,9 +205,10 @@ final class AgentInstaller {
             stat = data.http()
                     .head()
                     .uri("/containers/" + helper + "/archive?path=" + PATH)
-                    .response((resp, body) -> body.then(Mono.just(resp.status().code() == 200
-                            ? String.valueOf(resp.responseHeaders().get("X-Docker-Container-Path-Stat"))
-                            : "")))
+                    .response((resp, body) -> body.then(Mono.just(
+                            resp.status().code() == 200
+                                    ? String.valueOf(resp.responseHeaders().get("X-Docker-Container-Path-Stat"))
+                                    : "")))
                     .single()
                     .block(TIMEOUT);
         } catch (RuntimeException e) {
@@ -249,7 +256,8 @@ final class AgentInstaller {
             tar.writeBytes(TarStream.trailer());
             try {
                 byte[] hash = MessageDigest.getInstance("SHA-256").digest(bytes);
-                b = new Binary(bytes, tar.toByteArray(), VOLUME_PREFIX + HexFormat.of().formatHex(hash, 0, 8));
+                b = new Binary(
+                        bytes, tar.toByteArray(), VOLUME_PREFIX + HexFormat.of().formatHex(hash, 0, 8));
             } catch (NoSuchAlgorithmException e) {
                 throw new IllegalStateException("SHA-256 is missing from this JDK", e);
             }

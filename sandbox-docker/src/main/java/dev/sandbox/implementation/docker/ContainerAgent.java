@@ -278,9 +278,10 @@ final class ContainerAgent {
         Mono<Void> died = terminatedSignal
                 .asMono()
                 .then(Mono.error(() -> new SessionTerminatedException(sessionId, terminatedCause)));
-        Mono<Void> inspected = Flux.interval(Duration.ZERO, SETTLE_STEP)
-                .take(SETTLE_STEPS)
-                .concatMap(i -> checkRunning()
+        // one inspect after another, a step apart (an inspect may take longer than a step: none is skipped)
+        Mono<Void> inspected = Flux.range(0, SETTLE_STEPS)
+                .concatMap(i -> Mono.delay(i == 0 ? Duration.ZERO : SETTLE_STEP)
+                        .then(checkRunning())
                         .onErrorResume(x -> !(x instanceof SessionTerminatedException), x -> Mono.empty()))
                 .then();
         return Mono.firstWithSignal(died, inspected).then(Mono.error(e));

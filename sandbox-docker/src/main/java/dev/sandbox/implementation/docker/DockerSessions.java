@@ -55,6 +55,7 @@ public final class DockerSessions {
     private final DockerDataPlane data;
     /** Puts the agent into its volume on this daemon, once. */
     private final AgentInstaller agentInstaller;
+
     private final DockerReaper reaper;
     private final Duration lease;
     private final Map<String, DockerSessionState> sessions = new ConcurrentHashMap<>();
