@@ -57,6 +57,9 @@ final class AgentPty implements PtySession {
     @Override
     public Flux<ByteBuffer> output(long offset) {
         return Flux.defer(() -> {
+            if (offset == -1) {
+                return output(); // -1: what the terminal keeps for replay, as on every provider (the server asks so)
+            }
             guard.run();
             if (offset < 0) {
                 throw new InvalidArgumentException("offset", "offset must not be negative, got " + offset);

@@ -53,6 +53,8 @@ final class ContainerAgent {
     private volatile String terminatedCause;
     /** Emits once the container ended: every stream of it stops waiting then. */
     private final Sinks.One<Boolean> terminatedSignal = Sinks.one();
+    /** Why the session ended, once it did by this SDK's hand; {@code null} while it runs. */
+    private volatile RuntimeException endedError;
     /** Whether the daemon reported an out-of-memory kill in the container. */
     private volatile boolean oomEventSeen;
 
@@ -145,6 +147,19 @@ final class ContainerAgent {
                 }
             }
         }
+    }
+
+    /**
+     * The session ended (destroyed, expired, idle): what still runs on the connection fails with {@code why} rather
+     * than a lost connection, and the connection is closed.
+     *
+     * @param why the error of the session's end
+     */
+    void ended(RuntimeException why) {
+        if (endedError == null) {
+            endedError = why;
+        }
+        disconnect();
     }
 
     /** Closes the connection, if one is open; what ran on it fails. */
@@ -260,7 +275,11 @@ final class ContainerAgent {
                     .concatWith(Flux.defer(() -> terminatedCause == null || ended.get()
                             ? Flux.empty()
                             : Flux.error(new SessionTerminatedException(sessionId, terminatedCause))))
-                    .onErrorResume(e -> e instanceof AgentLostException, e -> explain(e));
+                    .onErrorResume(e -> e instanceof AgentLostException, e -> explain(e))
+                    // a connection closed because the session ended says how it ended
+                    .onErrorMap(
+                            e -> endedError != null && !(e instanceof dev.sandbox.SessionClosedException),
+                            e -> endedError);
         });
     }
 

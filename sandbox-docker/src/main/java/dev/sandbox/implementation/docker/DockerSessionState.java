@@ -93,7 +93,7 @@ final class DockerSessionState {
         runner.killAll();
         // the container goes with the session: so do its processes
         processes.unwatchAll(() -> new dev.sandbox.SessionClosedException(id, reason));
-        agent.disconnect();
+        agent.ended(new dev.sandbox.SessionClosedException(id, endReason));
     }
 
     /**
