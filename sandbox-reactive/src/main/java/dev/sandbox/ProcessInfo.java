@@ -4,7 +4,8 @@ import java.time.Instant;
 import java.util.List;
 
 /**
- * A summary of a background process, as listed by {@link SandboxSession#processes()}.
+ * A summary of a background process, as listed by {@link SandboxSession#processes()}, or of a command on a
+ * pseudo-terminal, as listed by {@link SandboxSession#ptys()}.
  *
  * <pre>{@code
  * session.processes().filter(ProcessInfo::running).map(ProcessInfo::id).subscribe(System.out::println);

@@ -10,8 +10,10 @@ import reactor.core.publisher.Mono;
  * subscribed; none blocks the calling thread.
  *
  * <p>{@link #close()} releases this handle and leaves the sandbox to its provider; {@link #destroy()} ends the
- * sandbox, killing every process and deleting its files. After either, every operation on this handle fails with
- * {@link SessionClosedException}.
+ * sandbox, killing every process and deleting its files, also when called on a handle already closed. After either,
+ * every operation on this handle fails with {@link SessionClosedException}: its {@link
+ * SessionClosedException#reason() reason} is {@link SessionEndReason#DESTROYED} once the sandbox was destroyed (through
+ * any handle this provider gave out), {@link SessionEndReason#HANDLE_CLOSED} while only the handle was closed.
  *
  * <pre>{@code
  * try (LocalSandboxProvider provider = LocalSandboxProvider.create()) {
@@ -106,6 +108,26 @@ public interface SandboxSession {
     Mono<PtySession> pty(PtyOptions options);
 
     /**
+     * Lists the session's PTYs, running and recently ended, whoever started them. {@link #processes()} lists
+     * background processes only; a command on a terminal is listed here, with the id {@link #attachPty(String)}
+     * takes, and its pid inside the sandbox.
+     *
+     * <pre>{@code
+     * session.ptys().filter(ProcessInfo::running)
+     *     .flatMap(info -> session.attachPty(info.id()))
+     *     .flatMap(pty -> pty.kill())
+     *     .blockLast(timeout);
+     * }</pre>
+     *
+     * <p>The default fails with {@link UnsupportedFeatureException}, for a provider without PTYs.
+     *
+     * @return one summary per PTY, oldest first
+     */
+    default Flux<ProcessInfo> ptys() {
+        return Flux.error(new UnsupportedFeatureException(getClass().getSimpleName(), "listing PTYs"));
+    }
+
+    /**
      * Finds a PTY of this session by id, to attach to it again.
      *
      * @param ptyId the id from {@link PtySession#id()}
@@ -152,8 +174,11 @@ public interface SandboxSession {
     Mono<Void> close();
 
     /**
-     * Ends the sandbox: kills every process it runs and deletes its workdir. If that fails the handle stays open so
-     * the call can be retried. Idempotent once it has succeeded.
+     * Ends the sandbox: kills every process it runs and deletes its workdir. A handle already {@link #close() closed}
+     * still destroys its sandbox (by the session's id). What was running in it ends with a {@link
+     * SessionClosedException} whose reason is {@link SessionEndReason#DESTROYED}: a command's {@link #exec} stream, a
+     * background process's and a PTY's {@code exit()}. If the destroy fails the handle stays usable so the call can be
+     * retried. Idempotent once it has succeeded.
      *
      * @return completes when the sandbox is gone
      */

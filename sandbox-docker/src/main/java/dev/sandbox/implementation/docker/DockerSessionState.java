@@ -90,7 +90,7 @@ final class DockerSessionState {
             endReason = reason;
         }
         timers.stop();
-        runner.killAll();
+        runner.killAll(() -> new dev.sandbox.SessionClosedException(id, reason));
         // the container goes with the session: so do its processes
         processes.unwatchAll(() -> new dev.sandbox.SessionClosedException(id, reason));
         agent.ended(new dev.sandbox.SessionClosedException(id, endReason));

@@ -468,7 +468,7 @@ public final class DockerSessions {
         events.close();
         for (DockerSessionState state : sessions.values()) {
             state.timers.stop(); // the containers' agents (and the reaper) take over
-            state.runner.killAll();
+            state.runner.killAll(() -> new SessionClosedException(state.id, SessionEndReason.PROVIDER_CLOSED));
             // agent-held processes keep running (that is their point); this provider stops following them
             state.processes.unwatchAll(() -> new SessionClosedException(state.id, SessionEndReason.PROVIDER_CLOSED));
             state.agent.disconnect(); // the agent ends this client's foreground commands; background ones live on

@@ -80,19 +80,25 @@ public final class ExecRunner {
         return count;
     }
 
-    /** Kills every running command, in the foreground and the background. */
-    public void killAll() {
-        running.forEach(Execution::kill);
+    /**
+     * Kills every running command, in the foreground and the background, because the session ends: a command's
+     * stream and a background process's or PTY's {@code exit()} then fail with {@code why}'s error rather than
+     * reporting the kill as an exit code.
+     *
+     * @param why makes the error (one per process)
+     */
+    public void killAll(java.util.function.Supplier<? extends RuntimeException> why) {
+        running.forEach(e -> e.sessionEnded(why.get()));
         List<RingBackgroundProcess> all;
         synchronized (background) {
             all = new ArrayList<>(background.values());
         }
-        all.forEach(RingBackgroundProcess::terminate);
+        all.forEach(p -> p.terminate(why.get()));
         List<PtyProcess> terminals;
         synchronized (ptys) {
             terminals = new ArrayList<>(ptys.values());
         }
-        terminals.forEach(PtyProcess::terminate);
+        terminals.forEach(p -> p.terminate(why.get()));
     }
 
     /**
@@ -185,6 +191,17 @@ public final class ExecRunner {
     public PtySession pty(String id) {
         synchronized (ptys) {
             return ptys.get(id);
+        }
+    }
+
+    /**
+     * The PTYs, running and recently ended, oldest first.
+     *
+     * @return summaries
+     */
+    public List<ProcessInfo> ptys() {
+        synchronized (ptys) {
+            return ptys.values().stream().map(PtyProcess::info).toList();
         }
     }
 

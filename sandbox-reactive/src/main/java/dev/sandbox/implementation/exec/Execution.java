@@ -28,6 +28,8 @@ public final class Execution {
     private volatile boolean idleTimedOut;
     private volatile long lastOutputNanos = startNanos;
     private volatile Runnable onKill = () -> {};
+    /** Set when the session's end killed the process: its exit is then this error, not a signal's exit code. */
+    private volatile RuntimeException sessionEnd;
 
     Execution(ExecOptions options, Scheduler timers) {
         this.options = options;
@@ -65,6 +67,26 @@ public final class Execution {
         }
         // after the kill: what runs here (a throttled reader draining freely) must not let the process run on
         onKill.run();
+    }
+
+    /**
+     * Kills the process because its session ends: from now on its exit is reported as {@code why}, so a caller can
+     * tell the session's end from a {@code kill -9} of its own.
+     *
+     * @param why the error its exit becomes
+     */
+    void sessionEnded(RuntimeException why) {
+        sessionEnd = why;
+        kill();
+    }
+
+    /**
+     * The error the session's end made of this execution's exit, if it ended so.
+     *
+     * @return the error, or {@code null}
+     */
+    RuntimeException sessionEnd() {
+        return sessionEnd;
     }
 
     /** Ends the execution after its stream ended normally: timers stop, the process is already gone. */
@@ -124,8 +146,22 @@ public final class Execution {
         return Duration.ofNanos(System.nanoTime() - startNanos);
     }
 
-    /** How the command ended, from its raw exit and the timers. */
+    /**
+     * How the command ended, from its raw exit and the timers; throws the session's end when that killed it.
+     *
+     * @param exited the raw exit
+     * @return the exit event
+     */
     ExecEvent.Exit exit(RawEvent.Exited exited) {
+        RuntimeException ended = sessionEnd;
+        if (ended != null) {
+            throw ended;
+        }
+        return plainExit(exited);
+    }
+
+    /** How the command ended, from its raw exit and the timers, whatever killed it. */
+    ExecEvent.Exit plainExit(RawEvent.Exited exited) {
         Duration took = elapsed();
         if (timedOut) {
             return new ExecEvent.Exit(124, ExecEvent.Termination.TIMED_OUT, took);

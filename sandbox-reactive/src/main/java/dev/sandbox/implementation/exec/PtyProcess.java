@@ -30,8 +30,12 @@ final class PtyProcess implements PtySession {
         return attached.get();
     }
 
-    void terminate() {
-        process.terminate();
+    void terminate(RuntimeException why) {
+        process.terminate(why);
+    }
+
+    dev.sandbox.ProcessInfo info() {
+        return process.info();
     }
 
     @Override

@@ -240,9 +240,13 @@ public final class RingBackgroundProcess implements BackgroundProcess {
         return signal(9);
     }
 
-    /** Kills without the session check; used when the session ends. */
-    void terminate() {
-        execution.kill();
+    /**
+     * Kills without the session check, because the session ends: its exit becomes {@code why}.
+     *
+     * @param why the session's end
+     */
+    void terminate(RuntimeException why) {
+        execution.sessionEnded(why);
     }
 
     @Override
@@ -427,9 +431,14 @@ public final class RingBackgroundProcess implements BackgroundProcess {
                 }
                 case RawEvent.Exited exited -> {
                     rawExit = exited;
-                    exit = execution.exit(exited);
+                    exit = execution.plainExit(exited);
                     execution.finished();
-                    exitSink.tryEmitValue(exit);
+                    RuntimeException ended = execution.sessionEnd();
+                    if (ended != null) {
+                        exitSink.tryEmitError(ended); // the session's end killed it, not a signal of its own
+                    } else {
+                        exitSink.tryEmitValue(exit);
+                    }
                 }
             }
             if (throttled()) {

@@ -43,12 +43,13 @@ public final class LocalSession extends RunnerSession {
     }
 
     private void checkOpen() {
-        if (closed.get()) {
-            throw new SessionClosedException(state.id, SessionEndReason.HANDLE_CLOSED);
-        }
+        // the session's end first: a closed handle whose sandbox was then destroyed says it was destroyed
         SessionEndReason ended = state.endReason();
         if (ended != null) {
             throw new SessionClosedException(state.id, ended);
+        }
+        if (closed.get()) {
+            throw new SessionClosedException(state.id, SessionEndReason.HANDLE_CLOSED);
         }
     }
 
@@ -101,10 +102,11 @@ public final class LocalSession extends RunnerSession {
     @Override
     public Mono<Void> destroy() {
         return Mono.<Void>fromRunnable(() -> {
-                    if (closed.get() || state.destroyed()) {
+                    if (state.destroyed()) {
                         closed.set(true);
                         return; // idempotent
                     }
+                    // a closed handle still destroys: the sandbox is the session's, not the handle's
                     state.destroy(SessionEndReason.DESTROYED);
                     closed.set(true);
                 })

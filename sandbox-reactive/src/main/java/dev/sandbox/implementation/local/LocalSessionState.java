@@ -194,7 +194,7 @@ public final class LocalSessionState {
             }
             ending = reason;
             try {
-                runner.killAll();
+                runner.killAll(() -> new dev.sandbox.SessionClosedException(id, reason));
                 if (ownsWorkdir) {
                     deleteTree(workdir);
                 }

@@ -141,6 +141,15 @@ public abstract class RunnerSession implements SandboxSession, BatchedExec {
 
     /** {@inheritDoc} A provider whose sandbox holds its processes (not this JVM) overrides this. */
     @Override
+    public Flux<ProcessInfo> ptys() {
+        return Flux.defer(() -> {
+            check();
+            return Flux.fromIterable(runner.ptys());
+        });
+    }
+
+    /** {@inheritDoc} A provider whose sandbox holds its processes (not this JVM) overrides this. */
+    @Override
     public Mono<PtySession> attachPty(String ptyId) {
         return Mono.fromCallable(() -> {
             check();
