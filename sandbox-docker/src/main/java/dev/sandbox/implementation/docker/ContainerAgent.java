@@ -55,7 +55,9 @@ final class ContainerAgent {
     private final Sinks.One<Boolean> terminatedSignal = Sinks.one();
     /** Why the session ended, once it did by this SDK's hand; {@code null} while it runs. */
     private volatile RuntimeException endedError;
-    /** Whether the daemon reported an out-of-memory kill in the container. */
+    /** Why the session is ending by this SDK's hand while its container is removed; {@code null} otherwise. */
+    private volatile RuntimeException endingError;
+        /** Whether the daemon reported an out-of-memory kill in the container. */
     private volatile boolean oomEventSeen;
 
     ContainerAgent(DockerControl control, DockerDataPlane data, String sessionId, String containerId) {
@@ -160,6 +162,22 @@ final class ContainerAgent {
             endedError = why;
         }
         disconnect();
+    }
+
+    /**
+     * A destroy of the session is under way (or, with {@code null}, failed): what the container's removal cuts
+     * fails with {@code why} rather than as a container that ended on its own.
+     *
+     * @param why the error of the session's end, or {@code null}
+     */
+    void ending(RuntimeException why) {
+        endingError = why;
+    }
+
+    /** The error of the session's end by this SDK's hand, ended or under way; {@code null} otherwise. */
+    private RuntimeException sdkEnd() {
+        RuntimeException ended = endedError;
+        return ended != null ? ended : endingError;
     }
 
     /** Closes the connection, if one is open; what ran on it fails. */
@@ -278,8 +296,10 @@ final class ContainerAgent {
                     .onErrorResume(e -> e instanceof AgentLostException, e -> explain(e))
                     // a connection closed because the session ended says how it ended
                     .onErrorMap(
-                            e -> endedError != null && !(e instanceof dev.sandbox.SessionClosedException),
-                            e -> endedError);
+                            e -> sdkEnd() != null
+                                    && (!(e instanceof dev.sandbox.SessionClosedException)
+                                            || e instanceof SessionTerminatedException),
+                            e -> sdkEnd());
         });
     }
 

@@ -58,9 +58,7 @@ final class DockerSession extends RunnerSession {
     }
 
     private void checkOpen() {
-        if (closed.get()) {
-            throw new SessionClosedException(state.id, SessionEndReason.HANDLE_CLOSED);
-        }
+        // the session's end first: a closed handle whose sandbox was then destroyed says it was destroyed
         SessionEndReason ended = state.endReason();
         String terminated = state.terminationCause();
         if (ended == SessionEndReason.TERMINATED && terminated != null) {
@@ -68,6 +66,9 @@ final class DockerSession extends RunnerSession {
         }
         if (ended != null) {
             throw new SessionClosedException(state.id, ended);
+        }
+        if (closed.get()) {
+            throw new SessionClosedException(state.id, SessionEndReason.HANDLE_CLOSED);
         }
         if (sessions.isClosed()) {
             throw new SessionClosedException(state.id, SessionEndReason.PROVIDER_CLOSED);
@@ -149,6 +150,23 @@ final class DockerSession extends RunnerSession {
                         AgentHeldProcess mine = state.processes.get(p.id());
                         return mine != null && mine.pid == p.pid() && !mine.running()
                                 ? mine.info() // its exit as this provider reported it (a timeout is 124)
+                                : AgentHeldProcess.info(p);
+                    });
+        });
+    }
+
+    @Override
+    public Flux<ProcessInfo> ptys() {
+        return Flux.defer(() -> {
+            check();
+            // the agent's list of terminals of the session, whoever started them
+            return state.agent
+                    .untilTerminated(state.agent.connection().flatMapMany(c -> c.procs()), x -> false)
+                    .filter(p -> p.kind() == 1)
+                    .map(p -> {
+                        AgentHeldProcess mine = state.processes.get(p.id());
+                        return mine != null && mine.pid == p.pid() && !mine.running()
+                                ? mine.info()
                                 : AgentHeldProcess.info(p);
                     });
         });
@@ -307,10 +325,11 @@ final class DockerSession extends RunnerSession {
     @Override
     public Mono<Void> destroy() {
         return Mono.defer(() -> {
-            if (closed.get() || state.destroyed()) {
+            if (state.destroyed()) {
                 closed.set(true);
-                return Mono.empty(); // idempotent: this handle or its session already ended
+                return Mono.empty(); // idempotent: the session already ended
             }
+            // a closed handle still destroys: the container is the session's, not the handle's
             return sessions.destroy(state).doOnSuccess(x -> closed.set(true));
         });
     }

@@ -90,10 +90,24 @@ final class DockerSessionState {
             endReason = reason;
         }
         timers.stop();
-        runner.killAll(() -> new dev.sandbox.SessionClosedException(id, reason));
+        runner.killAll(() -> endError(reason));
         // the container goes with the session: so do its processes
-        processes.unwatchAll(() -> new dev.sandbox.SessionClosedException(id, reason));
-        agent.ended(new dev.sandbox.SessionClosedException(id, endReason));
+        processes.unwatchAll(() -> endError(reason));
+        agent.ended(endError(endReason));
+    }
+
+    /**
+     * The error of operations cut by the session's end: {@link dev.sandbox.SessionTerminatedException} naming the
+     * cause when the container ended on its own, else a {@link dev.sandbox.SessionClosedException} with the reason.
+     *
+     * @param reason why the session ended
+     * @return the error
+     */
+    RuntimeException endError(SessionEndReason reason) {
+        String cause = terminationCause;
+        return reason == SessionEndReason.TERMINATED && cause != null
+                ? new dev.sandbox.SessionTerminatedException(id, cause)
+                : new dev.sandbox.SessionClosedException(id, reason);
     }
 
     /**

@@ -428,6 +428,9 @@ public final class DockerSessions {
         if (reason != SessionEndReason.DESTROYED) {
             // a timer ended it: say why at once, or a call during the removal sees only a stopped container
             state.markEnded(reason);
+        } else {
+            // what the removal cuts (a command, a watched exit) fails as destroyed, not as a container that died
+            state.agent.ending(state.endError(reason));
         }
         return blocking(() -> {
                     control.removeContainer(state.containerId, "session " + state.id);
@@ -436,7 +439,10 @@ public final class DockerSessions {
                     LOG.debug("destroyed docker session {}", state.id);
                     return Boolean.TRUE;
                 })
-                .doOnError(e -> state.destroying(false))
+                .doOnError(e -> {
+                    state.destroying(false);
+                    state.agent.ending(null);
+                })
                 .then();
     }
 
