@@ -1,15 +1,18 @@
 package dev.sandbox.blocking;
 
+import dev.sandbox.ProcessInfo;
 import dev.sandbox.PtyOptions;
+import java.util.List;
 import java.util.Objects;
 
 /**
  * Runs commands on pseudo-terminals in the client's session, for interactive programs (shells, editors, REPLs): {@link
- * #open} starts one, {@link #attach} finds one again by id, and the returned {@link PtySessionHandle} types into it,
+ * #open} starts one, {@link #attach} finds one again by id, {@link #list} lists them, and the returned {@link PtySessionHandle} types into it,
  * reads its screen, resizes and signals it. Get it from {@link SandboxClient#pty()}.
  *
- * <p>These are {@link dev.sandbox.SandboxSession#pty(PtyOptions)} and {@link
- * dev.sandbox.SandboxSession#attachPty(String)} with the sub-client's name standing for the "pty" in theirs. Each call
+ * <p>These are {@link dev.sandbox.SandboxSession#pty(PtyOptions)}, {@link
+ * dev.sandbox.SandboxSession#attachPty(String)} and {@link dev.sandbox.SandboxSession#ptys()} with the sub-client's
+ * name standing for the "pty" in theirs. Each call
  * waits at most for the client's default timeout and follows the facade's rules: the SDK's exceptions unchanged,
  * {@link SandboxInterruptedException} when the waiting thread is interrupted, {@link IllegalStateException} on a
  * Reactor non-blocking thread, {@link dev.sandbox.SessionClosedException} after the client is closed. A provider
@@ -88,5 +91,32 @@ public final class PtyClient {
                         core.defaultTimeout,
                         "PtyClient.attach",
                         "attach to terminal " + ptyId));
+    }
+
+    /**
+     * Lists the session's terminals, running and recently ended, whoever opened them: the id {@link #attach} takes,
+     * the command, its pid inside the sandbox and its exit code once it ended. Background processes are listed by
+     * {@link ProcessClient#processes()}, not here.
+     *
+     * <pre>{@code
+     * for (ProcessInfo t : client.pty().list()) {
+     *     System.out.println(t.id() + " pid " + t.pid() + " " + (t.running() ? "running" : "exit " + t.exitCode()));
+     * }
+     * }</pre>
+     *
+     * @return one summary per terminal, oldest first
+     * @throws dev.sandbox.UnsupportedFeatureException when the provider has no terminals
+     * @throws SandboxInterruptedException when the thread was interrupted
+     * @throws IllegalStateException when called on a Reactor non-blocking thread
+     */
+    public List<ProcessInfo> list() {
+        Blocking.checkCanBlock("PtyClient.list");
+        core.ensureOpen();
+        List<ProcessInfo> all = Blocking.await(
+                core.session.ptys().collectList(),
+                core.defaultTimeout,
+                "PtyClient.list",
+                "listing of the terminals of session " + core.session.id());
+        return List.copyOf(all);
     }
 }

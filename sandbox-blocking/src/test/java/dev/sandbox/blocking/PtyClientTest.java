@@ -142,6 +142,23 @@ class PtyClientTest {
     }
 
     @Test
+    void listShowsTheSessionsTerminalsWithTheirPidsAndExits() {
+        PtySessionHandle running = client.pty().open(PtyOptions.of("sleep", "30"));
+        PtySessionHandle ended = client.pty().open(PtyOptions.of("sh", "-c", "exit 3"));
+        assertThat(ended.exit().code()).isEqualTo(3);
+
+        java.util.List<dev.sandbox.ProcessInfo> listed = client.pty().list();
+        assertThat(listed).extracting(dev.sandbox.ProcessInfo::id).containsExactly(running.id(), ended.id());
+        assertThat(listed.get(0).running()).isTrue();
+        assertThat(listed.get(0).pid()).isEqualTo(running.pid().getAsLong());
+        assertThat(listed.get(0).argv()).containsExactly("sleep", "30");
+        assertThat(listed.get(1).running()).isFalse();
+        assertThat(listed.get(1).exitCode()).isEqualTo(3);
+        assertThat(client.process().processes()).isEmpty(); // terminals are not background processes
+        running.kill();
+    }
+
+    @Test
     void exitWaitsForTheCommandAndItsCodeComesBack() {
         PtySessionHandle shell = client.pty().open(PtyOptions.shell());
         shell.write("exit 5\n");

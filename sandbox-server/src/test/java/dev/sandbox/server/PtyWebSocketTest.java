@@ -282,7 +282,7 @@ class PtyWebSocketTest {
         HttpResponse<String> r = send("POST", "/v1/sessions/" + session + "/ptys", "{\"argv\":[\"sh\"],\"cols\":5000}");
         assertThat(r.statusCode()).isEqualTo(400);
         assertThat(JSON.readTree(r.body()).path("error").path("field").asText()).isEqualTo("cols");
-        HttpResponse<String> notSocket = send("GET", "/v1/sessions/" + session + "/ptys", null);
+        HttpResponse<String> notSocket = send("GET", "/v1/sessions/" + session + "/ptys?argv=sh", null);
         assertThat(notSocket.statusCode()).isEqualTo(400);
         assertThat(JSON.readTree(notSocket.body()).path("error").path("type").asText())
                 .isEqualTo("WebSocketRequired");

@@ -33,6 +33,7 @@ public final class RemoteSession implements SandboxSession {
     private final Map<String, String> labels;
     private final String path;
     private final AtomicBoolean closed = new AtomicBoolean();
+    private final AtomicBoolean destroyed = new AtomicBoolean();
     private final RemoteFiles files;
     private final Leases leases;
 
@@ -85,8 +86,11 @@ public final class RemoteSession implements SandboxSession {
         return s;
     }
 
-    /** Fails when this handle was closed. */
+    /** Fails when this handle was closed or its session destroyed through it. */
     void checkOpen() {
+        if (destroyed.get()) {
+            throw new SessionClosedException(id, SessionEndReason.DESTROYED);
+        }
         if (closed.get()) {
             throw new SessionClosedException(id, SessionEndReason.HANDLE_CLOSED);
         }
@@ -177,6 +181,17 @@ public final class RemoteSession implements SandboxSession {
     }
 
     @Override
+    public Flux<ProcessInfo> ptys() {
+        return Flux.defer(() -> {
+            checkOpen();
+            return t.call(HttpMethod.GET, path + "/ptys", null)
+                    .flatMapIterable(n -> ResourceBodies.read(n, ResourceBodies.ProcessList.class)
+                            .processes())
+                    .map(ResourceBodies.ProcessInfoBody::info);
+        });
+    }
+
+    @Override
     public Mono<BackgroundProcess> process(String processId) {
         return Mono.defer(() -> {
             checkOpen();
@@ -259,10 +274,12 @@ public final class RemoteSession implements SandboxSession {
     @Override
     public Mono<Void> destroy() {
         return Mono.defer(() -> {
-            if (closed.get()) {
+            if (destroyed.get()) {
                 return Mono.empty(); // idempotent
             }
+            // a closed handle still destroys: the server ends the session by its id
             return t.call(HttpMethod.DELETE, path, null).then(Mono.fromRunnable(() -> {
+                destroyed.set(true);
                 closed.set(true);
                 if (leases != null) {
                     leases.forget(id);

@@ -217,6 +217,15 @@ public final class WireJson {
     }
 
     /**
+     * Makes and caches the binding of a type now (off an event loop), so that binding it later takes no lock.
+     *
+     * @param type the record
+     */
+    static void prepare(Class<?> type) {
+        MAPPER.readerFor(type); // fetches the root deserializer eagerly (EAGER_DESERIALIZER_FETCH)
+    }
+
+    /**
      * Binds a JSON value to a wire record.
      *
      * @param json the value, usually an object

@@ -99,6 +99,8 @@ public final class Api {
      * @param connections the connections' guard, told which connections presented a valid token
      */
     public Api(ServerConfig config, Sessions sessions, ConnectionGuard connections) {
+        // bindings made now, on the starting thread: made on first use, they take a lock an event loop would park on
+        dev.sandbox.implementation.remote.RequestBodies.prepare();
         this.connections = connections;
         this.workdirs =
                 new WorkdirRoot(config.workdirRoot(), sessions.provider().name());
@@ -558,6 +560,12 @@ public final class Api {
         });
     }
 
+    /** The session's PTYs, as {@code {"processes":[...]}} like the background processes' listing. */
+    private Mono<Void> listPtys(HttpServerRequest req, HttpServerResponse res) {
+        return withSession(req, s -> s.ptys().collectList())
+                .flatMap(list -> Http.json(res, 200, ResourceBodies.ProcessList.of(list)));
+    }
+
     private Mono<Void> getProcess(HttpServerRequest req, HttpServerResponse res) {
         return withSession(req, s -> process(req, s)).flatMap(p -> Http.json(res, 200, processJson(p)));
     }
@@ -796,8 +804,11 @@ public final class Api {
 
     /** A WebSocket that starts a new PTY from the query ({@code argv} repeated, {@code cwd}, {@code cols}, {@code rows}). */
     private Mono<Void> openPtySocket(HttpServerRequest req, HttpServerResponse res) {
-        requireWebsocket(req);
         Map<String, List<String>> q = Http.params(req);
+        if (!upgrade(req) && q.isEmpty()) {
+            return listPtys(req, res); // a plain GET without a command lists the session's PTYs
+        }
+        requireWebsocket(req);
         List<String> argv = q.getOrDefault("argv", List.of("/bin/sh"));
         PtyOptions options = PtyOptions.of(argv.toArray(String[]::new))
                 .withSize(intQuery(req, "cols", 80), intQuery(req, "rows", 24));
