@@ -19,7 +19,7 @@ import reactor.core.scheduler.Schedulers;
  * The portable launcher on {@link java.lang.Process}. It keeps the same backpressure contract (a stream is read only
  * on demand) but costs the JDK's reaper thread plus blocking readers per process, so the native launcher is preferred
  * where it works. The child does not get its own process group; a kill reaches its descendants through {@link
- * ProcessHandle#descendants()}.
+ * ProcessHandle#descendants()}, frozen first where kill(2) is at hand ({@link Freezer}).
  */
 final class JdkLauncher implements ProcessLauncher {
     private static final int CHUNK = 64 * 1024;
@@ -145,11 +145,62 @@ final class JdkLauncher implements ProcessLauncher {
 
         @Override
         public void kill() {
-            // the children first in the snapshot, the parent first in the kill: a parent left alive while its
-            // child dies would run on (a shell to its next command)
+            if (Freezer.AVAILABLE) {
+                Freezer.killTree(process);
+                return;
+            }
+            // without kill(2): the children first in the snapshot, the parent first in the kill (a parent left alive
+            // while its child dies would run on, a shell to its next command); a child forked between the snapshot
+            // and the parent's kill escapes here, which the freezer closes
             List<ProcessHandle> children = process.descendants().toList();
             process.destroyForcibly();
             children.forEach(ProcessHandle::destroyForcibly);
+        }
+    }
+
+    /**
+     * Kills a process tree without a window for escape: the parent is stopped (SIGSTOP), then every descendant, one
+     * snapshot after another until a snapshot finds none that is not stopped yet; a stopped process cannot fork, so
+     * the tree is then whole, and every member gets SIGKILL. Killing from a snapshot of a running tree instead misses a
+     * child forked after the snapshot: it outlives the kill, orphaned, and keeps the command's pipes open.
+     */
+    static final class Freezer {
+        /** Rounds of snapshots at most: each round finds only processes forked before the previous round's stops. */
+        private static final int MAX_ROUNDS = 64;
+
+        static final boolean AVAILABLE = available();
+
+        private Freezer() {}
+
+        private static boolean available() {
+            try {
+                return com.sun.jna.Platform.isLinux() && LibC.kill((int) ProcessHandle.current().pid(), 0) == 0;
+            } catch (LinkageError | RuntimeException e) {
+                return false;
+            }
+        }
+
+        static void killTree(Process process) {
+            java.util.Map<Long, ProcessHandle> stopped = new java.util.LinkedHashMap<>();
+            if (process.isAlive()) {
+                LibC.kill((int) process.pid(), LibC.SIGSTOP);
+            }
+            for (int round = 0; round < MAX_ROUNDS; round++) {
+                List<ProcessHandle> found = process.descendants()
+                        .filter(h -> !stopped.containsKey(h.pid()))
+                        .toList();
+                if (found.isEmpty()) {
+                    break;
+                }
+                for (ProcessHandle h : found) {
+                    stopped.put(h.pid(), h);
+                    if (h.isAlive()) { // the handle checks the start time: a reused pid is not this process
+                        LibC.kill((int) h.pid(), LibC.SIGSTOP);
+                    }
+                }
+            }
+            process.destroyForcibly();
+            stopped.values().forEach(ProcessHandle::destroyForcibly);
         }
     }
 }
