@@ -127,7 +127,11 @@ class LocalFilesTest {
         long pid = Long.parseLong(((ExecEvent.Stdout) first).text());
         assertThat(p.pid()).hasValue(pid);
         s.destroy().block(WAIT);
-        assertThat(p.exit().block(WAIT).code()).isEqualTo(137);
+        StepVerifier.create(p.exit())
+                .expectErrorSatisfies(e -> assertThat(e)
+                        .isInstanceOfSatisfying(dev.sandbox.SessionClosedException.class, c -> assertThat(c.reason())
+                                .isEqualTo(dev.sandbox.SessionEndReason.DESTROYED)))
+                .verify(WAIT);
         assertThat(runsAndIsNoZombie(pid)).isFalse();
     }
 
