@@ -129,8 +129,9 @@ class LocalFilesTest {
         s.destroy().block(WAIT);
         StepVerifier.create(p.exit())
                 .expectErrorSatisfies(e -> assertThat(e)
-                        .isInstanceOfSatisfying(dev.sandbox.SessionClosedException.class, c -> assertThat(c.reason())
-                                .isEqualTo(dev.sandbox.SessionEndReason.DESTROYED)))
+                        .isInstanceOfSatisfying(
+                                dev.sandbox.SessionClosedException.class,
+                                c -> assertThat(c.reason()).isEqualTo(dev.sandbox.SessionEndReason.DESTROYED)))
                 .verify(WAIT);
         assertThat(runsAndIsNoZombie(pid)).isFalse();
     }

@@ -185,8 +185,9 @@ class LocalRetryAndCloseTest {
         assertThat(workdir).doesNotExist();
         // the process ended with its session: its exit says why, not as a kill -9 would
         assertThatThrownBy(() -> sleeper.exit().block(WAIT))
-                .isInstanceOfSatisfying(SessionClosedException.class, e -> assertThat(e.reason())
-                        .isEqualTo(SessionEndReason.PROVIDER_CLOSED));
+                .isInstanceOfSatisfying(
+                        SessionClosedException.class,
+                        e -> assertThat(e.reason()).isEqualTo(SessionEndReason.PROVIDER_CLOSED));
         assertThatThrownBy(() -> s.run(ExecOptions.of("true")).block(WAIT))
                 .isInstanceOfSatisfying(SessionClosedException.class, e -> {
                     assertThat(e.reason()).isEqualTo(SessionEndReason.PROVIDER_CLOSED);

@@ -92,7 +92,11 @@ public interface SessionEndConformance extends PtyConformance {
             s.destroy().block(WAIT); // idempotent
         } finally {
             // the session must not outlive the test even when destroy() did nothing
-            provider().attach(id).flatMap(SandboxSession::destroy).onErrorResume(e -> Mono.empty()).block(WAIT);
+            provider()
+                    .attach(id)
+                    .flatMap(SandboxSession::destroy)
+                    .onErrorResume(e -> Mono.empty())
+                    .block(WAIT);
         }
     }
 
@@ -160,10 +164,8 @@ public interface SessionEndConformance extends PtyConformance {
                     .block(WAIT);
             assertThat(p.pid()).isPresent();
             assertThat(p.pid().getAsLong()).isPositive().isEqualTo(Long.parseLong(printed.trim()));
-            ProcessInfo listed = s.processes()
-                    .filter(i -> i.id().equals(p.id()))
-                    .next()
-                    .block(WAIT);
+            ProcessInfo listed =
+                    s.processes().filter(i -> i.id().equals(p.id())).next().block(WAIT);
             assertThat(listed).isNotNull();
             assertThat(listed.pid()).isEqualTo(p.pid().getAsLong());
             p.kill().block(WAIT);
@@ -177,7 +179,8 @@ public interface SessionEndConformance extends PtyConformance {
             return;
         }
         inSession(s -> {
-            PtySession pty = s.pty(PtyOptions.of("sh", "-c", "echo pid=$$.; sleep 5")).block(WAIT);
+            PtySession pty =
+                    s.pty(PtyOptions.of("sh", "-c", "echo pid=$$.; sleep 5")).block(WAIT);
             StringBuffer screen = new StringBuffer();
             Disposable reading = screen(pty, screen);
             try {
@@ -186,11 +189,14 @@ public interface SessionEndConformance extends PtyConformance {
                 assertThat(pty.pid().getAsLong()).isPositive().isEqualTo(Long.parseLong(m.group(1)));
 
                 List<ProcessInfo> ptys = s.ptys().collectList().block(WAIT);
-                assertThat(ptys).filteredOn(i -> i.id().equals(pty.id())).singleElement().satisfies(i -> {
-                    assertThat(i.running()).isTrue();
-                    assertThat(i.pid()).isEqualTo(pty.pid().getAsLong());
-                    assertThat(i.argv()).containsExactly("sh", "-c", "echo pid=$$.; sleep 5");
-                });
+                assertThat(ptys)
+                        .filteredOn(i -> i.id().equals(pty.id()))
+                        .singleElement()
+                        .satisfies(i -> {
+                            assertThat(i.running()).isTrue();
+                            assertThat(i.pid()).isEqualTo(pty.pid().getAsLong());
+                            assertThat(i.argv()).containsExactly("sh", "-c", "echo pid=$$.; sleep 5");
+                        });
                 assertThat(s.processes().map(ProcessInfo::id).collectList().block(WAIT))
                         .doesNotContain(pty.id());
             } finally {

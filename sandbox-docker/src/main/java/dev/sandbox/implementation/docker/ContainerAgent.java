@@ -57,7 +57,7 @@ final class ContainerAgent {
     private volatile RuntimeException endedError;
     /** Why the session is ending by this SDK's hand while its container is removed; {@code null} otherwise. */
     private volatile RuntimeException endingError;
-        /** Whether the daemon reported an out-of-memory kill in the container. */
+    /** Whether the daemon reported an out-of-memory kill in the container. */
     private volatile boolean oomEventSeen;
 
     ContainerAgent(DockerControl control, DockerDataPlane data, String sessionId, String containerId) {

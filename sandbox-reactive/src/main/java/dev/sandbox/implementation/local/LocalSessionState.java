@@ -82,7 +82,9 @@ public final class LocalSessionState {
         this.watcher = watcher;
         this.onEnd = onEnd;
         this.root = new SessionRoot(workdir);
-        this.timers = new SessionTimers(id, runner::runningCount, this::destroy);
+        // a command or a file operation under way is activity: the idle timeout must not end the session under it
+        this.timers = new SessionTimers(id, () -> runner.runningCount() + root.inFlight(), this::destroy);
+        root.onRelease(timers::touch);
     }
 
     boolean destroyed() {

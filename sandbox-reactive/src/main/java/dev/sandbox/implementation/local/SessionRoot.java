@@ -61,6 +61,7 @@ final class SessionRoot implements AutoCloseable {
     private final int rootFd;
     private int users; // guarded by this
     private boolean closed; // guarded by this
+    private volatile Runnable onRelease = () -> {};
 
     /** @param root the session's workdir */
     SessionRoot(Path root) {
@@ -91,11 +92,32 @@ final class SessionRoot implements AutoCloseable {
         return true;
     }
 
+    /**
+     * How many file operations run now: the session is not idle while one does.
+     *
+     * @return the count
+     */
+    synchronized int inFlight() {
+        return closed ? 0 : users;
+    }
+
+    /**
+     * What to do at the end of every operation (the session notes activity: an operation is activity until it ends).
+     *
+     * @param action run after each release, outside the lock
+     */
+    void onRelease(Runnable action) {
+        this.onRelease = action;
+    }
+
     /** Marks the end of an operation {@link #acquire()} let start. */
-    synchronized void release() {
-        if (--users == 0 && closed) {
-            Sys.close(rootFd);
+    void release() {
+        synchronized (this) {
+            if (--users == 0 && closed) {
+                Sys.close(rootFd);
+            }
         }
+        onRelease.run();
     }
 
     /** Closes the root descriptor once the operations in flight end. */

@@ -174,7 +174,8 @@ final class JdkLauncher implements ProcessLauncher {
 
         private static boolean available() {
             try {
-                return com.sun.jna.Platform.isLinux() && LibC.kill((int) ProcessHandle.current().pid(), 0) == 0;
+                return com.sun.jna.Platform.isLinux()
+                        && LibC.kill((int) ProcessHandle.current().pid(), 0) == 0;
             } catch (LinkageError | RuntimeException e) {
                 return false;
             }
