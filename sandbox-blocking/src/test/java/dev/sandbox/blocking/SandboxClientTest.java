@@ -329,6 +329,7 @@ class SandboxClientTest {
                         lines[1]++;
                         wrong[1] += err.text().equals(lineB) ? 0 : 1;
                     }
+                    case ExecEvent.Chunk c -> throw new AssertionError("byte output was not asked for: " + c);
                     case ExecEvent.Exit e -> exit = e;
                 }
             }
