@@ -151,7 +151,18 @@ public final class ExecOptions {
      * @return a copy with the working directory set
      */
     public ExecOptions withCwd(String cwd) {
-        return new ExecOptions(argv, cwd, env, timeout, idleTimeout, stdin, charset, maxLineLength, maxOutputBytes, partialLineDelay, byteOutput);
+        return new ExecOptions(
+                argv,
+                cwd,
+                env,
+                timeout,
+                idleTimeout,
+                stdin,
+                charset,
+                maxLineLength,
+                maxOutputBytes,
+                partialLineDelay,
+                byteOutput);
     }
 
     /**
@@ -196,7 +207,18 @@ public final class ExecOptions {
      * @return a copy with the timeout set
      */
     public ExecOptions withTimeout(Duration timeout) {
-        return new ExecOptions(argv, cwd, env, timeout, idleTimeout, stdin, charset, maxLineLength, maxOutputBytes, partialLineDelay, byteOutput);
+        return new ExecOptions(
+                argv,
+                cwd,
+                env,
+                timeout,
+                idleTimeout,
+                stdin,
+                charset,
+                maxLineLength,
+                maxOutputBytes,
+                partialLineDelay,
+                byteOutput);
     }
 
     /**
@@ -207,7 +229,18 @@ public final class ExecOptions {
      * @return a copy with the idle timeout set
      */
     public ExecOptions withIdleTimeout(Duration idleTimeout) {
-        return new ExecOptions(argv, cwd, env, timeout, idleTimeout, stdin, charset, maxLineLength, maxOutputBytes, partialLineDelay, byteOutput);
+        return new ExecOptions(
+                argv,
+                cwd,
+                env,
+                timeout,
+                idleTimeout,
+                stdin,
+                charset,
+                maxLineLength,
+                maxOutputBytes,
+                partialLineDelay,
+                byteOutput);
     }
 
     /**
@@ -218,7 +251,18 @@ public final class ExecOptions {
      * @return a copy with stdin set
      */
     public ExecOptions withStdin(Publisher<ByteBuffer> stdin) {
-        return new ExecOptions(argv, cwd, env, timeout, idleTimeout, stdin, charset, maxLineLength, maxOutputBytes, partialLineDelay, byteOutput);
+        return new ExecOptions(
+                argv,
+                cwd,
+                env,
+                timeout,
+                idleTimeout,
+                stdin,
+                charset,
+                maxLineLength,
+                maxOutputBytes,
+                partialLineDelay,
+                byteOutput);
     }
 
     /**
@@ -260,7 +304,18 @@ public final class ExecOptions {
      * @return a copy with the limit set
      */
     public ExecOptions withMaxLineLength(int maxLineLength) {
-        return new ExecOptions(argv, cwd, env, timeout, idleTimeout, stdin, charset, maxLineLength, maxOutputBytes, partialLineDelay, byteOutput);
+        return new ExecOptions(
+                argv,
+                cwd,
+                env,
+                timeout,
+                idleTimeout,
+                stdin,
+                charset,
+                maxLineLength,
+                maxOutputBytes,
+                partialLineDelay,
+                byteOutput);
     }
 
     /**
@@ -271,7 +326,18 @@ public final class ExecOptions {
      * @return a copy with the cap set
      */
     public ExecOptions withMaxOutputBytes(long maxOutputBytes) {
-        return new ExecOptions(argv, cwd, env, timeout, idleTimeout, stdin, charset, maxLineLength, maxOutputBytes, partialLineDelay, byteOutput);
+        return new ExecOptions(
+                argv,
+                cwd,
+                env,
+                timeout,
+                idleTimeout,
+                stdin,
+                charset,
+                maxLineLength,
+                maxOutputBytes,
+                partialLineDelay,
+                byteOutput);
     }
 
     /**

@@ -65,9 +65,9 @@ public interface ExecOutputConformance extends ConformanceBase {
 
     private static void exitLast(List<ExecEvent> events, int code) {
         assertThat(events).isNotEmpty();
-        assertThat(events.get(events.size() - 1)).isInstanceOfSatisfying(ExecEvent.Exit.class, x -> assertThat(
-                        x.code())
-                .isEqualTo(code));
+        assertThat(events.get(events.size() - 1))
+                .isInstanceOfSatisfying(
+                        ExecEvent.Exit.class, x -> assertThat(x.code()).isEqualTo(code));
         assertThat(events.stream().filter(e -> e instanceof ExecEvent.Exit)).hasSize(1);
     }
 
@@ -81,7 +81,9 @@ public interface ExecOutputConformance extends ConformanceBase {
                             .withStdin(stdin.asFlux())))
                     // the prompt comes while the command still waits for stdin, which nothing has written yet
                     .recordWith(() -> seen)
-                    .expectNextMatches(e -> e instanceof ExecEvent.Stdout o && o.partial() && o.text().equals("Name: "))
+                    .expectNextMatches(e -> e instanceof ExecEvent.Stdout o
+                            && o.partial()
+                            && o.text().equals("Name: "))
                     .then(() -> {
                         stdin.tryEmitNext(utf8("Ada\n"));
                         stdin.tryEmitComplete();
@@ -106,7 +108,7 @@ public interface ExecOutputConformance extends ConformanceBase {
     default void lineWrittenInTwoHalvesArrivesAsPartialThenRest() {
         inSession(s -> {
             List<ExecEvent> ev = s.exec(ExecOptions.shell("printf 'first half, '; sleep 0.3; echo 'second half'; "
-                                    + "printf 'err ' >&2; sleep 0.3; echo end >&2"))
+                            + "printf 'err ' >&2; sleep 0.3; echo end >&2"))
                     .collectList()
                     .block(WAIT);
             exitLast(ev, 0);
@@ -161,8 +163,8 @@ public interface ExecOutputConformance extends ConformanceBase {
                 assertThatThrownBy(() -> s.exec(ExecOptions.of("true").withPartialLineDelay(bad))
                                 .blockLast(WAIT))
                         .isInstanceOfSatisfying(
-                                InvalidArgumentException.class, e -> assertThat(e.field())
-                                        .isEqualTo("partialLineDelay"))
+                                InvalidArgumentException.class,
+                                e -> assertThat(e.field()).isEqualTo("partialLineDelay"))
                         .hasMessageContaining(bad.toString());
             }
         });
@@ -175,14 +177,14 @@ public interface ExecOutputConformance extends ConformanceBase {
             BackgroundProcess p = s.start(ExecOptions.shell("printf 'Password: '; read x; echo \"got $x\""))
                     .block(WAIT);
             StepVerifier.create(p.output(0, 0))
-                    .expectNextMatches(
-                            e -> e instanceof ExecEvent.Stdout o && o.partial() && o.text().equals("Password: "))
+                    .expectNextMatches(e -> e instanceof ExecEvent.Stdout o
+                            && o.partial()
+                            && o.text().equals("Password: "))
                     .thenCancel()
                     .verify(WAIT);
             // a snapshot from the same offset gives the same bytes; one from past the prompt gives nothing yet
             List<ExecEvent> again = p.snapshot(0, 0).collectList().block(WAIT);
-            assertThat(again)
-                    .containsExactly(new ExecEvent.Stdout("Password: ", 0, true, 10));
+            assertThat(again).containsExactly(new ExecEvent.Stdout("Password: ", 0, true, 10));
             p.writeStdin(utf8("pw\n")).block(WAIT);
             p.closeStdin().block(WAIT);
             assertThat(p.exit().block(WAIT).code()).isZero();
@@ -218,7 +220,8 @@ public interface ExecOutputConformance extends ConformanceBase {
     @Test
     default void backgroundByteOutputGivesChunks() {
         inSession(s -> {
-            BackgroundProcess p = s.start(ExecOptions.shell("printf 'ab\\000\\377\\ncd'").withByteOutput(true))
+            BackgroundProcess p = s.start(
+                            ExecOptions.shell("printf 'ab\\000\\377\\ncd'").withByteOutput(true))
                     .block(WAIT);
             assertThat(p.exit().block(WAIT).code()).isZero();
             List<ExecEvent> all = p.output(0, 0).collectList().block(WAIT);

@@ -57,6 +57,9 @@ final class QuietFlush {
         private final long[] lastChunk = new long[2];
         private long readySince = System.nanoTime();
         private boolean armed;
+        private long expectedAt;
+        private final boolean[] candidate = new boolean[2];
+        private final long[] candidateChunk = new long[2];
         private boolean subscribed;
         private long early;
         private boolean stopped;
@@ -149,7 +152,11 @@ final class QuietFlush {
         }
 
         private void schedule(long nanos) {
-            Disposable t = timer.schedule(this::check, Math.max(1, nanos / 1_000), TimeUnit.MICROSECONDS);
+            long wait = Math.max(1_000, nanos);
+            synchronized (this) {
+                expectedAt = System.nanoTime() + wait;
+            }
+            Disposable t = timer.schedule(this::check, wait / 1_000, TimeUnit.MICROSECONDS);
             boolean late;
             synchronized (this) {
                 late = stopped;
@@ -162,7 +169,12 @@ final class QuietFlush {
             }
         }
 
-        /** The timer: flushes the streams quiet for the delay while asked for more; re-arms for the others. */
+        /**
+         * The timer: flushes the streams quiet for the delay while asked for more; re-arms for the others. A stream
+         * found quiet is flushed only when a second, punctual look a little later confirms it: a timer that fires
+         * late (a loaded machine, a pause of the JVM) may run before the thread that reads the output has handed
+         * over what arrived meanwhile, and line-shaped output must not be cut on such a stall.
+         */
         private void check() {
             boolean[] flush = new boolean[2];
             long next = Long.MAX_VALUE;
@@ -173,16 +185,27 @@ final class QuietFlush {
                     return;
                 }
                 long now = System.nanoTime();
+                long confirm = Math.max(1_000_000, delay / 4);
+                boolean punctual = now - expectedAt <= confirm;
                 for (int s = 0; s < 2; s++) {
                     if (!pending[s]) {
+                        candidate[s] = false;
                         continue;
                     }
                     long due = Math.max(lastChunk[s], readySince) + delay;
                     if (waiting && now - due >= 0) {
-                        pending[s] = false;
-                        flush[s] = true;
+                        if (punctual && candidate[s] && candidateChunk[s] == lastChunk[s]) {
+                            pending[s] = false;
+                            candidate[s] = false;
+                            flush[s] = true;
+                        } else {
+                            candidate[s] = true;
+                            candidateChunk[s] = lastChunk[s];
+                            next = Math.min(next, confirm);
+                        }
                     } else {
                         // not asked for more: look again a delay later (the request resets readySince)
+                        candidate[s] = false;
                         next = Math.min(next, waiting ? due - now : delay);
                     }
                 }

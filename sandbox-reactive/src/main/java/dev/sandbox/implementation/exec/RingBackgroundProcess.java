@@ -153,7 +153,10 @@ public final class RingBackgroundProcess implements BackgroundProcess {
             LineFramer framer = new LineFramer(options, e -> exit, stdoutOffset, stderrOffset);
             // a reader following the process sees a prompt as a partial line once the process is quiet; a snapshot
             // (or a stream that ends without the exit) ends with what is held as partial lines
-            return QuietFlush.apply(raw(stdoutOffset, stderrOffset, follow).publishOn(deliver, CURSOR_PREFETCH), options, deliver)
+            return QuietFlush.apply(
+                            raw(stdoutOffset, stderrOffset, follow).publishOn(deliver, CURSOR_PREFETCH),
+                            options,
+                            deliver)
                     .concatMapIterable(framer::frame, 1)
                     .concatWith(Flux.defer(() -> Flux.fromIterable(framer::pending)));
         });

@@ -122,7 +122,7 @@ public final class StreamFrames {
      */
     private static byte[] chunk(ExecEvent.Chunk c) {
         byte[] prefix = c.stream() == ExecEvent.StreamKind.STDOUT ? CHUNK_STDOUT : CHUNK_STDERR;
-        byte[] data = java.util.Base64.getEncoder().encode(c.data());
+        byte[] data = java.util.Base64.getEncoder().encode(c.bytes());
         ByteArrayOutputStream out = new ByteArrayOutputStream(prefix.length + data.length + 64);
         out.writeBytes(prefix);
         out.writeBytes(Long.toString(c.offset()).getBytes(StandardCharsets.US_ASCII));
