@@ -58,7 +58,8 @@ class StreamFramesTest {
         new java.util.Random(7).nextBytes(data);
         for (ExecEvent.Chunk c : List.of(
                 new ExecEvent.Chunk(ExecEvent.StreamKind.STDOUT, java.nio.ByteBuffer.wrap(data), 0),
-                new ExecEvent.Chunk(ExecEvent.StreamKind.STDERR, java.nio.ByteBuffer.wrap(new byte[] {-1, 0, 10}), 42))) {
+                new ExecEvent.Chunk(
+                        ExecEvent.StreamKind.STDERR, java.nio.ByteBuffer.wrap(new byte[] {-1, 0, 10}), 42))) {
             StreamFrames.StreamItem item = roundTrip(StreamFrames.event(c));
             assertThat(item).isInstanceOfSatisfying(StreamFrames.EventItem.class, e -> {
                 ExecEvent.Chunk back = (ExecEvent.Chunk) e.event();
