@@ -73,17 +73,22 @@ public interface BackgroundProcess {
      * ExecEvent.Exit} once the process has ended and everything was read. Can be subscribed any number of times.
      * An offset the ring has already dropped fails with {@link OffsetUnavailableException}, which says what remains;
      * an offset past what has been written waits for the output to get there (once the process has ended, only the
-     * exit follows).
+     * exit follows). A line still being written comes as a {@linkplain ExecEvent.Line#partial() partial} line once the
+     * process has been quiet for {@link ExecOptions#partialLineDelay()}; to read on from there, use its {@link
+     * ExecEvent.Line#nextOffset()}. A process started with {@link ExecOptions#withByteOutput(boolean)} gives {@link
+     * ExecEvent.Chunk}s instead of lines.
      *
      * @param stdoutOffset where to start in stdout (0 for the beginning)
      * @param stderrOffset where to start in stderr
-     * @return the line events, then the exit
+     * @return the line (or chunk) events, then the exit
      */
     Flux<ExecEvent> output(long stdoutOffset, long stderrOffset);
 
     /**
      * Streams what the ring holds now from the given offsets, without following: completes when the reader has
-     * caught up, with no exit event if the process still runs. A last line still being written is not emitted.
+     * caught up, with no exit event if the process still runs. A last line still being written comes last, as a
+     * {@linkplain ExecEvent.Line#partial() partial} line (an incomplete multi-byte character at its end excepted).
+     * A process started with {@link ExecOptions#withByteOutput(boolean)} gives {@link ExecEvent.Chunk}s.
      *
      * @param stdoutOffset where to start in stdout
      * @param stderrOffset where to start in stderr

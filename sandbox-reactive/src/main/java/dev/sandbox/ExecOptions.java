@@ -49,6 +49,15 @@ public final class ExecOptions {
     /** Default per-stream byte cap of {@link SandboxSession#run(ExecOptions)}: 1 MiB. */
     public static final long DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024;
 
+    /**
+     * Default quiet interval after which output without a line terminator is delivered as a {@linkplain
+     * ExecEvent.Line#partial() partial} line: 50 ms.
+     */
+    public static final Duration DEFAULT_PARTIAL_LINE_DELAY = Duration.ofMillis(50);
+
+    /** Upper bound of {@link #withPartialLineDelay(Duration)}: one hour. */
+    public static final Duration MAX_PARTIAL_LINE_DELAY = Duration.ofHours(1);
+
     private final List<String> argv;
     private final String cwd;
     private final Map<String, String> env;
@@ -58,6 +67,8 @@ public final class ExecOptions {
     private final Charset charset;
     private final int maxLineLength;
     private final long maxOutputBytes;
+    private final Duration partialLineDelay;
+    private final boolean byteOutput;
 
     private ExecOptions(
             List<String> argv,
@@ -68,7 +79,9 @@ public final class ExecOptions {
             Publisher<ByteBuffer> stdin,
             Charset charset,
             int maxLineLength,
-            long maxOutputBytes) {
+            long maxOutputBytes,
+            Duration partialLineDelay,
+            boolean byteOutput) {
         this.argv = argv;
         this.cwd = cwd;
         this.env = env;
@@ -78,6 +91,8 @@ public final class ExecOptions {
         this.charset = charset;
         this.maxLineLength = maxLineLength;
         this.maxOutputBytes = maxOutputBytes;
+        this.partialLineDelay = partialLineDelay;
+        this.byteOutput = byteOutput;
     }
 
     /**
@@ -113,7 +128,9 @@ public final class ExecOptions {
                 null,
                 StandardCharsets.UTF_8,
                 DEFAULT_MAX_LINE_LENGTH,
-                DEFAULT_MAX_OUTPUT_BYTES);
+                DEFAULT_MAX_OUTPUT_BYTES,
+                DEFAULT_PARTIAL_LINE_DELAY,
+                false);
     }
 
     /**
@@ -134,7 +151,18 @@ public final class ExecOptions {
      * @return a copy with the working directory set
      */
     public ExecOptions withCwd(String cwd) {
-        return new ExecOptions(argv, cwd, env, timeout, idleTimeout, stdin, charset, maxLineLength, maxOutputBytes);
+        return new ExecOptions(
+                argv,
+                cwd,
+                env,
+                timeout,
+                idleTimeout,
+                stdin,
+                charset,
+                maxLineLength,
+                maxOutputBytes,
+                partialLineDelay,
+                byteOutput);
     }
 
     /**
@@ -155,7 +183,9 @@ public final class ExecOptions {
                 stdin,
                 charset,
                 maxLineLength,
-                maxOutputBytes);
+                maxOutputBytes,
+                partialLineDelay,
+                byteOutput);
     }
 
     /**
@@ -177,7 +207,18 @@ public final class ExecOptions {
      * @return a copy with the timeout set
      */
     public ExecOptions withTimeout(Duration timeout) {
-        return new ExecOptions(argv, cwd, env, timeout, idleTimeout, stdin, charset, maxLineLength, maxOutputBytes);
+        return new ExecOptions(
+                argv,
+                cwd,
+                env,
+                timeout,
+                idleTimeout,
+                stdin,
+                charset,
+                maxLineLength,
+                maxOutputBytes,
+                partialLineDelay,
+                byteOutput);
     }
 
     /**
@@ -188,7 +229,18 @@ public final class ExecOptions {
      * @return a copy with the idle timeout set
      */
     public ExecOptions withIdleTimeout(Duration idleTimeout) {
-        return new ExecOptions(argv, cwd, env, timeout, idleTimeout, stdin, charset, maxLineLength, maxOutputBytes);
+        return new ExecOptions(
+                argv,
+                cwd,
+                env,
+                timeout,
+                idleTimeout,
+                stdin,
+                charset,
+                maxLineLength,
+                maxOutputBytes,
+                partialLineDelay,
+                byteOutput);
     }
 
     /**
@@ -199,7 +251,18 @@ public final class ExecOptions {
      * @return a copy with stdin set
      */
     public ExecOptions withStdin(Publisher<ByteBuffer> stdin) {
-        return new ExecOptions(argv, cwd, env, timeout, idleTimeout, stdin, charset, maxLineLength, maxOutputBytes);
+        return new ExecOptions(
+                argv,
+                cwd,
+                env,
+                timeout,
+                idleTimeout,
+                stdin,
+                charset,
+                maxLineLength,
+                maxOutputBytes,
+                partialLineDelay,
+                byteOutput);
     }
 
     /**
@@ -229,7 +292,9 @@ public final class ExecOptions {
                 stdin,
                 Objects.requireNonNull(charset, "charset"),
                 maxLineLength,
-                maxOutputBytes);
+                maxOutputBytes,
+                partialLineDelay,
+                byteOutput);
     }
 
     /**
@@ -239,7 +304,18 @@ public final class ExecOptions {
      * @return a copy with the limit set
      */
     public ExecOptions withMaxLineLength(int maxLineLength) {
-        return new ExecOptions(argv, cwd, env, timeout, idleTimeout, stdin, charset, maxLineLength, maxOutputBytes);
+        return new ExecOptions(
+                argv,
+                cwd,
+                env,
+                timeout,
+                idleTimeout,
+                stdin,
+                charset,
+                maxLineLength,
+                maxOutputBytes,
+                partialLineDelay,
+                byteOutput);
     }
 
     /**
@@ -250,7 +326,102 @@ public final class ExecOptions {
      * @return a copy with the cap set
      */
     public ExecOptions withMaxOutputBytes(long maxOutputBytes) {
-        return new ExecOptions(argv, cwd, env, timeout, idleTimeout, stdin, charset, maxLineLength, maxOutputBytes);
+        return new ExecOptions(
+                argv,
+                cwd,
+                env,
+                timeout,
+                idleTimeout,
+                stdin,
+                charset,
+                maxLineLength,
+                maxOutputBytes,
+                partialLineDelay,
+                byteOutput);
+    }
+
+    /**
+     * Sets how long output without a line terminator waits for the rest of its line: when a stream has bytes pending
+     * after the command wrote nothing more to it for this long (a prompt such as {@code Name: } followed by a read),
+     * those bytes are delivered as a line event flagged {@link ExecEvent.Line#partial() partial}, with exact offsets,
+     * and the rest of the line comes in the next line event of that stream. A multi-byte character is never split:
+     * an incomplete trailing UTF-8 sequence waits for its remaining bytes. Time spent waiting for a subscriber that
+     * has not asked for more does not count as quiet. Applies to {@link SandboxSession#exec(ExecOptions)} and to the
+     * output of a background process started with these options; not to {@code run}, which collects whole streams.
+     *
+     * <pre>{@code
+     * ExecOptions prompt = ExecOptions.shell("printf 'Name: '; read n; echo \"hi $n\"")
+     *     .withPartialLineDelay(Duration.ofMillis(20));
+     * }</pre>
+     *
+     * @param delay from {@link Duration#ZERO} (deliver whatever was read at once) to {@link #MAX_PARTIAL_LINE_DELAY};
+     *     the default is {@link #DEFAULT_PARTIAL_LINE_DELAY}
+     * @return a copy with the delay set
+     */
+    public ExecOptions withPartialLineDelay(Duration delay) {
+        return new ExecOptions(
+                argv,
+                cwd,
+                env,
+                timeout,
+                idleTimeout,
+                stdin,
+                charset,
+                maxLineLength,
+                maxOutputBytes,
+                Objects.requireNonNull(delay, "partialLineDelay"),
+                byteOutput);
+    }
+
+    /**
+     * Asks for the command's output as raw bytes rather than lines: {@link SandboxSession#exec(ExecOptions)} then
+     * emits {@link ExecEvent.Chunk} events (the bytes as read, not decoded and not split into lines, at most {@value
+     * ExecEvent.Chunk#MAX_BYTES} bytes each, with their stream offsets) and the {@link ExecEvent.Exit} last, with
+     * the same backpressure as lines. A background process started with these options gives chunks from {@code
+     * output} and {@code snapshot} too. {@link SandboxSession#run(ExecOptions)} is not affected: an {@link
+     * ExecResult} always holds text; use {@code exec} for binary output. The charset, maximum line length and
+     * partial-line delay do not apply to chunks.
+     *
+     * <pre>{@code
+     * session.exec(ExecOptions.of("cat", "/bin/sh").withByteOutput(true))
+     *     .ofType(ExecEvent.Chunk.class)
+     *     .subscribe(chunk -> channel.write(chunk.data()));
+     * }</pre>
+     *
+     * @param byteOutput {@code true} for {@link ExecEvent.Chunk} events, {@code false} (the default) for lines
+     * @return a copy with the output form set
+     */
+    public ExecOptions withByteOutput(boolean byteOutput) {
+        return new ExecOptions(
+                argv,
+                cwd,
+                env,
+                timeout,
+                idleTimeout,
+                stdin,
+                charset,
+                maxLineLength,
+                maxOutputBytes,
+                partialLineDelay,
+                byteOutput);
+    }
+
+    /**
+     * The quiet interval after which pending output without a line terminator is delivered as a partial line.
+     *
+     * @return the delay; {@link Duration#ZERO} means at once
+     */
+    public Duration partialLineDelay() {
+        return partialLineDelay;
+    }
+
+    /**
+     * Whether output comes as {@link ExecEvent.Chunk} events of raw bytes instead of lines.
+     *
+     * @return {@code true} for chunks
+     */
+    public boolean byteOutput() {
+        return byteOutput;
     }
 
     /**
@@ -372,6 +543,11 @@ public final class ExecOptions {
             throw new InvalidArgumentException(
                     "maxLineLength", "maxLineLength must be at least 16 bytes, got " + maxLineLength);
         }
+        if (partialLineDelay.isNegative() || partialLineDelay.compareTo(MAX_PARTIAL_LINE_DELAY) > 0) {
+            throw new InvalidArgumentException(
+                    "partialLineDelay",
+                    "partialLineDelay must be from 0 to " + MAX_PARTIAL_LINE_DELAY + ", got " + partialLineDelay);
+        }
         if (maxOutputBytes < 0) {
             throw new InvalidArgumentException(
                     "maxOutputBytes", "maxOutputBytes must not be negative, got " + maxOutputBytes);
@@ -436,6 +612,7 @@ public final class ExecOptions {
         // env values may hold credentials: show names only
         return "ExecOptions{argv=" + (argv.size() > 8 ? argv.subList(0, 8) + "..." : argv) + ", cwd=" + cwd
                 + ", env=" + env.keySet() + ", timeout=" + timeout + ", idleTimeout=" + idleTimeout + ", stdin="
-                + (stdin != null) + ", charset=" + charset + "}";
+                + (stdin != null) + ", charset=" + charset + ", partialLineDelay=" + partialLineDelay + ", byteOutput="
+                + byteOutput + "}";
     }
 }

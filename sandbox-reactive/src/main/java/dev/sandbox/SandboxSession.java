@@ -44,19 +44,24 @@ public interface SandboxSession {
      * Runs a command and streams its output lines, then its exit. Each subscription starts one process; the
      * process is read only as fast as the subscriber requests, so a slow subscriber makes the process wait in
      * {@code write} rather than filling memory. Cancelling the subscription kills the process and its children.
+     * Output without a line terminator does not wait for one: once the command has been quiet for {@link
+     * ExecOptions#partialLineDelay()} (a prompt waiting for input), it comes as a {@linkplain ExecEvent.Line#partial()
+     * partial} line. With {@link ExecOptions#withByteOutput(boolean)} the output comes as {@link ExecEvent.Chunk}s of
+     * raw bytes instead of lines.
      *
      * <p>A non-zero exit code is an {@link ExecEvent.Exit}, not an error. Errors are: {@link
      * InvalidArgumentException} for bad options, {@link ProcessLaunchException} when the program cannot start,
      * {@link SessionClosedException} after close.
      *
      * @param options what to run
-     * @return the events: lines from stdout and stderr, then exactly one exit, last
+     * @return the events: lines (or chunks) from stdout and stderr, then exactly one exit, last
      */
     Flux<ExecEvent> exec(ExecOptions options);
 
     /**
      * Runs a command to the end and collects both streams as text, keeping at most {@link
-     * ExecOptions#maxOutputBytes()} bytes of each (the head); the rest is counted but not kept.
+     * ExecOptions#maxOutputBytes()} bytes of each (the head); the rest is counted but not kept. The result is text
+     * whatever {@link ExecOptions#byteOutput()} says: for binary output use {@link #exec} with byte output.
      *
      * @param options what to run
      * @return the result, once the command has exited

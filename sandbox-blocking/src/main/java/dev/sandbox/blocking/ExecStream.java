@@ -27,6 +27,7 @@ import reactor.core.publisher.Flux;
  *         switch (event) {
  *             case ExecEvent.Stdout out -> System.out.println(out.text());
  *             case ExecEvent.Stderr err -> System.err.println(err.text());
+ *             case ExecEvent.Chunk chunk -> {} // only with ExecOptions.withByteOutput(true)
  *             case ExecEvent.Exit exit -> System.out.println("exit " + exit.code());
  *         }
  *     }

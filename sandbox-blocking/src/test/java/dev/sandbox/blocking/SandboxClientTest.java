@@ -87,6 +87,42 @@ class SandboxClientTest {
     }
 
     @Test
+    void execWithByteOutputYieldsChunksThenExit() {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        List<ExecEvent> events = new ArrayList<>();
+        try (ExecStream stream = client.process()
+                .exec(ExecOptions.shell("printf 'a\\000\\377\\nb'; exit 2").withByteOutput(true))) {
+            stream.forEach(events::add);
+        }
+        for (ExecEvent e : events.subList(0, events.size() - 1)) {
+            ExecEvent.Chunk c = (ExecEvent.Chunk) e;
+            assertThat(c.offset()).isEqualTo(out.size());
+            out.writeBytes(c.bytes());
+        }
+        assertThat(out.toByteArray()).isEqualTo(new byte[] {'a', 0, (byte) 0xFF, '\n', 'b'});
+        assertThat(events.get(events.size() - 1))
+                .isInstanceOfSatisfying(
+                        ExecEvent.Exit.class, exit -> assertThat(exit.code()).isEqualTo(2));
+    }
+
+    @Test
+    void execShowsAPromptBeforeItsInput() {
+        // the prompt has no newline: it comes as a partial line while the command waits for its input
+        reactor.core.publisher.Sinks.Many<java.nio.ByteBuffer> stdin =
+                reactor.core.publisher.Sinks.many().unicast().onBackpressureBuffer();
+        try (ExecStream stream = client.process()
+                .exec(ExecOptions.shell("printf 'Name: '; read x; echo \"hi $x\"")
+                        .withStdin(stdin.asFlux()))) {
+            java.util.Iterator<ExecEvent> it = stream.iterator();
+            assertThat(it.next()).isEqualTo(new ExecEvent.Stdout("Name: ", 0, true, 6));
+            stdin.tryEmitNext(java.nio.ByteBuffer.wrap("Bo\n".getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+            stdin.tryEmitComplete();
+            assertThat(it.next()).isEqualTo(new ExecEvent.Stdout("hi Bo", 6, false, 12));
+            assertThat(it.next()).isInstanceOf(ExecEvent.Exit.class);
+        }
+    }
+
+    @Test
     void execAsJavaStreamSeparatesStdoutAndStderr() {
         List<String> lines;
         try (ExecStream events = client.process().exec(ExecOptions.shell("echo a; echo b >&2; echo c"))) {
@@ -329,6 +365,7 @@ class SandboxClientTest {
                         lines[1]++;
                         wrong[1] += err.text().equals(lineB) ? 0 : 1;
                     }
+                    case ExecEvent.Chunk c -> throw new AssertionError("byte output was not asked for: " + c);
                     case ExecEvent.Exit e -> exit = e;
                 }
             }

@@ -39,7 +39,8 @@ public interface SandboxProviderConformance
                 FilesConformance,
                 LifetimeConformance,
                 PtyConformance,
-                SessionEndConformance {
+                SessionEndConformance,
+                ExecOutputConformance {
 
     private SandboxSession newSession() {
         return provider().create(sessionOptions()).block(WAIT);
@@ -148,11 +149,13 @@ public interface SandboxProviderConformance
     @Test
     default void utf8SplitAcrossReadsDecodesRight() {
         withSession(s -> Mono.fromRunnable(() -> {
-            // 'é' is C3 A9 and '€' is E2 82 AC: each is written in two parts with a pause between them
+            // 'é' is C3 A9 and '€' is E2 82 AC: each is written in two parts with a pause between them (shorter than
+            // the partial-line delay, so the line comes whole; ExecOutputConformance covers the pieces)
             List<ExecEvent> ev = events(
                     s,
                     ExecOptions.shell(
-                            "printf 'caf\\303'; sleep 0.3; printf '\\251 \\342\\202'; sleep 0.3; printf '\\254\\n'"));
+                                    "printf 'caf\\303'; sleep 0.3; printf '\\251 \\342\\202'; sleep 0.3; printf '\\254\\n'")
+                            .withPartialLineDelay(Duration.ofSeconds(10)));
             assertThat(texts(ev, ExecEvent.StreamKind.STDOUT)).containsExactly("café €");
         }));
     }

@@ -70,6 +70,8 @@ final class ExecCommand extends CommandInSession {
                 switch (it.next()) {
                     case ExecEvent.Stdout line -> stdout.write(line);
                     case ExecEvent.Stderr line -> stderr.write(line);
+                    case ExecEvent.Chunk chunk ->
+                        (chunk.stream() == ExecEvent.StreamKind.STDOUT ? stdout : stderr).write(chunk);
                     case ExecEvent.Exit exit -> code = exit.code();
                 }
                 if (!events.ready()) {

@@ -7,7 +7,8 @@ import java.nio.charset.StandardCharsets;
 
 /**
  * A buffered, non-autoflushing writer of output lines over one of the CLI's streams that remembers whether it holds
- * output. A line gets its newline back unless it was cut at the maximum line length and continues in the next.
+ * output. A line gets its newline back unless it is partial (cut at the maximum line length, or a prompt delivered
+ * after a quiet interval) and continues in the next. A chunk of byte output is written as it is.
  */
 final class LineSink {
     private static final int BUFFER = 64 * 1024;
@@ -24,6 +25,11 @@ final class LineSink {
         if (!line.partial()) {
             stream.print('\n');
         }
+        dirty = true;
+    }
+
+    void write(ExecEvent.Chunk chunk) {
+        stream.write(chunk.bytes(), 0, chunk.size());
         dirty = true;
     }
 

@@ -84,6 +84,8 @@ final class LogsCommand extends SessionSubcommand {
                 switch (it.next()) {
                     case ExecEvent.Stdout line -> stdout.write(line);
                     case ExecEvent.Stderr line -> stderr.write(line);
+                    case ExecEvent.Chunk chunk ->
+                        (chunk.stream() == ExecEvent.StreamKind.STDOUT ? stdout : stderr).write(chunk);
                     case ExecEvent.Exit exit -> code = follow ? exit.code() : 0;
                 }
                 if (!events.ready()) {

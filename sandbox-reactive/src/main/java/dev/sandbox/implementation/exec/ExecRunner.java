@@ -320,17 +320,19 @@ public final class ExecRunner {
         return Flux.defer(() -> {
             options.validate();
             Execution execution = track(new Execution(options, Schedulers.parallel()));
-            LineFramer framer = new LineFramer(options.maxLineLength(), options.charset(), execution::exit);
+            LineFramer framer = new LineFramer(options, execution::exit, 0, 0);
             Function<RawEvent, Iterable<T>> frame = framing.apply(framer);
             Flux<RawEvent> raw = spawn(options, spawner, execution).flatMapMany(SpawnedProcess::events);
             if (options.idleTimeout().isEmpty()) {
                 // nothing reads the output and demand accounting but the idle timer: skip its cost per line
-                return raw.publishOn(deliverScheduler, CHUNK_PREFETCH)
+                return QuietFlush.apply(raw.publishOn(deliverScheduler, CHUNK_PREFETCH), options, deliverScheduler)
                         .concatMapIterable(frame, 1)
                         .doFinally(signal -> end(execution, signal));
             }
-            return raw.doOnNext(e -> execution.sawOutput())
-                    .publishOn(deliverScheduler, CHUNK_PREFETCH)
+            return QuietFlush.apply(
+                            raw.doOnNext(e -> execution.sawOutput()).publishOn(deliverScheduler, CHUNK_PREFETCH),
+                            options,
+                            deliverScheduler)
                     .concatMapIterable(frame, 1)
                     .doOnRequest(execution::requested)
                     .doOnNext(e -> execution.emitted())

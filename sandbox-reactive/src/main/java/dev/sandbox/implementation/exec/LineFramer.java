@@ -1,7 +1,9 @@
 package dev.sandbox.implementation.exec;
 
 import dev.sandbox.ExecEvent;
+import dev.sandbox.ExecOptions;
 import dev.sandbox.implementation.process.RawEvent;
+import java.nio.ByteBuffer;
 import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
 import java.util.Iterator;
@@ -10,8 +12,12 @@ import java.util.function.Function;
 /**
  * Turns raw chunks into line events at the byte level: a line is cut at {@code \n} (a {@code \r} before it is
  * dropped) and decoded once, whole, so a multi-byte character split across reads decodes right. Lines longer than
- * the maximum are emitted in pieces flagged partial, cut on a UTF-8 character boundary. Lines are produced lazily,
- * one per {@code next()}, so a chunk is framed only as fast as the subscriber asks.
+ * the maximum are emitted in pieces flagged partial, cut on a UTF-8 character boundary. A {@link RawEvent.Flush}
+ * (see {@link QuietFlush}) delivers the bytes held of a stream as a partial line, up to the last whole character.
+ * Lines are produced lazily, one per {@code next()}, so a chunk is framed only as fast as the subscriber asks.
+ *
+ * <p>With byte output ({@link ExecOptions#byteOutput()}) a chunk becomes {@link ExecEvent.Chunk} events as it is,
+ * cut only at {@link ExecEvent.Chunk#MAX_BYTES}.
  *
  * <p>Not thread-safe: one instance per execution, used by one thread at a time.
  */
@@ -21,9 +27,29 @@ final class LineFramer {
     private final boolean utf8;
     private final StreamState[] streams;
     private final Function<RawEvent.Exited, ExecEvent.Exit> exitMapper;
+    /** Deliver what a chunk leaves pending at once (a partial-line delay of zero). */
+    private final boolean flushEachChunk;
+    /** Byte output: chunks, not lines. */
+    private final boolean bytes;
 
     LineFramer(int maxLine, Charset charset, Function<RawEvent.Exited, ExecEvent.Exit> exitMapper) {
         this(maxLine, charset, exitMapper, 0, 0);
+    }
+
+    /** A framer for a command's options (line length, charset, partial-line delay, byte output). */
+    LineFramer(
+            ExecOptions options,
+            Function<RawEvent.Exited, ExecEvent.Exit> exitMapper,
+            long stdoutStart,
+            long stderrStart) {
+        this(
+                options.maxLineLength(),
+                options.charset(),
+                exitMapper,
+                stdoutStart,
+                stderrStart,
+                options.partialLineDelay().isZero(),
+                options.byteOutput());
     }
 
     /** A framer whose streams start at the given byte offsets (a reader resuming mid-stream). */
@@ -33,7 +59,20 @@ final class LineFramer {
             Function<RawEvent.Exited, ExecEvent.Exit> exitMapper,
             long stdoutStart,
             long stderrStart) {
-        this.maxLine = maxLine;
+        this(maxLine, charset, exitMapper, stdoutStart, stderrStart, false, false);
+    }
+
+    private LineFramer(
+            int maxLine,
+            Charset charset,
+            Function<RawEvent.Exited, ExecEvent.Exit> exitMapper,
+            long stdoutStart,
+            long stderrStart,
+            boolean flushEachChunk,
+            boolean bytes) {
+        this.flushEachChunk = flushEachChunk;
+        this.bytes = bytes;
+        this.maxLine = bytes ? 0 : maxLine;
         this.charset = charset;
         this.utf8 = charset.equals(StandardCharsets.UTF_8);
         this.exitMapper = exitMapper;
@@ -45,9 +84,37 @@ final class LineFramer {
     /** The events a raw event yields, produced lazily. */
     Iterable<ExecEvent> frame(RawEvent event) {
         return switch (event) {
+            case RawEvent.Chunk chunk when bytes -> () -> streams[chunk.stream()].chunks(chunk.bytes());
             case RawEvent.Chunk chunk -> () -> streams[chunk.stream()].lines(chunk.bytes());
+            case RawEvent.Flush flush -> () -> streams[flush.stream()].flushPartial();
             case RawEvent.Exited exited -> () -> new ExitIterator(exited);
         };
+    }
+
+    /**
+     * At the end of a stream that ended without an exit (a snapshot of a running process): what is held of each
+     * stream, as partial lines (an incomplete trailing UTF-8 sequence excepted).
+     */
+    Iterator<ExecEvent> pending() {
+        return new LazyIterator<ExecEvent>() {
+            int s;
+
+            @Override
+            protected ExecEvent advance() {
+                while (s < 2) {
+                    ExecEvent e = streams[s++].partialNow();
+                    if (e != null) {
+                        return e;
+                    }
+                }
+                return null;
+            }
+        };
+    }
+
+    /** Whether this framer makes chunks (byte output), which never wait for a line's end. */
+    boolean bytes() {
+        return bytes;
     }
 
     /**
@@ -56,7 +123,9 @@ final class LineFramer {
      */
     <R extends LineRun> Iterable<Framed<R>> frameBatches(RawEvent event, LineRun.Factory<R> runs) {
         return switch (event) {
+            case RawEvent.Chunk chunk when bytes -> events(streams[chunk.stream()].chunks(chunk.bytes()));
             case RawEvent.Chunk chunk -> () -> streams[chunk.stream()].batches(chunk.bytes(), runs);
+            case RawEvent.Flush flush -> events(streams[flush.stream()].flushPartial());
             case RawEvent.Exited exited -> {
                 ExitIterator exit = new ExitIterator(exited);
                 yield () -> new Iterator<Framed<R>>() {
@@ -70,6 +139,21 @@ final class LineFramer {
                         return new Framed.Event<>(exit.next());
                     }
                 };
+            }
+        };
+    }
+
+    /** Events as items of a batched stream, each on its own. */
+    private static <R extends LineRun> Iterable<Framed<R>> events(Iterator<ExecEvent> events) {
+        return () -> new Iterator<Framed<R>>() {
+            @Override
+            public boolean hasNext() {
+                return events.hasNext();
+            }
+
+            @Override
+            public Framed<R> next() {
+                return new Framed.Event<>(events.next());
             }
         };
     }
@@ -88,7 +172,7 @@ final class LineFramer {
 
     private final class StreamState {
         final int stream;
-        final byte[] carry = new byte[maxLine];
+        final byte[] carry = new byte[maxLine]; // empty with byte output
         int carryLen;
         /** Stream offset of the first byte of the line being assembled. */
         long lineStart;
@@ -130,9 +214,78 @@ final class LineFramer {
                             return splitFull();
                         }
                     }
+                    if (flushEachChunk && !flushed) {
+                        flushed = true;
+                        return partialNow();
+                    }
                     return null;
                 }
+
+                private boolean flushed;
             };
+        }
+
+        /** The bytes of a chunk as chunk events of at most {@link ExecEvent.Chunk#MAX_BYTES}, offsets counted. */
+        Iterator<ExecEvent> chunks(byte[] bytes) {
+            return new LazyIterator<ExecEvent>() {
+                int pos;
+
+                @Override
+                protected ExecEvent advance() {
+                    if (pos >= bytes.length) {
+                        return null;
+                    }
+                    int len = Math.min(ExecEvent.Chunk.MAX_BYTES, bytes.length - pos);
+                    ExecEvent.Chunk chunk = new ExecEvent.Chunk(
+                            stream == RawEvent.STDOUT ? ExecEvent.StreamKind.STDOUT : ExecEvent.StreamKind.STDERR,
+                            ByteBuffer.wrap(bytes, pos, len).slice(),
+                            lineStart);
+                    lineStart += len;
+                    pos += len;
+                    return chunk;
+                }
+            };
+        }
+
+        /** The quiet interval passed: what is held, up to the last whole character, as one partial line. */
+        Iterator<ExecEvent> flushPartial() {
+            return new LazyIterator<ExecEvent>() {
+                boolean done;
+
+                @Override
+                protected ExecEvent advance() {
+                    if (done) {
+                        return null;
+                    }
+                    done = true;
+                    return partialNow();
+                }
+            };
+        }
+
+        /**
+         * The held bytes as a partial line, or {@code null} when none is held. An incomplete UTF-8 sequence at the
+         * end stays held for the bytes that complete it (invalid bytes go out as they are).
+         */
+        ExecEvent partialNow() {
+            if (carryLen == 0) {
+                return null;
+            }
+            int cut = utf8 ? OutputCollector.utf8Boundary(carry, carryLen) : carryLen;
+            if (cut < carryLen) {
+                int lead = carry[cut] & 0xFF;
+                if (lead < 0xC2 || lead > 0xF4) {
+                    cut = carryLen; // not the start of any valid character: nothing can complete it
+                }
+            }
+            if (cut == 0) {
+                return null;
+            }
+            ExecEvent.Line line = line(stream, carry, 0, cut, lineStart, true, lineStart + cut);
+            lineStart += cut;
+            System.arraycopy(carry, cut, carry, 0, carryLen - cut);
+            carryLen -= cut;
+            return line;
         }
 
         /**
@@ -254,6 +407,13 @@ final class LineFramer {
                             return emit(splitFull());
                         }
                     }
+                    if (flushEachChunk && !flushed) {
+                        flushed = true;
+                        ExecEvent partial = partialNow();
+                        if (partial != null) {
+                            return emit(partial);
+                        }
+                    }
                     if (open != null) {
                         Framed<R> batch = new Framed.Run<>(open);
                         open = null;
@@ -261,6 +421,8 @@ final class LineFramer {
                     }
                     return null;
                 }
+
+                private boolean flushed;
             };
         }
 

@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.util.function.Function;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 
 /**
  * The line framing, output collection and exit mapping of {@link ExecRunner}, for a provider whose sandbox holds a
@@ -18,7 +19,9 @@ public final class LineFraming {
 
     /**
      * Frames raw output into line events with exact offsets, as {@link ExecRunner} does: each subscription gets its
-     * own framer, whose streams start at the given offsets. Asks the raw stream for one chunk at a time.
+     * own framer, whose streams start at the given offsets. Asks the raw stream for one chunk at a time. Output
+     * without a line terminator comes as a partial line after the options' partial-line delay, and when the raw
+     * stream ends without an exit (a snapshot), as partial lines at the end. With byte output, chunk events.
      *
      * @param raw the chunks (in stream order) and at most one exit
      * @param options the charset and maximum line length
@@ -34,9 +37,10 @@ public final class LineFraming {
             long stderrStart,
             Function<RawEvent.Exited, ExecEvent.Exit> exitMapper) {
         return Flux.defer(() -> {
-            LineFramer framer =
-                    new LineFramer(options.maxLineLength(), options.charset(), exitMapper, stdoutStart, stderrStart);
-            return raw.concatMapIterable(framer::frame, 1);
+            LineFramer framer = new LineFramer(options, exitMapper, stdoutStart, stderrStart);
+            return QuietFlush.apply(raw, options, Schedulers.parallel())
+                    .concatMapIterable(framer::frame, 1)
+                    .concatWith(Flux.defer(() -> Flux.fromIterable(framer::pending)));
         });
     }
 

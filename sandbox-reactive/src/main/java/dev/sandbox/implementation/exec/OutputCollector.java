@@ -32,6 +32,7 @@ final class OutputCollector {
                 }
                 seen[s] += bytes.length;
             }
+            case RawEvent.Flush flush -> {} // run() collects whole streams
             case RawEvent.Exited exited -> exit = exitMapper.apply(exited);
         }
     }

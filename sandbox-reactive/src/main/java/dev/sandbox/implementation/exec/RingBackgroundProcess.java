@@ -150,11 +150,15 @@ public final class RingBackgroundProcess implements BackgroundProcess {
             g.check();
             checkOffset("stdoutOffset", stdoutOffset);
             checkOffset("stderrOffset", stderrOffset);
-            LineFramer framer =
-                    new LineFramer(options.maxLineLength(), options.charset(), e -> exit, stdoutOffset, stderrOffset);
-            return raw(stdoutOffset, stderrOffset, follow)
-                    .publishOn(deliver, CURSOR_PREFETCH)
-                    .concatMapIterable(framer::frame, 1);
+            LineFramer framer = new LineFramer(options, e -> exit, stdoutOffset, stderrOffset);
+            // a reader following the process sees a prompt as a partial line once the process is quiet; a snapshot
+            // (or a stream that ends without the exit) ends with what is held as partial lines
+            return QuietFlush.apply(
+                            raw(stdoutOffset, stderrOffset, follow).publishOn(deliver, CURSOR_PREFETCH),
+                            options,
+                            deliver)
+                    .concatMapIterable(framer::frame, 1)
+                    .concatWith(Flux.defer(() -> Flux.fromIterable(framer::pending)));
         });
     }
 
@@ -429,6 +433,7 @@ public final class RingBackgroundProcess implements BackgroundProcess {
                     execution.sawOutput();
                     rings[chunk.stream()].append(chunk.bytes());
                 }
+                case RawEvent.Flush flush -> {} // not from a process
                 case RawEvent.Exited exited -> {
                     rawExit = exited;
                     exit = execution.plainExit(exited);

@@ -1,7 +1,7 @@
 package dev.sandbox.implementation.process;
 
 /** What a spawned process produces before line framing: chunks of bytes from stdout or stderr, then its exit. */
-public sealed interface RawEvent permits RawEvent.Chunk, RawEvent.Exited {
+public sealed interface RawEvent permits RawEvent.Chunk, RawEvent.Exited, RawEvent.Flush {
 
     /** Stream index of standard output. */
     int STDOUT = 0;
@@ -15,6 +15,15 @@ public sealed interface RawEvent permits RawEvent.Chunk, RawEvent.Exited {
      * @param bytes the bytes; owned by the receiver
      */
     record Chunk(int stream, byte[] bytes) implements RawEvent {}
+
+    /**
+     * Not from the process: the stream had bytes pending without a line terminator and was quiet for the command's
+     * partial-line delay, so the framer delivers what it holds of it as a partial line. Made by the exec machinery
+     * between the raw output and the framer; a process never emits it.
+     *
+     * @param stream {@link #STDOUT} or {@link #STDERR}
+     */
+    record Flush(int stream) implements RawEvent {}
 
     /**
      * The process ended, after both streams reached end of file.

@@ -212,6 +212,10 @@ public final class RemoteStreams {
                     if (l.offset() > st.lastStderr) {
                         pending = e;
                     }
+                } else if (e instanceof ExecEvent.Chunk c) {
+                    if (c.offset() > (c.stream() == ExecEvent.StreamKind.STDOUT ? st.lastStdout : st.lastStderr)) {
+                        pending = e;
+                    }
                 } else {
                     pending = e;
                 }
@@ -230,6 +234,12 @@ public final class RemoteStreams {
                 st.lastStdout = l.offset();
             } else if (e instanceof ExecEvent.Stderr l) {
                 st.lastStderr = l.offset();
+            } else if (e instanceof ExecEvent.Chunk c) {
+                if (c.stream() == ExecEvent.StreamKind.STDOUT) {
+                    st.lastStdout = c.offset();
+                } else {
+                    st.lastStderr = c.offset();
+                }
             } else {
                 st.ended = true;
             }
@@ -320,11 +330,13 @@ public final class RemoteStreams {
             boolean follow,
             java.util.function.Consumer<ExecEvent.Exit> onExit) {
         return Flux.defer(() -> {
-                    long[] last = {-1, -1};
+                    // where each stream resumes: just past the last event delivered (a partial line or a chunk
+                    // ends mid-line, and the server frames again from there)
+                    long[] next = {-1, -1};
                     boolean[] ended = {false};
                     return Flux.defer(() -> {
-                                long out = last[0] >= 0 ? last[0] : stdoutOffset;
-                                long err = last[1] >= 0 ? last[1] : stderrOffset;
+                                long out = next[0] >= 0 ? next[0] : stdoutOffset;
+                                long err = next[1] >= 0 ? next[1] : stderrOffset;
                                 String path =
                                         processPath + "/output?stdout=" + out + "&stderr=" + err + "&follow=" + follow;
                                 return t.stream(HttpMethod.GET, path, null, res -> {})
@@ -333,10 +345,16 @@ public final class RemoteStreams {
                                                 case StreamFrames.EventItem(ExecEvent e) -> {
                                                     if (e instanceof ExecEvent.Line l) {
                                                         int s = l.stream() == ExecEvent.StreamKind.STDOUT ? 0 : 1;
-                                                        if (l.offset() <= last[s]) {
-                                                            return; // the line we resumed at: delivered before
+                                                        if (l.offset() < next[s]) {
+                                                            return; // delivered before
                                                         }
-                                                        last[s] = l.offset();
+                                                        next[s] = l.nextOffset();
+                                                    } else if (e instanceof ExecEvent.Chunk c) {
+                                                        int s = c.stream() == ExecEvent.StreamKind.STDOUT ? 0 : 1;
+                                                        if (c.offset() < next[s]) {
+                                                            return; // delivered before
+                                                        }
+                                                        next[s] = c.nextOffset();
                                                     } else {
                                                         ended[0] = true;
                                                         onExit.accept((ExecEvent.Exit) e);

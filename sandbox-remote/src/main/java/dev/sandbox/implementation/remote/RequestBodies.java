@@ -72,7 +72,7 @@ public final class RequestBodies {
      * <pre>{@code
      * {"argv":["ls"],"cwd":"/tmp","env":{"A":"1"},"timeoutMs":1000,"idleTimeoutMs":500,"charset":"ISO-8859-1",
      *  "maxLineLength":65536,"maxOutputBytes":1048576,"stdinId":"...","id":"...",
-     *  "ringBytes":65536,"overflow":"THROTTLE"}
+     *  "ringBytes":65536,"overflow":"THROTTLE","partialLineDelayMs":50,"byteOutput":true}
      * }</pre>
      *
      * @param argv the command
@@ -87,6 +87,9 @@ public final class RequestBodies {
      * @param id the client's exec id (streams), or {@code null}
      * @param ringBytes the output ring (background processes), or {@code null} for the default
      * @param overflow what a full ring does (background processes), or {@code null} for the default
+     * @param partialLineDelayMs the quiet interval before a line without its end is delivered as partial, in
+     *     milliseconds (a positive delay under one millisecond is sent as 1), or {@code null} for the default
+     * @param byteOutput whether output comes as raw chunks, or {@code null} for lines
      */
     @JsonInclude(JsonInclude.Include.NON_NULL)
     public record ExecBody(
@@ -101,7 +104,9 @@ public final class RequestBodies {
             String stdinId,
             String id,
             Long ringBytes,
-            BackgroundOptions.Overflow overflow) {
+            BackgroundOptions.Overflow overflow,
+            Long partialLineDelayMs,
+            Boolean byteOutput) {
 
         /**
          * Encodes exec options; the stdin publisher travels separately, named by {@code stdinId}.
@@ -125,7 +130,17 @@ public final class RequestBodies {
                     stdinId,
                     null,
                     null,
-                    null);
+                    null,
+                    o.partialLineDelay().equals(ExecOptions.DEFAULT_PARTIAL_LINE_DELAY)
+                            ? null
+                            : delayMillis(o.partialLineDelay()),
+                    o.byteOutput() ? Boolean.TRUE : null);
+        }
+
+        private static long delayMillis(Duration d) {
+            // a delay this JVM accepted is at most an hour; a positive one under a millisecond must not become zero
+            long ms = d.toMillis();
+            return ms == 0 && !d.isZero() ? 1 : ms;
         }
 
         /**
@@ -147,7 +162,9 @@ public final class RequestBodies {
                     stdinId,
                     execId,
                     ringBytes,
-                    overflow);
+                    overflow,
+                    partialLineDelayMs,
+                    byteOutput);
         }
 
         /**
@@ -169,7 +186,9 @@ public final class RequestBodies {
                     stdinId,
                     id,
                     (long) b.ringBytes(),
-                    b.overflow());
+                    b.overflow(),
+                    partialLineDelayMs,
+                    byteOutput);
         }
 
         /**
@@ -200,6 +219,17 @@ public final class RequestBodies {
             }
             o = o.withMaxLineLength((int) maxLine);
             o = o.withMaxOutputBytes(maxOutputBytes == null ? ExecOptions.DEFAULT_MAX_OUTPUT_BYTES : maxOutputBytes);
+            if (partialLineDelayMs != null) {
+                long max = ExecOptions.MAX_PARTIAL_LINE_DELAY.toMillis();
+                if (partialLineDelayMs < 0 || partialLineDelayMs > max) {
+                    throw new InvalidArgumentException(
+                            "partialLineDelay",
+                            "partialLineDelay must be from 0 to " + ExecOptions.MAX_PARTIAL_LINE_DELAY + ", got "
+                                    + Duration.ofMillis(partialLineDelayMs));
+                }
+                o = o.withPartialLineDelay(Duration.ofMillis(partialLineDelayMs));
+            }
+            o = o.withByteOutput(Boolean.TRUE.equals(byteOutput));
             return o.validate();
         }
 

@@ -10,6 +10,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sandbox.BackendException;
 import dev.sandbox.ExecEvent;
 import dev.sandbox.FileEvent;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -103,7 +104,34 @@ public final class StreamFrames {
             System.arraycopy(end, 0, out, pos, end.length);
             return out;
         }
+        if (e instanceof ExecEvent.Chunk c) {
+            return chunk(c);
+        }
         return WireJson.bytes(ResourceBodies.ExitBody.of((ExecEvent.Exit) e));
+    }
+
+    private static final byte[] CHUNK_STDOUT =
+            "{\"type\":\"chunk\",\"stream\":\"stdout\",\"offset\":".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] CHUNK_STDERR =
+            "{\"type\":\"chunk\",\"stream\":\"stderr\",\"offset\":".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] DATA = ",\"data\":\"".getBytes(StandardCharsets.US_ASCII);
+
+    /**
+     * Encodes a chunk of byte output: {@code {"type":"chunk","stream":"stdout","offset":N,"next":M,"data":"<base64>"}}
+     * (standard base64 with padding).
+     */
+    private static byte[] chunk(ExecEvent.Chunk c) {
+        byte[] prefix = c.stream() == ExecEvent.StreamKind.STDOUT ? CHUNK_STDOUT : CHUNK_STDERR;
+        byte[] data = java.util.Base64.getEncoder().encode(c.bytes());
+        ByteArrayOutputStream out = new ByteArrayOutputStream(prefix.length + data.length + 64);
+        out.writeBytes(prefix);
+        out.writeBytes(Long.toString(c.offset()).getBytes(StandardCharsets.US_ASCII));
+        out.writeBytes(NEXT);
+        out.writeBytes(Long.toString(c.nextOffset()).getBytes(StandardCharsets.US_ASCII));
+        out.writeBytes(DATA);
+        out.writeBytes(data);
+        out.writeBytes(END);
+        return out.toByteArray();
     }
 
     /**
@@ -464,6 +492,29 @@ public final class StreamFrames {
         return true;
     }
 
+    /** A chunk from the wire, checked: what a server sends is bounded and its offsets agree with its bytes. */
+    private static ExecEvent.Chunk chunkOf(String stream, long offset, long next, byte[] data) {
+        if (data == null || data.length == 0 || data.length > ExecEvent.Chunk.MAX_BYTES) {
+            throw new BackendException(
+                    "the server sent a chunk of " + (data == null ? "no" : data.length) + " bytes", null);
+        }
+        if (offset < 0 || next != offset + data.length) {
+            throw new BackendException(
+                    "the server sent a chunk whose offsets (" + offset + ", " + next + ") do not match its "
+                            + data.length + " bytes",
+                    null);
+        }
+        ExecEvent.StreamKind kind;
+        if ("stdout".equals(stream)) {
+            kind = ExecEvent.StreamKind.STDOUT;
+        } else if ("stderr".equals(stream)) {
+            kind = ExecEvent.StreamKind.STDERR;
+        } else {
+            throw new BackendException("the server sent a chunk of an unknown stream: " + stream, null);
+        }
+        return new ExecEvent.Chunk(kind, java.nio.ByteBuffer.wrap(data), offset);
+    }
+
     private static StreamItem parsed(byte[] bytes, int off, int len) {
         try (JsonParser p = FACTORY.createParser(bytes, off, len)) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
@@ -481,6 +532,7 @@ public final class StreamFrames {
             String stream = null;
             String path = null;
             JsonNode error = null;
+            byte[] data = null;
             while (p.nextToken() == JsonToken.FIELD_NAME) {
                 String name = p.currentName();
                 JsonToken t = p.nextToken();
@@ -497,6 +549,7 @@ public final class StreamFrames {
                     case "stream" -> stream = p.getText();
                     case "path" -> path = p.getText();
                     case "error" -> error = WireJson.MAPPER.readTree(p);
+                    case "data" -> data = p.getBinaryValue();
                     default -> p.skipChildren();
                 }
             }
@@ -509,6 +562,7 @@ public final class StreamFrames {
                 case "exit" ->
                     new EventItem(new ExecEvent.Exit(
                             code, ExecEvent.Termination.valueOf(termination), Duration.ofNanos(durationNanos)));
+                case "chunk" -> new EventItem(chunkOf(stream, offset, next, data));
                 case "lines" -> new LinesItem(LineBatch.split("stdout".equals(stream), offset, next, text));
                 case "file" -> new FileItem(new FileEvent(FileEvent.Kind.valueOf(kind), path));
                 case "error" -> {

@@ -53,6 +53,40 @@ class StreamFramesTest {
     }
 
     @Test
+    void chunksRoundTripByteExact() {
+        byte[] data = new byte[ExecEvent.Chunk.MAX_BYTES];
+        new java.util.Random(7).nextBytes(data);
+        for (ExecEvent.Chunk c : List.of(
+                new ExecEvent.Chunk(ExecEvent.StreamKind.STDOUT, java.nio.ByteBuffer.wrap(data), 0),
+                new ExecEvent.Chunk(
+                        ExecEvent.StreamKind.STDERR, java.nio.ByteBuffer.wrap(new byte[] {-1, 0, 10}), 42))) {
+            StreamFrames.StreamItem item = roundTrip(StreamFrames.event(c));
+            assertThat(item).isInstanceOfSatisfying(StreamFrames.EventItem.class, e -> {
+                ExecEvent.Chunk back = (ExecEvent.Chunk) e.event();
+                assertThat(back.stream()).isEqualTo(c.stream());
+                assertThat(back.offset()).isEqualTo(c.offset());
+                assertThat(back.bytes()).isEqualTo(c.bytes());
+            });
+        }
+    }
+
+    @Test
+    void aHostileChunkIsABackendError() {
+        String big = java.util.Base64.getEncoder().encodeToString(new byte[ExecEvent.Chunk.MAX_BYTES + 1]);
+        for (String json : List.of(
+                "{\"type\":\"chunk\",\"stream\":\"stdout\",\"offset\":0,\"next\":" + (ExecEvent.Chunk.MAX_BYTES + 1)
+                        + ",\"data\":\"" + big + "\"}",
+                "{\"type\":\"chunk\",\"stream\":\"stdout\",\"offset\":0,\"next\":9,\"data\":\"AP8K\"}",
+                "{\"type\":\"chunk\",\"stream\":\"stdin\",\"offset\":0,\"next\":3,\"data\":\"AP8K\"}",
+                "{\"type\":\"chunk\",\"stream\":\"stdout\",\"offset\":-3,\"next\":0,\"data\":\"AP8K\"}",
+                "{\"type\":\"chunk\",\"stream\":\"stdout\",\"offset\":0,\"next\":0}")) {
+            assertThatThrownBy(() -> roundTrip(json.getBytes(StandardCharsets.UTF_8)))
+                    .as(json.length() > 200 ? json.substring(0, 200) : json)
+                    .isInstanceOf(BackendException.class);
+        }
+    }
+
+    @Test
     void fieldsInAnotherOrderGoThroughTheParser() {
         byte[] json = "{\"text\":\"a\\u0041\",\"next\":10,\"offset\":7,\"type\":\"stderr\",\"extra\":[1,{\"b\":2}]}"
                 .getBytes(StandardCharsets.UTF_8);

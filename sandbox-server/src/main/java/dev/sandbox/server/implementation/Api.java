@@ -433,7 +433,10 @@ public final class Api {
                             s -> Mono.fromCallable(() -> execs.open(
                                     execId,
                                     s.id(),
-                                    options.maxLineLength(),
+                                    // bounds one event: a line, or a chunk of byte output in base64
+                                    options.byteOutput()
+                                            ? Math.max(options.maxLineLength(), ExecEvent.Chunk.MAX_BYTES / 3 * 4 + 256)
+                                            : options.maxLineLength(),
                                     limit::acquire,
                                     // a session that batches lines itself saves a string and an event per line
                                     () -> batchedExec(s, options).doFinally(sig -> {
@@ -599,6 +602,13 @@ public final class Api {
                             last[stream] = l.offset();
                             sink.next(new Http.Frame(
                                     stream == 0 ? "stdout" : "stderr", StreamFrames.event(e), last[0] + ":" + last[1]));
+                        } else if (e instanceof ExecEvent.Chunk c) {
+                            int stream = c.stream() == ExecEvent.StreamKind.STDOUT ? 0 : 1;
+                            if (c.offset() <= last[stream]) {
+                                return; // the chunk resumed at, delivered before
+                            }
+                            last[stream] = c.offset();
+                            sink.next(new Http.Frame("chunk", StreamFrames.event(e), last[0] + ":" + last[1]));
                         } else {
                             sink.next(new Http.Frame("exit", StreamFrames.event(e), null));
                         }

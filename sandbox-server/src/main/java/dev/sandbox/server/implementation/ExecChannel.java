@@ -295,6 +295,12 @@ public final class ExecChannel {
                         append(new Entry(StreamFrames.event(l), STDOUT, l.offset(), "stdout"));
                     case Framed.Event<LineBatch>(ExecEvent.Stderr l) ->
                         append(new Entry(StreamFrames.event(l), STDERR, l.offset(), "stderr"));
+                    case Framed.Event<LineBatch>(ExecEvent.Chunk c) ->
+                        append(new Entry(
+                                StreamFrames.event(c),
+                                c.stream() == ExecEvent.StreamKind.STDOUT ? STDOUT : STDERR,
+                                c.offset(),
+                                "chunk"));
                     case Framed.Event<LineBatch>(ExecEvent.Exit x) ->
                         append(new Entry(StreamFrames.event(x), OTHER, -1, "exit"));
                 }

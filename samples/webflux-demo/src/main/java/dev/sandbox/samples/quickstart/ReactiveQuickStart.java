@@ -34,6 +34,7 @@ public final class ReactiveQuickStart {
                         switch (event) {
                             case ExecEvent.Stdout out -> System.out.println("stdout: " + out.text());
                             case ExecEvent.Stderr err -> System.out.println("stderr: " + err.text());
+                            case ExecEvent.Chunk chunk -> {} // only with ExecOptions.withByteOutput(true)
                             case ExecEvent.Exit exit -> System.out.println("exit " + exit.code());
                         }
                     })

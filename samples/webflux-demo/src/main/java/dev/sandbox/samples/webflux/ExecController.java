@@ -123,6 +123,8 @@ public class ExecController {
                 .map(event -> switch (event) {
                     case ExecEvent.Stdout out -> sse("stdout", LineData.of(out));
                     case ExecEvent.Stderr err -> sse("stderr", LineData.of(err));
+                    // the demo asks for lines; byte output would need an encoding of its own on the page
+                    case ExecEvent.Chunk chunk -> throw new IllegalStateException("unexpected byte output");
                     case ExecEvent.Exit exit -> sse("exit", ExitData.of(exit));
                 });
         // end::webflux[]
