@@ -35,7 +35,7 @@ import reactor.test.StepVerifier;
  * head}, {@code tr}, {@code cat}, {@code wc}, {@code sleep}, {@code kill}).
  */
 public interface SandboxProviderConformance
-        extends BackgroundProcessConformance, FilesConformance, LifetimeConformance, PtyConformance {
+        extends BackgroundProcessConformance, FilesConformance, LifetimeConformance, PtyConformance, WatchConformance {
 
     private SandboxSession newSession() {
         return provider().create(sessionOptions()).block(WAIT);
