@@ -195,7 +195,8 @@ public interface SandboxFiles {
      * directory is not missed; it may rarely be reported twice). Symbolic links are not followed. A watch covers at
      * most 65,536 directories; past that, or past its depth limit (128 levels), it emits {@link
      * FileEvent.Kind#OVERFLOW} (at the start: fails with a {@link FileOperationException}). A directory moved out or
-     * deleted is one {@code DELETED}.
+     * deleted is one {@code DELETED}. The events of one directory come in the order of the changes; those of
+     * different directories may interleave otherwise.
      *
      * <p><b>Bounds.</b> Events that come faster than they are consumed are buffered up to a bound (1,024), past which
      * one {@link FileEvent.Kind#OVERFLOW} naming the watched directory is emitted: list the directory again.

@@ -20,7 +20,7 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
 import java.util.HashMap;
-import java.util.LinkedHashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -40,7 +40,7 @@ import reactor.core.scheduler.Schedulers;
  * by a create in the same directory) is one {@code MODIFIED} or {@code CREATED} of the target, by the temporary name's
  * marker letter, as the Docker agent does. A recursive subscription registers each subdirectory (not following links)
  * and, for one that appears while it runs, reports what it holds by then as {@code CREATED}, remembering those paths
- * (a bounded set) so that the inotify event of the same creation is not reported again. Each subscriber has a bounded
+ * and their files' identity (a bounded map) so that the inotify event of the same creation is not reported again. Each subscriber has a bounded
  * queue; past it, events are replaced by one {@link FileEvent.Kind#OVERFLOW}. Consecutive equal {@code MODIFIED} are
  * coalesced while queued.
  */
@@ -180,7 +180,7 @@ public final class LocalWatcher implements AutoCloseable {
         private final boolean recursive;
         private final Map<WatchKey, String> dirs = new HashMap<>(); // key -> rel; guarded by this
         private final Map<WatchKey, Character> tempMoved = new HashMap<>(); // dispatcher thread only
-        private final Set<String> scanned = new LinkedHashSet<>(); // dispatcher thread (and start) only
+        private final Map<String, Object> scanned = new LinkedHashMap<>(); // path -> identity; dispatcher thread only
         private final Deque<FileEvent> queue = new ArrayDeque<>(); // guarded by itself
         private final AtomicInteger wip = new AtomicInteger();
         private boolean overflowed; // guarded by queue
@@ -273,7 +273,7 @@ public final class LocalWatcher implements AutoCloseable {
                     }
                     if (report) {
                         String path = shown.resolve(name).toString();
-                        remember(path);
+                        remember(path, identity(entry));
                         offer(new FileEvent(FileEvent.Kind.CREATED, path));
                     }
                     if (isDir) {
@@ -316,11 +316,42 @@ public final class LocalWatcher implements AutoCloseable {
             return addTree(rel, depth, report);
         }
 
-        private void remember(String path) {
-            if (scanned.size() >= MAX_SCANNED) {
-                scanned.remove(scanned.iterator().next());
+        private void remember(String path, Object identity) {
+            if (identity == null) {
+                return; // gone already: its create, if it comes, is reported
             }
-            scanned.add(path);
+            if (scanned.size() >= MAX_SCANNED) {
+                scanned.remove(scanned.keySet().iterator().next());
+            }
+            scanned.put(path, identity);
+        }
+
+        /**
+         * Whether the create of a path is the one a scan reported already: the same file (inode and birth time, so
+         * that a reused inode is another file) still under that name, or the name gone again. The JDK reports a
+         * rename onto a name as a create too: a file renamed over a scanned name is another file, reported.
+         */
+        private boolean seenByScan(String path, Path file) {
+            Object was = scanned.remove(path);
+            if (was == null) {
+                return false;
+            }
+            Object now = identity(file);
+            return now == null || now.equals(was);
+        }
+
+        /** Forgets what a scan reported at or below a path deleted or moved out. */
+        private void forgetScanned(String path) {
+            scanned.keySet().removeIf(p -> p.equals(path) || p.startsWith(path + "/"));
+        }
+
+        private static Object identity(Path file) {
+            try {
+                BasicFileAttributes a = Files.readAttributes(file, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+                return List.of(String.valueOf(a.fileKey()), a.creationTime());
+            } catch (IOException e) {
+                return null;
+            }
         }
 
         private int depthOf(String rel) {
@@ -341,6 +372,7 @@ public final class LocalWatcher implements AutoCloseable {
                 WatchEvent.Kind<?> kind = event.kind();
                 if (kind == StandardWatchEventKinds.OVERFLOW) {
                     tempMoved.remove(key);
+                    scanned.clear(); // deletes may be lost
                     overflow();
                     continue;
                 }
@@ -360,16 +392,19 @@ public final class LocalWatcher implements AutoCloseable {
                         offer(new FileEvent(FileEvent.Kind.MODIFIED, path.toString()));
                         continue;
                     }
-                    if (!scanned.remove(path.toString())) {
-                        offer(new FileEvent(FileEvent.Kind.CREATED, path.toString()));
+                    if (!scanned.isEmpty() && seenByScan(path.toString(), path)) {
+                        continue; // reported (and, a directory, watched) by a scan already
                     }
+                    offer(new FileEvent(FileEvent.Kind.CREATED, path.toString()));
                     if (recursive && Files.isDirectory(path, LinkOption.NOFOLLOW_LINKS)) {
                         if (!addDir(childRel, depthOf(childRel), true)) {
                             overflow();
                         }
                     }
                 } else if (kind == StandardWatchEventKinds.ENTRY_DELETE) {
-                    scanned.remove(path.toString());
+                    if (!scanned.isEmpty()) {
+                        forgetScanned(path.toString());
+                    }
                     offer(new FileEvent(FileEvent.Kind.DELETED, path.toString()));
                     if (recursive) {
                         forgetTree(childRel);
