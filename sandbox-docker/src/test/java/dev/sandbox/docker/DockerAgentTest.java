@@ -71,7 +71,8 @@ class DockerAgentTest {
             // a watch sees a file a command writes right after the watch said it is live
             StepVerifier.create(s.files()
                             .watch("/work")
-                            .filter(e -> e.kind() == FileEvent.Kind.READY || e.path().endsWith("/b.txt"))
+                            .filter(e ->
+                                    e.kind() == FileEvent.Kind.READY || e.path().endsWith("/b.txt"))
                             .take(2))
                     .assertNext(e -> assertThat(e).isEqualTo(new FileEvent(FileEvent.Kind.READY, "/work")))
                     .then(() -> s.run(ExecOptions.of("/busybox", "touch", "/work/b.txt"))

@@ -146,13 +146,14 @@ public interface WatchConformance extends ConformanceBase {
             String dir = files.stat("grow").block(WAIT).path();
             try (WatchEvents watch = new WatchEvents(files.watch("grow", true))) {
                 watch.ready(EVENT);
-                s.run(ExecOptions.shell("mkdir -p grow/x/y && echo hi > grow/x/y/f")).block(WAIT);
+                s.run(ExecOptions.shell("mkdir -p grow/x/y && echo hi > grow/x/y/f"))
+                        .block(WAIT);
                 files.write("grow/x/later", bytes("l")).block(WAIT);
                 // a scan of a new directory reports what it holds in any order: wait for all, then for a marker
                 // made afterwards, so that a duplicate would show before it
                 List<FileEvent> events = new ArrayList<>();
-                Set<FileEvent> awaited = new HashSet<>(List.of(
-                        ev(Kind.CREATED, dir + "/x/y/f"), ev(Kind.CREATED, dir + "/x/later")));
+                Set<FileEvent> awaited =
+                        new HashSet<>(List.of(ev(Kind.CREATED, dir + "/x/y/f"), ev(Kind.CREATED, dir + "/x/later")));
                 while (!awaited.isEmpty()) {
                     FileEvent e = watch.next(EVENT);
                     events.add(e);
@@ -175,10 +176,10 @@ public interface WatchConformance extends ConformanceBase {
                 assertThat(created.indexOf(ev(Kind.CREATED, dir + "/x/y")))
                         .isLessThan(created.indexOf(ev(Kind.CREATED, dir + "/x/y/f")));
                 assertThat(events)
-                        .allMatch(e -> e.kind() == Kind.CREATED
-                                || e.equals(ev(Kind.MODIFIED, dir + "/x/y/f")));
+                        .allMatch(e -> e.kind() == Kind.CREATED || e.equals(ev(Kind.MODIFIED, dir + "/x/y/f")));
                 // a file renamed over a name reported before is reported again (another file)
-                s.run(ExecOptions.shell("echo o > grow/other && mv grow/other grow/x/y/f")).block(WAIT);
+                s.run(ExecOptions.shell("echo o > grow/other && mv grow/other grow/x/y/f"))
+                        .block(WAIT);
                 files.mkdir("grow/end2").block(WAIT);
                 List<FileEvent> after = watch.until(e -> e.equals(ev(Kind.CREATED, dir + "/end2")), EVENT);
                 // events of different directories may interleave differently

@@ -64,7 +64,9 @@ final class WatchEvents implements AutoCloseable {
     static List<FileEvent> collapsed(List<FileEvent> events) {
         List<FileEvent> out = new ArrayList<>();
         for (FileEvent e : events) {
-            if (e.kind() == FileEvent.Kind.MODIFIED && !out.isEmpty() && out.getLast().equals(e)) {
+            if (e.kind() == FileEvent.Kind.MODIFIED
+                    && !out.isEmpty()
+                    && out.getLast().equals(e)) {
                 continue;
             }
             out.add(e);

@@ -347,7 +347,8 @@ public final class LocalWatcher implements AutoCloseable {
 
         private static Object identity(Path file) {
             try {
-                BasicFileAttributes a = Files.readAttributes(file, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+                BasicFileAttributes a =
+                        Files.readAttributes(file, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
                 return List.of(String.valueOf(a.fileKey()), a.creationTime());
             } catch (IOException e) {
                 return null;

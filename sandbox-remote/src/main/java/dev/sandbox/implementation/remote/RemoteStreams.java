@@ -394,8 +394,8 @@ public final class RemoteStreams {
                                             default -> {}
                                         }
                                     })
-                                    .concatWith(Flux.error(
-                                            new RemoteTransport.StreamDropped("the watch stream ended"))))
+                                    .concatWith(
+                                            Flux.error(new RemoteTransport.StreamDropped("the watch stream ended"))))
                             .retryWhen(t.reconnects())
                             .onErrorMap(t::transportError);
                 })

@@ -757,11 +757,12 @@ public final class Api {
                         req,
                         // "ready" goes out when the provider's watch says it is live (its READY), not when the
                         // stream opens: a client that acts on it never loses a change
-                        s -> watchable(s.files(), path).map(info -> s.files()
-                                .watch(path, recursive)
-                                .map(e -> e.kind() == FileEvent.Kind.READY
-                                        ? new Http.Frame("ready", StreamFrames.ready(e.path()), null)
-                                        : new Http.Frame("file", StreamFrames.fileEvent(e), null))))
+                        s -> watchable(s.files(), path)
+                                .map(info -> s.files()
+                                        .watch(path, recursive)
+                                        .map(e -> e.kind() == FileEvent.Kind.READY
+                                                ? new Http.Frame("ready", StreamFrames.ready(e.path()), null)
+                                                : new Http.Frame("file", StreamFrames.fileEvent(e), null))))
                 .flatMap(events -> Http.stream(res, format, events, config.heartbeat()));
     }
 
