@@ -124,6 +124,14 @@ public interface WatchConformance extends ConformanceBase {
                 files.remove("deep/n1/n2/g").block(WAIT);
                 assertThat(watch.next(EVENT)).isEqualTo(ev(Kind.DELETED, dir + "/n1/n2/g"));
             }
+            // a watched directory given through a link: followed, its tree watched, events under the link's path
+            s.run(ExecOptions.shell("ln -s deep deeplink")).block(WAIT);
+            String link = files.stat("deeplink").block(WAIT).path();
+            try (WatchEvents watch = new WatchEvents(files.watch("deeplink", true))) {
+                assertThat(watch.ready(EVENT)).isEqualTo(link);
+                files.write("deep/n1/n2/k", bytes("k")).block(WAIT);
+                assertThat(watch.next(EVENT)).isEqualTo(ev(Kind.CREATED, link + "/n1/n2/k"));
+            }
             // not recursive: nothing below the directory itself
             try (WatchEvents watch = new WatchEvents(files.watch("deep"))) {
                 watch.ready(EVENT);

@@ -251,7 +251,13 @@ public final class LocalWatcher implements AutoCloseable {
             if (depth >= MAX_DEPTH) {
                 return false;
             }
-            int fd = root.openSubdirectory(rel);
+            int fd;
+            try {
+                // the watched directory itself may be a link (followed, as for any watch); below it, none is
+                fd = depth == 0 ? root.openDirectory("path", rel, rel) : root.openSubdirectory(rel);
+            } catch (RuntimeException e) {
+                fd = -1;
+            }
             if (fd < 0) {
                 return true; // gone or replaced meanwhile
             }
