@@ -13,8 +13,13 @@
  * - A watch reports MODIFIED on IN_CLOSE_WRITE and IN_ATTRIB, not on IN_MODIFY (one event per write, not one per
  *   write(2) call). A file created by a program shows as CREATED then MODIFIED (when it closes it).
  * - A recursive watch that sees a directory created or moved in watches it and its subdirectories and reports what
- *   it finds inside as CREATED (files written between mkdir and the new watch would otherwise be missed); an entry
- *   created right after the new watch may be reported twice. A directory moved out is one DELETED (its watches
+ *   it finds inside as CREATED (files written between mkdir and the new watch would otherwise be missed). The paths
+ *   a walk reported are remembered (the last FS_WATCH_SCANNED of them): an IN_CREATE of one of them (made after its
+ *   directory's watch, before the walk read it) is not reported again, nor walked again. An IN_CREATE of a name
+ *   can only follow its delete or move out, which forgets the name (and what was below it), as an overflow forgets
+ *   all: a remembered name never hides a later creation. A rename onto a remembered name (IN_MOVED_TO) is always
+ *   reported; a file moved into a new directory just as it is walked may be reported twice. A directory moved out is
+ *   one DELETED (its watches
  *   are dropped). Directories more than FS_WALK_DEPTH levels below a walk's start, or beyond FS_WATCH_DIRS (or
  *   FS_WATCH_PATH_BYTES of paths) in one watch, are not watched: -ELOOP / -ENOSPC at open, an overflow event later.
  *   Walking a new directory happens inside fs_watch_read: a huge tree moved in takes a while (bounded as above).
@@ -38,6 +43,7 @@
 #define FS_WALK_DEPTH 128     /* a watch's subdirectory walk */
 #define FS_WATCH_DIRS 65536   /* watched directories per watch */
 #define FS_WATCH_PATH_BYTES (16u << 20) /* bytes of their paths (long paths could otherwise take 65,536 x 4 KiB) */
+#define FS_WATCH_SCANNED 1024 /* paths a watch remembers as reported by a walk (see above) */
 #define FS_WATCH_READS 16     /* read(2) calls per fs_watch_read; the fd stays readable if more is pending */
 
 void fs_info_free(struct fs_info *info) {
@@ -475,7 +481,53 @@ struct fs_watch {
     int overflowed;       /* events were dropped: an overflow event follows the queued ones, then nothing is lost */
     uint32_t from_cookie; /* the last IN_MOVED_FROM of a temporary name, and its marker */
     char from_marker;
+    char *scanned[FS_WATCH_SCANNED]; /* what a walk reported as created, a ring from scan_head */
+    size_t scan_head, scan_count;
 };
+
+/* Remembers a path a walk reported; the oldest is forgotten past FS_WATCH_SCANNED (at worst, a duplicate event). */
+static void scanned_add(struct fs_watch *w, const char *path) {
+    char *copy = strdup(path);
+    if (!copy) return;
+    if (w->scan_count == FS_WATCH_SCANNED) {
+        free(w->scanned[w->scan_head]);
+        w->scanned[w->scan_head] = NULL;
+        w->scan_head = (w->scan_head + 1) % FS_WATCH_SCANNED;
+        w->scan_count--;
+    }
+    w->scanned[(w->scan_head + w->scan_count) % FS_WATCH_SCANNED] = copy;
+    w->scan_count++;
+}
+
+static void scanned_drop(struct fs_watch *w, size_t i) {
+    free(w->scanned[i]);
+    size_t last = (w->scan_head + w->scan_count - 1) % FS_WATCH_SCANNED;
+    w->scanned[i] = w->scanned[last]; /* the newest fills the hole: eviction order is approximate */
+    w->scanned[last] = NULL;
+    w->scan_count--;
+}
+
+/* Whether a path was remembered (then forgotten). */
+static int scanned_take(struct fs_watch *w, const char *path) {
+    for (size_t k = 0; k < w->scan_count; k++) {
+        size_t i = (w->scan_head + k) % FS_WATCH_SCANNED;
+        if (strcmp(w->scanned[i], path)) continue;
+        scanned_drop(w, i);
+        return 1;
+    }
+    return 0;
+}
+
+/* Forgets a path deleted or moved out, and every path below it. */
+static void scanned_forget(struct fs_watch *w, const char *path) {
+    size_t pl = strlen(path);
+    for (size_t k = 0; k < w->scan_count;) {
+        size_t i = (w->scan_head + k) % FS_WATCH_SCANNED;
+        const char *p = w->scanned[i];
+        if (!strncmp(p, path, pl) && (p[pl] == 0 || p[pl] == '/')) scanned_drop(w, i); /* k now names the next */
+        else k++;
+    }
+}
 
 static void push(struct fs_watch *w, uint8_t kind, const char *path) {
     if (w->overflowed) return;
@@ -556,8 +608,10 @@ static int add_tree(struct fs_watch *w, const char *path, int report, int follow
     int skipped = 0;
     while ((rc = list_next(l, &info, &skipped)) == 1) {
         if (report && (info.type == FS_DIR || strncmp(strrchr(info.path, '/') + 1, FS_TEMP_PREFIX,
-                                                        strlen(FS_TEMP_PREFIX))))
+                                                        strlen(FS_TEMP_PREFIX)))) {
             push(w, FS_EV_CREATED, info.path);
+            scanned_add(w, info.path);
+        }
         if (info.type == FS_DIR) {
             rc = add_dir(w, info.path, 0);
             if (rc == -ENOENT || rc == -ENOTDIR || rc == -ELOOP) rc = 0; /* gone or replaced meanwhile */
@@ -616,7 +670,8 @@ static void forget_tree(struct fs_watch *w, const char *path) {
 }
 
 static void handle(struct fs_watch *w, const struct inotify_event *ev, const char *name) {
-    if (ev->mask & IN_Q_OVERFLOW) {
+    if (ev->mask & IN_Q_OVERFLOW) { /* deletes may be lost: forget what walks reported */
+        while (w->scan_count) scanned_drop(w, w->scan_head);
         push(w, FS_EV_OVERFLOW, NULL);
         return;
     }
@@ -648,6 +703,8 @@ static void handle(struct fs_watch *w, const struct inotify_event *ev, const cha
         push(w, FS_EV_OVERFLOW, NULL);
         return;
     }
+    if ((ev->mask & IN_CREATE) && w->scan_count && scanned_take(w, path))
+        return; /* a walk reported it (and watched it, a directory) already */
     if (ev->mask & IN_MOVED_TO) {
         int kind = FS_EV_CREATED;
         if (ev->cookie && ev->cookie == w->from_cookie && w->from_marker == 'o') kind = FS_EV_MODIFIED;
@@ -656,6 +713,7 @@ static void handle(struct fs_watch *w, const struct inotify_event *ev, const cha
     } else if (ev->mask & IN_CREATE) {
         push(w, FS_EV_CREATED, path);
     } else if (ev->mask & (IN_DELETE | IN_MOVED_FROM)) {
+        if (w->scan_count) scanned_forget(w, path);
         push(w, FS_EV_DELETED, path);
         if (isdir && (ev->mask & IN_MOVED_FROM) && w->recursive) forget_tree(w, path);
     } else if (ev->mask & (IN_CLOSE_WRITE | IN_ATTRIB)) {
@@ -717,6 +775,7 @@ void fs_watch_close(struct fs_watch *w) {
     for (size_t i = 0; i < w->nwds; i++) free(w->wds[i].path);
     free(w->wds);
     for (size_t i = 0; i < w->count; i++) free(w->q[(w->head + i) % FS_WATCH_QUEUE].path);
+    for (size_t i = 0; i < w->scan_count; i++) free(w->scanned[(w->scan_head + i) % FS_WATCH_SCANNED]);
     free(w->root);
     free(w);
 }

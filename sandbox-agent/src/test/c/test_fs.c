@@ -19,6 +19,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -797,6 +798,102 @@ static void test_watch_atomic_write(void) {
     fs_watch_close(w);
 }
 
+/* What a walk of a new directory reported is not reported again by its inotify create, but a new file renamed over
+ * such a name, or the name deleted and made again, is. */
+static void test_watch_walk_no_duplicates(void) {
+    fs_mkdir(P("wd"), 0755, 1);
+    struct fs_watch *w;
+    CHECK_EQ(fs_watch_open(P("wd"), 1, &w), 0);
+    char dir[PATH_MAX];
+    fmt(dir, sizeof dir, "%s", P("wd"));
+    fs_mkdir(P("wd/n/m"), 0755, 1); /* all before the watch reads: the walk of n reports m and f */
+    put(P("wd/n/m/f"), "", 0644);
+    int n = collect_real(w, dir, evs, EVCAP);
+    CHECK_EQ(has_ev(evs, n, FS_EV_CREATED, P("wd/n")), 1);
+    CHECK_EQ(has_ev(evs, n, FS_EV_CREATED, P("wd/n/m")), 1);
+    CHECK_EQ(has_ev(evs, n, FS_EV_CREATED, P("wd/n/m/f")), 1);
+    atomic_write(P("wd/n/m/f"), "over"); /* a remembered name, another inode: reported */
+    put(P("wd/other"), "", 0644);
+    rename(P("wd/other"), P("wd/n/m/f"));
+    n = collect_real(w, dir, evs, EVCAP);
+    if (has_ev(evs, n, FS_EV_MODIFIED, P("wd/n/m/f")) != 1) dump("over a walked name", evs, n);
+    CHECK_EQ(has_ev(evs, n, FS_EV_MODIFIED, P("wd/n/m/f")), 1);
+    CHECK_EQ(has_ev(evs, n, FS_EV_CREATED, P("wd/n/m/f")), 1);
+    fs_remove(P("wd/n"), 1);
+    fs_mkdir(P("wd/n"), 0755, 0);
+    n = collect_real(w, dir, evs, EVCAP);
+    CHECK_EQ(has_ev(evs, n, FS_EV_DELETED, P("wd/n")), 1);
+    CHECK_EQ(has_ev(evs, n, FS_EV_CREATED, P("wd/n")), 1);
+    fs_watch_close(w);
+    fs_remove(P("wd"), 1);
+}
+
+/* Hostile: another process makes directories with a file in each and removes them as fast as it can while the
+ * watch reads; every file is reported created at most once, and the watch survives. */
+static void test_watch_fast_trees(void) {
+    fs_mkdir(P("wf"), 0755, 1);
+    struct fs_watch *w;
+    CHECK_EQ(fs_watch_open(P("wf"), 1, &w), 0);
+    char dir[PATH_MAX];
+    fmt(dir, sizeof dir, "%s", P("wf"));
+    enum { ROUNDS = 200 };
+    pid_t child = fork();
+    CHECK(child >= 0);
+    if (child == 0) {
+        char d[PATH_MAX], f[PATH_MAX];
+        for (int k = 0; k < ROUNDS; k++) {
+            fmt(d, sizeof d, "%s/d%d", dir, k);
+            fmt(f, sizeof f, "%s/d%d/f", dir, k);
+            if (mkdir(d, 0755) < 0) _exit(1);
+            int fd = open(f, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+            if (fd < 0) _exit(1);
+            close(fd);
+            if (k % 2) { /* every other tree goes again at once */
+                unlink(f);
+                rmdir(d);
+            }
+        }
+        _exit(0);
+    }
+    /* read while the trees come and go: the walks race the creations */
+    static struct ev seen[4 * FS_WATCH_QUEUE];
+    int n = 0, status = 0;
+    pid_t done = 0;
+    for (int rounds = 0; rounds < 100000 && (done = waitpid(child, &status, WNOHANG)) == 0; rounds++) {
+        struct pollfd p = {.fd = fs_watch_fd(w), .events = POLLIN};
+        if (poll(&p, 1, 10) == 1) CHECK_EQ(fs_watch_read(w), 0);
+        uint8_t kind;
+        char *path;
+        while (fs_watch_next(w, &kind, &path) == 1) {
+            if (n < (int)(sizeof seen / sizeof seen[0])) {
+                seen[n].kind = kind;
+                fmt(seen[n].path, PATH_MAX, "%s", path);
+                n++;
+            }
+            free(path);
+        }
+    }
+    if (done == 0) CHECK_EQ(waitpid(child, &status, 0), child);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    int rest = collect_real(w, dir, evs, EVCAP);
+    CHECK(rest >= 0);
+    for (int k = 0; k < rest && n < (int)(sizeof seen / sizeof seen[0]); k++) seen[n++] = evs[k];
+    CHECK(n > 0);
+    CHECK(!has_ev(seen, n, FS_EV_OVERFLOW, dir));
+    int dups = 0;
+    for (int k = 0; k < n; k++)
+        if (seen[k].kind == FS_EV_CREATED && has_ev(seen, n, FS_EV_CREATED, seen[k].path) > 1) dups++;
+    if (dups) dump("fast trees", seen, n);
+    CHECK_EQ(dups, 0);
+    char f[PATH_MAX];
+    for (int k = 0; k < ROUNDS; k += 2) { /* the trees left are all reported */
+        fmt(f, sizeof f, "%s/d%d/f", dir, k);
+        CHECK_EQ(has_ev(seen, n, FS_EV_CREATED, f), 1);
+    }
+    fs_watch_close(w);
+    fs_remove(P("wf"), 1);
+}
+
 static void test_watch_overflow(void) {
     mkdir(P("wo"), 0755);
     struct fs_watch *w;
@@ -914,6 +1011,8 @@ int main(void) {
     test_watch_basic();
     test_watch_recursive();
     test_watch_atomic_write();
+    test_watch_walk_no_duplicates();
+    test_watch_fast_trees();
     test_watch_overflow();
     test_watch_too_deep();
     test_watch_root_deleted();

@@ -1,7 +1,8 @@
 package dev.sandbox;
 
 /**
- * A change seen by {@link SandboxFiles#watch(String)}.
+ * A change seen by {@link SandboxFiles#watch(String, boolean)}, or the watch's {@link Kind#READY} signal. Which
+ * change gives which events is the table on {@link SandboxFiles#watch(String, boolean)}.
  *
  * <pre>{@code
  * session.files().watch("out")
@@ -10,7 +11,8 @@ package dev.sandbox;
  * }</pre>
  *
  * @param kind what happened
- * @param path the absolute path of the file that changed (the watched directory itself for {@link Kind#OVERFLOW})
+ * @param path the absolute path of the file that changed (the watched directory itself for {@link Kind#READY} and
+ *     {@link Kind#OVERFLOW})
  */
 public record FileEvent(Kind kind, String path) {
 
@@ -18,11 +20,16 @@ public record FileEvent(Kind kind, String path) {
     public enum Kind {
         /** The file was created (or moved in). */
         CREATED,
-        /** The file's content or metadata changed. */
+        /** The file's content or metadata changed, or the SDK's atomic write replaced it. */
         MODIFIED,
         /** The file was deleted (or moved out). */
         DELETED,
         /** Events were lost because they came faster than they were consumed; list the directory again. */
-        OVERFLOW
+        OVERFLOW,
+        /**
+         * The watch is live: emitted exactly once, first, with the watched directory's absolute path; every change
+         * made after it is reported.
+         */
+        READY
     }
 }

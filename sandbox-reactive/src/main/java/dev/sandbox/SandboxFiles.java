@@ -142,12 +142,76 @@ public interface SandboxFiles {
     Mono<Void> move(String from, String to);
 
     /**
-     * Watches a directory (not recursively) for created, modified and deleted entries, until cancelled. Events that
-     * come faster than they are consumed are buffered up to a bound, past which one {@link FileEvent.Kind#OVERFLOW}
-     * is emitted.
+     * Watches a directory, not recursively: the same as {@link #watch(String, boolean) watch(path, false)}.
+     *
+     * <pre>{@code
+     * session.files().watch("inbox")
+     *     .filter(e -> e.kind() == FileEvent.Kind.CREATED)
+     *     .subscribe(e -> System.out.println(e.path()));
+     * }</pre>
      *
      * @param path the directory
-     * @return the changes
+     * @return {@link FileEvent.Kind#READY} once, then the changes
      */
-    Flux<FileEvent> watch(String path);
+    default Flux<FileEvent> watch(String path) {
+        return watch(path, false);
+    }
+
+    /**
+     * Watches a directory for created, modified and deleted entries, until cancelled; with {@code recursive}, its
+     * subdirectories at any depth too, including those created (or moved in) while the watch runs.
+     *
+     * <p><b>Ready.</b> The first event is always one {@link FileEvent.Kind#READY} naming the watched directory's
+     * absolute path: every change made after it arrived (or after it was emitted, by a subscriber that acts on it) is
+     * reported. Changes made between subscribing and {@code READY} may or may not be. The watch never completes by
+     * itself (a deleted watched directory is one {@code DELETED} on some providers, nothing on others). A missing path or a file fails
+     * with a {@link FileOperationException} ({@code NOT_FOUND}, {@code NOT_A_DIRECTORY}) instead.
+     *
+     * <p><b>Events.</b> Paths are absolute, at any depth. Every provider reports the same events for these changes:
+     *
+     * <table>
+     *   <caption>change and events, in order</caption>
+     *   <tr><th>change</th><th>events</th></tr>
+     *   <tr><td>{@link #write} of a new path</td><td>{@code CREATED}</td></tr>
+     *   <tr><td>{@link #write} over an existing file (the SDK's atomic rename over it)</td><td>{@code
+     *       MODIFIED}</td></tr>
+     *   <tr><td>a program creating a file and writing it ({@code echo x > f})</td><td>{@code CREATED}, then
+     *       {@code MODIFIED}</td></tr>
+     *   <tr><td>a program rewriting or appending to an existing file in place ({@code echo x > f})</td><td>{@code
+     *       MODIFIED}</td></tr>
+     *   <tr><td>{@link #remove}, {@code rm}</td><td>{@code DELETED}</td></tr>
+     *   <tr><td>{@link #move} or {@code mv} within the watched tree</td><td>{@code DELETED} of the old path, then
+     *       {@code CREATED} of the new one</td></tr>
+     *   <tr><td>{@link #mkdir}, {@code mkdir}</td><td>{@code CREATED}</td></tr>
+     * </table>
+     *
+     * <p>The SDK's own temporary files (names starting with {@code .dev-sandbox-write-}, the hidden file an atomic
+     * write goes to before it is renamed into place) never appear: a {@link #write} is one event for its target. A
+     * program writing a file in several calls may give several {@code MODIFIED} for it; consecutive {@code MODIFIED}
+     * of one path may be coalesced into one, so count changes, not events. A chmod is a {@code MODIFIED} too.
+     *
+     * <p><b>Recursive.</b> A directory created or moved in below the watched one is watched as soon as it is seen,
+     * and what it already holds by then is reported as {@code CREATED} (so a file written at once into a new
+     * directory is not missed; it may rarely be reported twice). Symbolic links are not followed. A watch covers at
+     * most 65,536 directories; past that, or past its depth limit (128 levels), it emits {@link
+     * FileEvent.Kind#OVERFLOW} (at the start: fails with a {@link FileOperationException}). A directory moved out or
+     * deleted is one {@code DELETED}. The events of one directory come in the order of the changes; those of
+     * different directories may interleave otherwise.
+     *
+     * <p><b>Bounds.</b> Events that come faster than they are consumed are buffered up to a bound (1,024), past which
+     * one {@link FileEvent.Kind#OVERFLOW} naming the watched directory is emitted: list the directory again.
+     *
+     * <pre>{@code
+     * session.files().watch("out", true)
+     *     .subscribe(e -> {
+     *         if (e.kind() == FileEvent.Kind.READY) session.run(ExecOptions.shell("mkdir -p out/a && touch out/a/f")).subscribe();
+     *         else System.out.println(e.kind() + " " + e.path()); // CREATED .../out/a, CREATED .../out/a/f, ...
+     *     });
+     * }</pre>
+     *
+     * @param path the directory
+     * @param recursive whether to watch its subdirectories too
+     * @return {@link FileEvent.Kind#READY} once, then the changes
+     */
+    Flux<FileEvent> watch(String path, boolean recursive);
 }

@@ -517,8 +517,7 @@ public final class FileClient {
     }
 
     /**
-     * Watches a directory (not recursively) for created, modified and deleted entries, until the returned watch is
-     * closed. Iterating waits for each change at most for the client's default timeout.
+     * Watches a directory, not recursively: the same as {@link #watch(String, boolean) watch(path, false)}.
      *
      * <pre>{@code
      * try (FileWatch watch = client.files().watch("inbox")) {
@@ -529,11 +528,36 @@ public final class FileClient {
      * }</pre>
      *
      * @param path the directory
-     * @return the watch
+     * @return the watch, live
      * @throws FileOperationException when the path does not exist or is not a directory
      * @throws IllegalStateException when called on a Reactor non-blocking thread
      */
     public FileWatch watch(String path) {
+        return watch(path, false);
+    }
+
+    /**
+     * Watches a directory for created, modified and deleted entries, with {@code recursive} its subdirectories at any
+     * depth too, until the returned watch is closed. Returns once the watch is live: every change made after it
+     * returned is reported, with the events of {@link SandboxFiles#watch(String, boolean)}'s table (the
+     * {@link dev.sandbox.FileEvent.Kind#READY} is consumed here). Iterating waits for each change at most for the client's default
+     * timeout.
+     *
+     * <pre>{@code
+     * try (FileWatch watch = client.files().watch("out", true)) {
+     *     client.process().run(ExecOptions.shell("mkdir -p out/a/b && echo x > out/a/b/f"));
+     *     FileEvent event = watch.poll(Duration.ofSeconds(5)); // CREATED .../out/a
+     * }
+     * }</pre>
+     *
+     * @param path the directory
+     * @param recursive whether to watch its subdirectories too
+     * @return the watch, live
+     * @throws FileOperationException when the path does not exist or is not a directory
+     * @throws dev.sandbox.SandboxTimeoutException when the watch is not live within the client's default timeout
+     * @throws IllegalStateException when called on a Reactor non-blocking thread
+     */
+    public FileWatch watch(String path, boolean recursive) {
         FileInfo info = stat(path); // fails here, rather than at the first read, when there is nothing to watch
         if (info.type() == FileInfo.Type.FILE || info.type() == FileInfo.Type.OTHER) {
             throw new FileOperationException(
@@ -541,6 +565,7 @@ public final class FileClient {
         }
         String operation = "watch of " + path;
         Blocking.checkNotInterrupted(operation);
-        return FileWatch.open(files("FileClient.watch").watch(path), core.defaultTimeout, WATCH_PREFETCH, operation);
+        return FileWatch.open(
+                files("FileClient.watch").watch(path, recursive), core.defaultTimeout, WATCH_PREFETCH, operation);
     }
 }

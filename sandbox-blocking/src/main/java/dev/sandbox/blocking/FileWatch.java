@@ -12,8 +12,9 @@ import org.reactivestreams.Publisher;
  * the watch going on; iteration waits for each event at most for the watch's timeout (the client's default), past
  * which the watch ends with {@link dev.sandbox.SandboxTimeoutException}. Events are buffered up to a bound when not
  * read; past it they are replaced by one {@link FileEvent.Kind#OVERFLOW}, after which the directory should be listed
- * again. A change made at once after {@code watch} returned may be missed while the provider is still setting the
- * watch up.
+ * again. {@code watch} returns once the watch is live (it consumes the reactive watch's {@link FileEvent.Kind#READY},
+ * which neither {@link #poll} nor iteration returns): a change made after it returned is reported. Which change gives
+ * which events is the table on {@link dev.sandbox.SandboxFiles#watch(String, boolean)}.
  *
  * <pre>{@code
  * try (FileWatch watch = client.files().watch("out")) {
@@ -28,9 +29,15 @@ public final class FileWatch extends BlockingStream<FileEvent> {
         super("FileWatch", "the watch has ended", timeout, prefetch, operation);
     }
 
+    /** Subscribes and waits, at most {@code timeout}, until the watch is live (its READY, consumed here). */
     static FileWatch open(Publisher<FileEvent> events, Duration timeout, int prefetch, String operation) {
         FileWatch watch = new FileWatch(timeout, prefetch, operation);
         watch.subscribe(events);
+        FileEvent first = watch.reader.take(
+                timeout, "FileClient.watch", operation, "waiting for the " + operation + " to be ready");
+        if (first != null && first.kind() != FileEvent.Kind.READY) {
+            watch.next = first; // a provider without READY: its first change is kept for the reader
+        }
         return watch;
     }
 

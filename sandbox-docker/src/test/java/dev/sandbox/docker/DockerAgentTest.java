@@ -13,7 +13,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -69,24 +68,16 @@ class DockerAgentTest {
                     .containsExactly("a.txt");
             assertThat(new String(s.files().readAllBytes("/work/a.txt", 100).block(WAIT), StandardCharsets.UTF_8))
                     .isEqualTo("one");
-            // a watch sees a file a command writes
-            AtomicReference<FileEvent> seen = new AtomicReference<>();
+            // a watch sees a file a command writes right after the watch said it is live
             StepVerifier.create(s.files()
                             .watch("/work")
-                            .filter(e -> e.path().endsWith("/b.txt"))
-                            .take(1))
-                    .then(() -> {
-                        // no ready signal yet (issue 14): write until the watch sees it, boundedly
-                        for (int i = 0; i < 20 && seen.get() == null; i++) {
-                            s.run(ExecOptions.of("/busybox", "touch", "/work/b.txt"))
-                                    .block(WAIT);
-                            sleep(100);
-                        }
-                    })
-                    .assertNext(e -> {
-                        seen.set(e);
-                        assertThat(e.path()).isEqualTo("/work/b.txt");
-                    })
+                            .filter(e ->
+                                    e.kind() == FileEvent.Kind.READY || e.path().endsWith("/b.txt"))
+                            .take(2))
+                    .assertNext(e -> assertThat(e).isEqualTo(new FileEvent(FileEvent.Kind.READY, "/work")))
+                    .then(() -> s.run(ExecOptions.of("/busybox", "touch", "/work/b.txt"))
+                            .subscribe())
+                    .assertNext(e -> assertThat(e).isEqualTo(new FileEvent(FileEvent.Kind.CREATED, "/work/b.txt")))
                     .expectComplete()
                     .verify(WAIT);
         } finally {

@@ -7,6 +7,7 @@ import dev.sandbox.BackgroundProcess;
 import dev.sandbox.ExecEvent;
 import dev.sandbox.ExecOptions;
 import dev.sandbox.ExecResult;
+import dev.sandbox.FileEvent;
 import dev.sandbox.SandboxSession;
 import dev.sandbox.SessionOptions;
 import dev.sandbox.local.LocalSandboxProvider;
@@ -17,6 +18,9 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -215,6 +219,25 @@ class RemoteStreamingTest {
         assertThat(dropped.get()).isPositive();
         assertSequence(lines, n);
         assertThat(last).isEqualTo(p.exitNow().orElseThrow());
+    }
+
+    @Test
+    void aWatchReopenedAfterADropSaysOverflowOnceLiveAgainThenSeesChanges() throws InterruptedException {
+        session.files().mkdir("w").block(WAIT);
+        String dir = session.files().stat("w").block(WAIT).path();
+        BlockingQueue<Object> events = new LinkedBlockingQueue<>();
+        Disposable watch = proxiedSession.files().watch("w").subscribe(events::add, events::add);
+        try {
+            assertThat(events.poll(10, TimeUnit.SECONDS)).isEqualTo(new FileEvent(FileEvent.Kind.READY, dir));
+            assertThat(proxy.dropAll()).isPositive();
+            // changes may have been lost while the stream was down: one OVERFLOW, once the new watch is live
+            assertThat(events.poll(10, TimeUnit.SECONDS)).isEqualTo(new FileEvent(FileEvent.Kind.OVERFLOW, dir));
+            session.files().write("w/after", new byte[] {1}).block(WAIT);
+            assertThat(events.poll(10, TimeUnit.SECONDS))
+                    .isEqualTo(new FileEvent(FileEvent.Kind.CREATED, dir + "/after"));
+        } finally {
+            watch.dispose();
+        }
     }
 
     @Test

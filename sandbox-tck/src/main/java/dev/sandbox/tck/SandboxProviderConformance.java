@@ -40,7 +40,8 @@ public interface SandboxProviderConformance
                 LifetimeConformance,
                 PtyConformance,
                 SessionEndConformance,
-                ExecOutputConformance {
+                ExecOutputConformance,
+                WatchConformance {
 
     private SandboxSession newSession() {
         return provider().create(sessionOptions()).block(WAIT);

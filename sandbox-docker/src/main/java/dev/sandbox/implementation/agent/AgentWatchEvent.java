@@ -25,13 +25,13 @@ public record AgentWatchEvent(Kind kind, String path) {
     }
 
     /**
-     * The public event, or {@code null} for {@code READY}.
+     * The public event.
      *
      * @return the file event
      */
     public FileEvent toFileEvent() {
         return switch (kind) {
-            case READY -> null;
+            case READY -> new FileEvent(FileEvent.Kind.READY, path);
             case CREATED -> new FileEvent(FileEvent.Kind.CREATED, path);
             case MODIFIED -> new FileEvent(FileEvent.Kind.MODIFIED, path);
             case DELETED -> new FileEvent(FileEvent.Kind.DELETED, path);

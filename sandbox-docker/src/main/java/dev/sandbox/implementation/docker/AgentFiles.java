@@ -256,10 +256,9 @@ final class AgentFiles implements SandboxFiles {
     // ---------------------------------------------------------------- watch
 
     @Override
-    public Flux<FileEvent> watch(String path) {
+    public Flux<FileEvent> watch(String path, boolean recursive) {
+        // the agent sends READY once every inotify watch is in place, then the changes (temporary files hidden)
         return resolve("path", path)
-                .flatMapMany(abs -> many(path, c -> c.watch(abs, false))
-                        .filter(e -> e.kind() != AgentWatchEvent.Kind.READY)
-                        .map(AgentWatchEvent::toFileEvent));
+                .flatMapMany(abs -> many(path, c -> c.watch(abs, recursive)).map(AgentWatchEvent::toFileEvent));
     }
 }

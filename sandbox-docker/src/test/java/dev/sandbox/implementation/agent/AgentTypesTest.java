@@ -52,7 +52,7 @@ class AgentTypesTest {
         assertThat(new AgentWatchEvent(AgentWatchEvent.Kind.DELETED, "/w/f").toFileEvent())
                 .isEqualTo(new FileEvent(FileEvent.Kind.DELETED, "/w/f"));
         assertThat(new AgentWatchEvent(AgentWatchEvent.Kind.READY, "/w").toFileEvent())
-                .isNull();
+                .isEqualTo(new FileEvent(FileEvent.Kind.READY, "/w"));
     }
 
     @Test

@@ -16,7 +16,8 @@ import java.nio.file.NotDirectoryException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
-import java.util.UUID;
+import java.security.SecureRandom;
+import java.util.HexFormat;
 import java.util.concurrent.Callable;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
@@ -163,6 +164,22 @@ public final class LocalFileIo {
          */
         void deleteTemp(String tempName) throws IOException;
 
+        /**
+         * Whether the target exists now (not following a final link): decides the marker of the temporary name.
+         *
+         * @return whether it exists
+         */
+        boolean targetExists();
+
+        /**
+         * Renames the temporary file to another temporary name in the same directory.
+         *
+         * @param from its name
+         * @param to the new name
+         * @throws IOException when it cannot be renamed
+         */
+        void renameTemp(String from, String to) throws IOException;
+
         /** Frees what the destination holds. */
         @Override
         void close();
@@ -207,6 +224,16 @@ public final class LocalFileIo {
         @Override
         public void deleteTemp(String tempName) throws IOException {
             Files.deleteIfExists(parent.resolve(tempName));
+        }
+
+        @Override
+        public boolean targetExists() {
+            return Files.exists(target, LinkOption.NOFOLLOW_LINKS);
+        }
+
+        @Override
+        public void renameTemp(String from, String to) throws IOException {
+            Files.move(parent.resolve(from), parent.resolve(to), StandardCopyOption.ATOMIC_MOVE);
         }
 
         @Override
@@ -367,10 +394,52 @@ public final class LocalFileIo {
         }
     }
 
+    /**
+     * The prefix of every temporary file of an atomic write, on every provider (the Docker agent uses the same):
+     * watches hide files whose names start with it. The full name is the prefix, 16 random hex digits and one marker
+     * letter: {@code o} when the target existed (an overwrite), {@code n} when it did not, re-checked just before the
+     * rename so that a watch can report the rename as one {@code MODIFIED} or {@code CREATED} of the target.
+     */
+    public static final String TEMP_PREFIX = ".dev-sandbox-write-";
+
+    /** The marker of a temporary name whose target existed. */
+    public static final char OVERWRITE = 'o';
+
+    /** The marker of a temporary name whose target did not exist. */
+    public static final char NEW = 'n';
+
+    /**
+     * Whether a file name is one of the SDK's temporary names.
+     *
+     * @param name a file name (no directory)
+     * @return whether it starts with {@link #TEMP_PREFIX}
+     */
+    public static boolean isTempName(String name) {
+        return name.startsWith(TEMP_PREFIX);
+    }
+
+    /**
+     * The marker letter of a temporary name.
+     *
+     * @param name a temporary name
+     * @return its last letter
+     */
+    public static char markerOf(String name) {
+        return name.isEmpty() ? 0 : name.charAt(name.length() - 1);
+    }
+
+    private static String tempName(boolean overwrite) {
+        byte[] random = new byte[8];
+        RANDOM.nextBytes(random);
+        return TEMP_PREFIX + HexFormat.of().formatHex(random) + (overwrite ? OVERWRITE : NEW);
+    }
+
+    private static final SecureRandom RANDOM = new SecureRandom();
+
     /** The hidden temporary file a write goes to before it is renamed into place. */
     private static final class TempFile {
         private final Destination destination;
-        private final String name;
+        private String name; // guarded by this after construction
         private final FileChannel channel;
         private boolean committed; // guarded by this
         private boolean discarded; // guarded by this
@@ -382,8 +451,8 @@ public final class LocalFileIo {
         }
 
         static TempFile in(Destination destination, String shownPath) {
-            String name = "." + destination.targetName() + ".tmp-" + UUID.randomUUID();
             try {
+                String name = tempName(destination.targetExists());
                 return new TempFile(destination, name, destination.createTemp(name));
             } catch (IOException e) {
                 destination.close();
@@ -412,6 +481,19 @@ public final class LocalFileIo {
         synchronized void commit(String shownPath) {
             try {
                 channel.close();
+                // the target may have appeared or gone while the data came: say so in the name a watch sees
+                String current = name;
+                boolean exists = destination.targetExists();
+                if (exists != (markerOf(name) == OVERWRITE)) {
+                    String renamed = name.substring(0, name.length() - 1) + (exists ? OVERWRITE : NEW);
+                    try {
+                        destination.renameTemp(name, renamed);
+                        current = renamed;
+                    } catch (IOException e) {
+                        // keep the old name: the watch reports the other kind, the write still succeeds
+                    }
+                }
+                name = current;
                 destination.replaceTarget(name);
                 committed = true;
             } catch (IOException e) {

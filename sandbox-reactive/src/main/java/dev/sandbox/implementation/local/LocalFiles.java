@@ -191,12 +191,12 @@ final class LocalFiles implements SandboxFiles {
     }
 
     @Override
-    public Flux<FileEvent> watch(String path) {
+    public Flux<FileEvent> watch(String path, boolean recursive) {
         return Flux.defer(() -> {
                     String rel = rootedUnchecked(() -> root.relative("path", path));
                     int fd = rootedUnchecked(() -> root.openDirectory("path", path, rel));
                     // registered through the descriptor: the watch is on the directory that was resolved
-                    return watcher.watch(SessionRoot.proc(fd), root.display(rel), path, () -> Sys.close(fd));
+                    return watcher.watch(root, fd, rel, path, recursive);
                 })
                 .subscribeOn(io)
                 .publishOn(Schedulers.parallel(), 32);

@@ -2,18 +2,26 @@ package dev.sandbox.implementation.local;
 
 import dev.sandbox.BackendException;
 import dev.sandbox.FileEvent;
+import dev.sandbox.FileOperationException;
 import dev.sandbox.implementation.files.LocalFileIo;
 import java.io.IOException;
 import java.nio.file.ClosedWatchServiceException;
+import java.nio.file.DirectoryStream;
 import java.nio.file.FileSystems;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardWatchEventKinds;
 import java.nio.file.WatchEvent;
 import java.nio.file.WatchKey;
 import java.nio.file.WatchService;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Deque;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -24,11 +32,29 @@ import reactor.core.scheduler.Schedulers;
 
 /**
  * One {@link WatchService} for all watches of a provider, and one daemon thread that dispatches its events to the
- * subscribers of each watched directory. Each subscriber has a bounded queue; past it, events are replaced by one
- * {@link FileEvent.Kind#OVERFLOW}. Internal: not part of the public API.
+ * subscribers of each watched directory. Internal: not part of the public API.
+ *
+ * <p>Each subscription emits {@link FileEvent.Kind#READY} first, once its directories are registered (the JDK's
+ * Linux watch service adds its inotify watch before {@code register} returns). It hides the SDK's temporary files
+ * ({@link LocalFileIo#TEMP_PREFIX}); the rename of one onto its target (a delete of the temporary name followed at once
+ * by a create in the same directory) is one {@code MODIFIED} or {@code CREATED} of the target, by the temporary name's
+ * marker letter, as the Docker agent does. A recursive subscription registers each subdirectory (not following links)
+ * and, for one that appears while it runs, reports what it holds by then as {@code CREATED}, remembering those paths
+ * and their files' identity (a bounded map) so that the inotify event of the same creation is not reported again. Each subscriber has a bounded
+ * queue; past it, events are replaced by one {@link FileEvent.Kind#OVERFLOW}. Consecutive equal {@code MODIFIED} are
+ * coalesced while queued.
  */
 public final class LocalWatcher implements AutoCloseable {
     static final int MAX_QUEUED = 1024;
+
+    /** Directories one watch registers at most. */
+    static final int MAX_DIRS = 65_536;
+
+    /** Levels below the watched directory a recursive watch goes at most. */
+    static final int MAX_DEPTH = 128;
+
+    /** Paths a recursive watch remembers as reported by a scan. */
+    static final int MAX_SCANNED = 4096;
 
     private final Map<WatchKey, Set<Subscription>> byKey = new HashMap<>(); // guarded by this
     private WatchService service; // guarded by this
@@ -40,30 +66,44 @@ public final class LocalWatcher implements AutoCloseable {
     /**
      * Watches a directory.
      *
-     * @param registered the path to register, e.g. {@code /proc/self/fd/N} of a directory already resolved
-     * @param dir the directory as events name it
+     * @param root the session's root, which opens subdirectories beneath it
+     * @param fd a descriptor of the watched directory, already resolved; closed once registered
+     * @param rel the watched directory relative to the root
      * @param shownPath the path to name in errors
-     * @param registeredOnce run once the registration is done or failed (frees what {@code registered} names)
+     * @param recursive whether to watch subdirectories too
      */
-    Flux<FileEvent> watch(Path registered, Path dir, String shownPath, Runnable registeredOnce) {
+    Flux<FileEvent> watch(SessionRoot root, int fd, String rel, String shownPath, boolean recursive) {
         return Flux.create(sink -> {
-            Subscription sub = new Subscription(sink, dir);
-            WatchKey key;
+            Subscription sub = new Subscription(sink, root, rel, recursive);
             try {
-                key = register(registered, sub);
+                register(SessionRoot.proc(fd), sub, rel);
             } catch (IOException e) {
                 sink.error(LocalFileIo.failure(shownPath, e));
                 return;
             } finally {
-                registeredOnce.run();
+                Sys.close(fd);
             }
             sink.onRequest(n -> sub.drain());
             // cancelling a key waits for the watch service's own thread: never on the subscriber's thread
-            sink.onDispose(() -> Schedulers.boundedElastic().schedule(() -> unregister(key, sub)));
+            sink.onDispose(() -> Schedulers.boundedElastic().schedule(sub::close));
+            if (recursive && !sub.addTree(rel, 0, false)) {
+                sink.error(new FileOperationException(
+                        shownPath,
+                        FileOperationException.Reason.IO_ERROR,
+                        shownPath + ": too many directories to watch (at most " + MAX_DIRS + ", " + MAX_DEPTH
+                                + " levels deep, within the system's inotify limit)",
+                        null));
+                return;
+            }
+            sub.live();
         });
     }
 
-    private synchronized WatchKey register(Path dir, Subscription sub) throws IOException {
+    /**
+     * Registers a directory for a subscription. Holding this lock throughout makes the dispatcher, which takes it to
+     * find a key's subscriptions, see the subscription and its directory before any event of the new key.
+     */
+    private synchronized void register(Path dir, Subscription sub, String rel) throws IOException {
         if (service == null) {
             service = FileSystems.getDefault().newWatchService();
             WatchService s = service;
@@ -75,7 +115,7 @@ public final class LocalWatcher implements AutoCloseable {
                 StandardWatchEventKinds.ENTRY_MODIFY,
                 StandardWatchEventKinds.ENTRY_DELETE);
         byKey.computeIfAbsent(key, k -> ConcurrentHashMap.newKeySet()).add(sub);
-        return key;
+        sub.add(key, rel);
     }
 
     private synchronized void unregister(WatchKey key, Subscription sub) {
@@ -99,25 +139,23 @@ public final class LocalWatcher implements AutoCloseable {
                 Set<Subscription> current = byKey.get(key);
                 subs = current == null ? Set.of() : Set.copyOf(current);
             }
-            for (WatchEvent<?> event : key.pollEvents()) {
-                for (Subscription sub : subs) {
-                    sub.offer(map(sub.dir, event)); // each as its subscriber named the directory
+            List<WatchEvent<?>> events = key.pollEvents();
+            for (Subscription sub : subs) {
+                try {
+                    sub.handle(key, events);
+                } catch (RuntimeException e) {
+                    sub.sink.error(e); // never lose the dispatcher thread to one subscription
                 }
             }
-            key.reset();
+            if (!key.reset()) { // the directory is gone: its watch ended
+                synchronized (this) {
+                    byKey.remove(key);
+                }
+                for (Subscription sub : subs) {
+                    sub.forget(key);
+                }
+            }
         }
-    }
-
-    private static FileEvent map(Path dir, WatchEvent<?> event) {
-        WatchEvent.Kind<?> kind = event.kind();
-        if (kind == StandardWatchEventKinds.OVERFLOW) {
-            return new FileEvent(FileEvent.Kind.OVERFLOW, dir.toString());
-        }
-        Path name = (Path) event.context();
-        FileEvent.Kind k = kind == StandardWatchEventKinds.ENTRY_CREATE
-                ? FileEvent.Kind.CREATED
-                : kind == StandardWatchEventKinds.ENTRY_DELETE ? FileEvent.Kind.DELETED : FileEvent.Kind.MODIFIED;
-        return new FileEvent(k, dir.resolve(name).toString());
     }
 
     @Override
@@ -133,21 +171,273 @@ public final class LocalWatcher implements AutoCloseable {
         }
     }
 
-    /** One subscriber's bounded queue, drained as it requests. */
-    private static final class Subscription {
+    /** One subscriber: its directories, its bounded queue, drained as it requests. */
+    private final class Subscription {
         private final FluxSink<FileEvent> sink;
-        private final Path dir;
+        private final SessionRoot root;
+        private final String rootRel;
+        private final Path rootDir;
+        private final boolean recursive;
+        private final Map<WatchKey, String> dirs = new HashMap<>(); // key -> rel; guarded by this
+        private final Map<WatchKey, Character> tempMoved = new HashMap<>(); // dispatcher thread only
+        private final Map<String, Object> scanned = new LinkedHashMap<>(); // path -> identity; dispatcher thread only
         private final Deque<FileEvent> queue = new ArrayDeque<>(); // guarded by itself
         private final AtomicInteger wip = new AtomicInteger();
         private boolean overflowed; // guarded by queue
+        private volatile boolean live;
+        private volatile boolean closed;
 
-        Subscription(FluxSink<FileEvent> sink, Path dir) {
+        Subscription(FluxSink<FileEvent> sink, SessionRoot root, String rel, boolean recursive) {
             this.sink = sink;
-            this.dir = dir;
+            this.root = root;
+            this.rootRel = rel;
+            this.rootDir = root.display(rel);
+            this.recursive = recursive;
+            queue.add(new FileEvent(FileEvent.Kind.READY, rootDir.toString()));
+        }
+
+        synchronized void add(WatchKey key, String rel) {
+            if (closed) {
+                LocalWatcher.this.unregister(key, this);
+            } else {
+                dirs.put(key, rel);
+            }
+        }
+
+        synchronized String dir(WatchKey key) {
+            return dirs.get(key);
+        }
+
+        synchronized void forget(WatchKey key) {
+            dirs.remove(key);
+        }
+
+        /** Stops watching a directory moved away or deleted, and everything below it. */
+        void forgetTree(String rel) {
+            List<WatchKey> gone = new ArrayList<>();
+            synchronized (this) {
+                dirs.entrySet().removeIf(e -> {
+                    boolean below = e.getValue().equals(rel) || e.getValue().startsWith(rel + "/");
+                    if (below) {
+                        gone.add(e.getKey());
+                    }
+                    return below;
+                });
+            }
+            for (WatchKey key : gone) {
+                LocalWatcher.this.unregister(key, this);
+            }
+        }
+
+        void close() {
+            List<WatchKey> keys;
+            synchronized (this) {
+                closed = true;
+                keys = new ArrayList<>(dirs.keySet());
+                dirs.clear();
+            }
+            for (WatchKey key : keys) {
+                LocalWatcher.this.unregister(key, this);
+            }
+        }
+
+        /**
+         * Registers the directories below {@code rel} (not {@code rel} itself), reporting what they hold when
+         * {@code report}.
+         *
+         * @return false when a bound was passed: not everything is watched
+         */
+        boolean addTree(String rel, int depth, boolean report) {
+            if (depth >= MAX_DEPTH) {
+                return false;
+            }
+            int fd;
+            try {
+                // the watched directory itself may be a link (followed, as for any watch); below it, none is
+                fd = depth == 0 ? root.openDirectory("path", rel, rel) : root.openSubdirectory(rel);
+            } catch (RuntimeException e) {
+                fd = -1;
+            }
+            if (fd < 0) {
+                return true; // gone or replaced meanwhile
+            }
+            List<String> subdirs = new ArrayList<>();
+            boolean complete = true;
+            Path shown = root.display(rel);
+            try (DirectoryStream<Path> entries = Files.newDirectoryStream(SessionRoot.proc(fd))) {
+                for (Path entry : entries) {
+                    String name = entry.getFileName().toString();
+                    boolean isDir;
+                    try {
+                        isDir = Files.readAttributes(entry, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS)
+                                .isDirectory();
+                    } catch (IOException e) {
+                        continue; // gone meanwhile
+                    }
+                    if (!isDir && LocalFileIo.isTempName(name)) {
+                        continue;
+                    }
+                    if (report) {
+                        String path = shown.resolve(name).toString();
+                        remember(path, identity(entry));
+                        offer(new FileEvent(FileEvent.Kind.CREATED, path));
+                    }
+                    if (isDir) {
+                        subdirs.add(rel.isEmpty() ? name : rel + "/" + name);
+                    }
+                }
+            } catch (IOException e) {
+                return true; // gone meanwhile
+            } finally {
+                Sys.close(fd);
+            }
+            for (String sub : subdirs) {
+                complete &= addDir(sub, depth + 1, report);
+            }
+            return complete;
+        }
+
+        /** Registers one directory, then (already watched) scans it. */
+        boolean addDir(String rel, int depth, boolean report) {
+            synchronized (this) {
+                if (closed) {
+                    return true;
+                }
+                if (dirs.size() >= MAX_DIRS) {
+                    return false;
+                }
+            }
+            int fd = root.openSubdirectory(rel);
+            if (fd < 0) {
+                return true;
+            }
+            try {
+                register(SessionRoot.proc(fd), this, rel);
+            } catch (IOException e) {
+                // the directory went away (fine), or the system's inotify limit was reached (not everything watched)
+                return !Files.isDirectory(root.display(rel), LinkOption.NOFOLLOW_LINKS);
+            } finally {
+                Sys.close(fd);
+            }
+            return addTree(rel, depth, report);
+        }
+
+        private void remember(String path, Object identity) {
+            if (identity == null) {
+                return; // gone already: its create, if it comes, is reported
+            }
+            if (scanned.size() >= MAX_SCANNED) {
+                scanned.remove(scanned.keySet().iterator().next());
+            }
+            scanned.put(path, identity);
+        }
+
+        /**
+         * Whether the create of a path is the one a scan reported already: the same file (inode and birth time, so
+         * that a reused inode is another file) still under that name, or the name gone again. The JDK reports a
+         * rename onto a name as a create too: a file renamed over a scanned name is another file, reported.
+         */
+        private boolean seenByScan(String path, Path file) {
+            Object was = scanned.remove(path);
+            if (was == null) {
+                return false;
+            }
+            Object now = identity(file);
+            return now == null || now.equals(was);
+        }
+
+        /** Forgets what a scan reported at or below a path deleted or moved out. */
+        private void forgetScanned(String path) {
+            scanned.keySet().removeIf(p -> p.equals(path) || p.startsWith(path + "/"));
+        }
+
+        private static Object identity(Path file) {
+            try {
+                BasicFileAttributes a =
+                        Files.readAttributes(file, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+                return List.of(String.valueOf(a.fileKey()), a.creationTime());
+            } catch (IOException e) {
+                return null;
+            }
+        }
+
+        private int depthOf(String rel) {
+            if (rel.length() <= rootRel.length()) {
+                return 0;
+            }
+            String below = rootRel.isEmpty() ? rel : rel.substring(rootRel.length() + 1);
+            return (int) below.chars().filter(c -> c == '/').count() + 1;
+        }
+
+        void handle(WatchKey key, List<WatchEvent<?>> events) {
+            String rel = dir(key);
+            if (rel == null) {
+                return; // forgotten, or not yet added
+            }
+            Path dir = root.display(rel);
+            for (WatchEvent<?> event : events) {
+                WatchEvent.Kind<?> kind = event.kind();
+                if (kind == StandardWatchEventKinds.OVERFLOW) {
+                    tempMoved.remove(key);
+                    scanned.clear(); // deletes may be lost
+                    overflow();
+                    continue;
+                }
+                String name = event.context().toString();
+                Path path = dir.resolve(name);
+                String childRel = rel.isEmpty() ? name : rel + "/" + name;
+                Character marker = tempMoved.remove(key);
+                if (LocalFileIo.isTempName(name) && !Files.isDirectory(path, LinkOption.NOFOLLOW_LINKS)) {
+                    if (kind == StandardWatchEventKinds.ENTRY_DELETE) {
+                        // maybe renamed onto its target: the create of the target comes next in this directory
+                        tempMoved.put(key, LocalFileIo.markerOf(name));
+                    }
+                    continue;
+                }
+                if (kind == StandardWatchEventKinds.ENTRY_CREATE) {
+                    if (marker != null && marker == LocalFileIo.OVERWRITE) {
+                        offer(new FileEvent(FileEvent.Kind.MODIFIED, path.toString()));
+                        continue;
+                    }
+                    if (!scanned.isEmpty() && seenByScan(path.toString(), path)) {
+                        continue; // reported (and, a directory, watched) by a scan already
+                    }
+                    offer(new FileEvent(FileEvent.Kind.CREATED, path.toString()));
+                    if (recursive && Files.isDirectory(path, LinkOption.NOFOLLOW_LINKS)) {
+                        if (!addDir(childRel, depthOf(childRel), true)) {
+                            overflow();
+                        }
+                    }
+                } else if (kind == StandardWatchEventKinds.ENTRY_DELETE) {
+                    if (!scanned.isEmpty()) {
+                        forgetScanned(path.toString());
+                    }
+                    offer(new FileEvent(FileEvent.Kind.DELETED, path.toString()));
+                    if (recursive) {
+                        forgetTree(childRel);
+                    }
+                } else {
+                    offer(new FileEvent(FileEvent.Kind.MODIFIED, path.toString()));
+                }
+            }
+        }
+
+        void overflow() {
+            synchronized (queue) {
+                overflowed = true;
+            }
+            drain();
         }
 
         void offer(FileEvent event) {
             synchronized (queue) {
+                if (overflowed) {
+                    return; // dropped: the overflow event says so
+                }
+                FileEvent last = queue.peekLast();
+                if (event.kind() == FileEvent.Kind.MODIFIED && event.equals(last)) {
+                    return; // coalesced
+                }
                 if (queue.size() >= MAX_QUEUED) {
                     overflowed = true;
                 } else {
@@ -157,8 +447,13 @@ public final class LocalWatcher implements AutoCloseable {
             drain();
         }
 
+        void live() {
+            live = true;
+            drain();
+        }
+
         void drain() {
-            if (wip.getAndIncrement() != 0) {
+            if (!live || wip.getAndIncrement() != 0) {
                 return;
             }
             int missed = 1;
@@ -169,7 +464,7 @@ public final class LocalWatcher implements AutoCloseable {
                         next = queue.poll();
                         if (next == null && overflowed) {
                             overflowed = false;
-                            next = new FileEvent(FileEvent.Kind.OVERFLOW, dir.toString());
+                            next = new FileEvent(FileEvent.Kind.OVERFLOW, rootDir.toString());
                         }
                     }
                     if (next == null) {

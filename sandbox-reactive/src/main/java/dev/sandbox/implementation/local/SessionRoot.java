@@ -658,6 +658,18 @@ final class SessionRoot implements AutoCloseable {
         }
 
         @Override
+        public boolean targetExists() {
+            return statx(parent.fd(), parent.name(), Sys.AT_SYMLINK_NOFOLLOW) != null;
+        }
+
+        @Override
+        public void renameTemp(String from, String to) throws IOException {
+            if (Sys.renameat(parent.fd(), Sys.path(from), parent.fd(), Sys.path(to)) < 0) {
+                throw new IOException(Sys.strerror(Sys.errno()));
+            }
+        }
+
+        @Override
         public void close() {
             parent.close();
         }
@@ -666,6 +678,24 @@ final class SessionRoot implements AutoCloseable {
     /** Opens a directory beneath the root, for a watch to register; the caller closes it. */
     int openDirectory(String field, String shown, String rel) {
         return open(field, shown, rel, Sys.O_PATH | Sys.O_DIRECTORY);
+    }
+
+    /**
+     * Opens a directory beneath the root for a recursive watch, not following a final link.
+     *
+     * @param rel the directory, relative to the root
+     * @return the descriptor (the caller closes it), or -1 when it is not a directory, is a link or is gone
+     */
+    int openSubdirectory(String rel) {
+        try (Parent parent = parent("path", rel, rel)) {
+            return Sys.openat(
+                    parent.fd(),
+                    Sys.path(parent.name()),
+                    Sys.O_PATH | Sys.O_DIRECTORY | Sys.O_NOFOLLOW | Sys.O_CLOEXEC,
+                    0);
+        } catch (RuntimeException e) {
+            return -1;
+        }
     }
 
     /** Whether an entry exists, not following a final link. */

@@ -161,10 +161,10 @@ final class RemoteFiles implements SandboxFiles {
     }
 
     @Override
-    public Flux<FileEvent> watch(String dir) {
+    public Flux<FileEvent> watch(String dir, boolean recursive) {
         return Flux.defer(() -> {
             guard.run();
-            return RemoteStreams.watch(t, path + "/watch" + q(dir));
+            return RemoteStreams.watch(t, path + "/watch" + q(dir) + (recursive ? "&recursive=true" : ""));
         });
     }
 }

@@ -385,40 +385,35 @@ public final class RemoteStreams {
     }
 
     /**
-     * Watches a directory; a dropped watch is reopened and reports one {@link FileEvent.Kind#OVERFLOW}, since changes
-     * may have been missed meanwhile.
+     * Watches a directory. The server's {@code ready} (sent once its provider's watch is live) becomes the one {@link
+     * FileEvent.Kind#READY}; a dropped watch is reopened and, once live again, reports one {@link
+     * FileEvent.Kind#OVERFLOW}, since changes may have been missed meanwhile.
      *
      * @param t the transport
      * @param path {@code /v1/sessions/{id}/files/watch?path=...}
-     * @return the changes
+     * @return READY, then the changes
      */
     public static Flux<FileEvent> watch(RemoteTransport t, String path) {
         return Flux.defer(() -> {
-                    boolean[] reopened = {false};
-                    String[] dir = {null};
-                    return Flux.defer(() -> {
-                                Flux<FileEvent> lost = reopened[0] && dir[0] != null
-                                        ? Flux.just(new FileEvent(FileEvent.Kind.OVERFLOW, dir[0]))
-                                        : Flux.empty();
-                                reopened[0] = true;
-                                Flux<FileEvent> events = t.stream(HttpMethod.GET, path, null, res -> {})
-                                        .<FileEvent>handle((sized, sink) -> {
-                                            switch (sized.item()) {
-                                                case StreamFrames.FileItem(FileEvent e) -> sink.next(e);
-                                                case StreamFrames.ErrorItem(RuntimeException error) ->
-                                                    sink.error(error);
-                                                case StreamFrames.OtherItem(String type, String dirPath) -> {
-                                                    if (type.equals("ready") && dirPath != null) {
-                                                        dir[0] = dirPath;
-                                                    }
+                    boolean[] ready = {false};
+                    return Flux.defer(() -> t.stream(HttpMethod.GET, path, null, res -> {})
+                                    .<FileEvent>handle((sized, sink) -> {
+                                        switch (sized.item()) {
+                                            case StreamFrames.FileItem(FileEvent e) -> sink.next(e);
+                                            case StreamFrames.ErrorItem(RuntimeException error) -> sink.error(error);
+                                            case StreamFrames.OtherItem(String type, String dirPath) -> {
+                                                if (type.equals("ready") && dirPath != null) {
+                                                    sink.next(new FileEvent(
+                                                            ready[0] ? FileEvent.Kind.OVERFLOW : FileEvent.Kind.READY,
+                                                            dirPath));
+                                                    ready[0] = true;
                                                 }
-                                                default -> {}
                                             }
-                                        })
-                                        .concatWith(Flux.error(
-                                                new RemoteTransport.StreamDropped("the watch stream ended")));
-                                return lost.concatWith(events);
-                            })
+                                            default -> {}
+                                        }
+                                    })
+                                    .concatWith(
+                                            Flux.error(new RemoteTransport.StreamDropped("the watch stream ended"))))
                             .retryWhen(t.reconnects())
                             .onErrorMap(t::transportError);
                 })

@@ -6,6 +6,7 @@ import dev.sandbox.BackgroundProcess;
 import dev.sandbox.ExecEvent;
 import dev.sandbox.ExecOptions;
 import dev.sandbox.ExecResult;
+import dev.sandbox.FileEvent;
 import dev.sandbox.FileInfo;
 import dev.sandbox.FileOperationException;
 import dev.sandbox.InvalidArgumentException;
@@ -768,17 +769,18 @@ public final class Api {
 
     private Mono<Void> fileWatch(HttpServerRequest req, HttpServerResponse res) {
         String path = requiredQuery(req, "path");
+        boolean recursive = Http.boolQuery(req, "recursive", false);
         Http.Format format = Http.format(req);
         return withSession(
                         req,
-                        s -> watchable(s.files(), path).map(info -> {
-                            Flux<Http.Frame> events = Flux.concat(
-                                    Mono.just(new Http.Frame("ready", StreamFrames.ready(info.path()), null)),
-                                    s.files()
-                                            .watch(path)
-                                            .map(e -> new Http.Frame("file", StreamFrames.fileEvent(e), null)));
-                            return events;
-                        }))
+                        // "ready" goes out when the provider's watch says it is live (its READY), not when the
+                        // stream opens: a client that acts on it never loses a change
+                        s -> watchable(s.files(), path)
+                                .map(info -> s.files()
+                                        .watch(path, recursive)
+                                        .map(e -> e.kind() == FileEvent.Kind.READY
+                                                ? new Http.Frame("ready", StreamFrames.ready(e.path()), null)
+                                                : new Http.Frame("file", StreamFrames.fileEvent(e), null))))
                 .flatMap(events -> Http.stream(res, format, events, config.heartbeat()));
     }
 
