@@ -203,15 +203,21 @@ public final class LocalTree {
     public static Mono<Long> write(Publisher<TreeItem> items, Path target, Consumer<TreeProgress> progress) {
         return Mono.defer(() -> {
             Path abs = target.toAbsolutePath();
-            return Mono.using(
-                            () -> new Writer(abs, progress),
-                            w -> Flux.from(items)
-                                    .publishOn(Schedulers.boundedElastic(), 4)
-                                    .doOnNext(w::accept)
-                                    .then(Mono.fromCallable(w::commit)),
-                            Writer::abortUnlessCommitted)
-                    .subscribeOn(Schedulers.boundedElastic());
+            // the partial tree is removed on a blocking-capable thread, before an error is passed on
+            return Mono.usingWhen(
+                    Mono.fromCallable(() -> new Writer(abs, progress)).subscribeOn(Schedulers.boundedElastic()),
+                    w -> Flux.from(items)
+                            .publishOn(Schedulers.boundedElastic(), 4)
+                            .doOnNext(w::accept)
+                            .then(Mono.fromCallable(w::commit).subscribeOn(Schedulers.boundedElastic())),
+                    w -> Mono.empty(),
+                    (w, error) -> abort(w),
+                    LocalTree::abort);
         });
+    }
+
+    private static Mono<Void> abort(Writer w) {
+        return Mono.<Void>fromRunnable(w::abortUnlessCommitted).subscribeOn(Schedulers.boundedElastic());
     }
 
     /**
