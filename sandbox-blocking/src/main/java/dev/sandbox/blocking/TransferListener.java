@@ -28,4 +28,20 @@ public interface TransferListener {
      *     call always gives the final size
      */
     void progress(long bytesDone, long totalBytes);
+
+    /**
+     * Reports how many entries of a directory transfer are done, just before each {@link #progress} call of that
+     * transfer (not called for a single file). Does nothing unless overridden.
+     *
+     * <pre>{@code
+     * TransferListener listener = new TransferListener() {
+     *     public void progress(long done, long total) {}
+     *     public void entries(long done, long total) { System.err.printf("\r%d of %d files", done, total); }
+     * };
+     * }</pre>
+     *
+     * @param entriesDone entries copied so far
+     * @param totalEntries how many there are, or -1 while unknown (a download); the last call gives the final count
+     */
+    default void entries(long entriesDone, long totalEntries) {}
 }

@@ -216,8 +216,13 @@ public final class LocalTree {
         });
     }
 
+    /**
+     * Removes the partial tree: at once on a thread that may block (a cancel from a blocking caller then returns
+     * with nothing left behind), else on a bounded-elastic thread.
+     */
     private static Mono<Void> abort(Writer w) {
-        return Mono.<Void>fromRunnable(w::abortUnlessCommitted).subscribeOn(Schedulers.boundedElastic());
+        Mono<Void> remove = Mono.fromRunnable(w::abortUnlessCommitted);
+        return Schedulers.isInNonBlockingThread() ? remove.subscribeOn(Schedulers.boundedElastic()) : remove;
     }
 
     /**
