@@ -1,7 +1,7 @@
 package dev.sandbox;
 
-import java.nio.ByteBuffer;
 import dev.sandbox.implementation.files.SandboxTree;
+import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.function.Consumer;
 import org.reactivestreams.Publisher;

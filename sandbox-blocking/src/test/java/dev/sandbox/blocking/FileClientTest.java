@@ -250,7 +250,9 @@ class FileClientTest {
         assertThat(bytes.get(bytes.size() - 1)).isEqualTo(new Call(MIB + 3, MIB + 3));
         assertThat(entries.get(entries.size() - 1)).isEqualTo(new Call(5, 5));
         assertThat(entries.get(0).total()).isEqualTo(5);
-        assertThat(client.process().run(ExecOptions.shell("cd tree && find . | sort")).stdout())
+        assertThat(client.process()
+                        .run(ExecOptions.shell("cd tree && find . | sort"))
+                        .stdout())
                 .isEqualTo(".\n./a\n./a/b.bin\n./c.txt\n./e\n./l\n");
 
         bytes.clear();

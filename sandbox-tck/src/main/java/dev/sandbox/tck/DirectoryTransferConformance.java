@@ -35,7 +35,8 @@ public interface DirectoryTransferConformance extends ConformanceBase {
 
     private static void deleteTree(Path dir) {
         try (Stream<Path> walk = Files.walk(dir)) {
-            walk.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            walk.sorted(java.util.Comparator.reverseOrder())
+                    .forEach(p -> p.toFile().delete());
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -105,12 +106,13 @@ public interface DirectoryTransferConformance extends ConformanceBase {
         try {
             Path target = dir.resolve("out");
             inSession(s -> {
-                sh(s, "mkdir -p t/d/e t/empty && printf hi > t/d/e/f && printf '#!/bin/sh\\n' > t/x.sh"
-                        + " && chmod 755 t/x.sh && ln -s d/e/f t/l");
+                sh(
+                        s,
+                        "mkdir -p t/d/e t/empty && printf hi > t/d/e/f && printf '#!/bin/sh\\n' > t/x.sh"
+                                + " && chmod 755 t/x.sh && ln -s d/e/f t/l");
                 assertThat(s.files().download("t", target).block(WAIT)).isEqualTo(2 + 10);
             });
-            assertThat(localListing(target))
-                    .containsExactly("d d", "d d/e", "d empty", "f d/e/f", "f x.sh", "l l");
+            assertThat(localListing(target)).containsExactly("d d", "d d/e", "d empty", "f d/e/f", "f x.sh", "l l");
             assertThat(Files.readString(target.resolve("d/e/f"))).isEqualTo("hi");
             assertThat(Files.readSymbolicLink(target.resolve("l"))).isEqualTo(Path.of("d/e/f"));
             assertThat(Files.readString(target.resolve("l"))).isEqualTo("hi");
@@ -161,8 +163,10 @@ public interface DirectoryTransferConformance extends ConformanceBase {
             Path target = dir.resolve("out");
             inSession(s -> {
                 // a link climbing out of the tree, then a file "through" it, and an absolute one
-                sh(s, "mkdir -p h/sub && printf x > h/a.txt && ln -s ../.. h/sub/up && printf evil > h/sub/z"
-                        + " && ln -s /etc h/zabs");
+                sh(
+                        s,
+                        "mkdir -p h/sub && printf x > h/a.txt && ln -s ../.. h/sub/up && printf evil > h/sub/z"
+                                + " && ln -s /etc h/zabs");
                 StepVerifier.create(s.files().download("h", target))
                         .expectErrorSatisfies(e -> {
                             assertThat(e).isInstanceOf(FileOperationException.class);

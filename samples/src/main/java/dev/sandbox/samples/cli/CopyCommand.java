@@ -95,7 +95,8 @@ final class CopyCommand extends SessionSubcommand {
                 throw isADirectory(local.toString());
             }
             if (remote.endsWith("/") || isDirectory(files, remote)) {
-                remote = (remote.endsWith("/") ? remote : remote + "/") + local.toAbsolutePath().normalize().getFileName();
+                remote = (remote.endsWith("/") ? remote : remote + "/")
+                        + local.toAbsolutePath().normalize().getFileName();
             }
             files.upload(local, remote, line);
         }

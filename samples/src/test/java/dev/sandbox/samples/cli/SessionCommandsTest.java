@@ -142,7 +142,8 @@ class SessionCommandsTest {
         String session = client.sessionId();
 
         // without -r a directory is refused, naming it
-        assertThatThrownBy(() -> copy(tmp.resolve("project").toString(), session + ":up").run(client))
+        assertThatThrownBy(() ->
+                        copy(tmp.resolve("project").toString(), session + ":up").run(client))
                 .isInstanceOfSatisfying(
                         FileOperationException.class,
                         e -> assertThat(e).hasMessageContaining("project").hasMessageContaining("cp -r"));
@@ -154,7 +155,9 @@ class SessionCommandsTest {
                 .run(client, s[1], true));
         assertThat(up.code()).isZero();
         assertThat(up.err()).startsWith("\r").endsWith("3 entries, 14 B\u001b[K\n");
-        assertThat(client.process().run(ExecOptions.shell("cd work && find . | sort")).stdout())
+        assertThat(client.process()
+                        .run(ExecOptions.shell("cd work && find . | sort"))
+                        .stdout())
                 .isEqualTo(".\n./project\n./project/empty\n./project/src\n./project/src/Main.java\n");
 
         // back down, silent (stderr not a terminal)
@@ -165,7 +168,9 @@ class SessionCommandsTest {
         assertThat(down).isEqualTo(new Printed(0, "", ""));
         assertThat(downloads.resolve("project/src/Main.java")).hasContent("class Main {}");
         assertThat(downloads.resolve("project/empty")).isEmptyDirectory();
-        assertThatThrownBy(() -> copy(session + ":work/project", tmp.resolve("elsewhere").toString())
+        assertThatThrownBy(() -> copy(
+                                session + ":work/project",
+                                tmp.resolve("elsewhere").toString())
                         .run(client))
                 .isInstanceOfSatisfying(
                         FileOperationException.class,

@@ -62,7 +62,8 @@ public final class LocalTree {
                                 : Flux.concat(
                                         Mono.just(f.entry()),
                                         exactly(
-                                                LocalFileIo.read(f.path(), f.path().toString()),
+                                                LocalFileIo.read(
+                                                        f.path(), f.path().toString()),
                                                 f.entry().size(),
                                                 f.path().toString())),
                         1);

@@ -66,15 +66,23 @@ public final class SandboxTree {
                             String childPath = TreeNames.join(path, name);
                             int mode = info.mode() & 07777;
                             return switch (info.type()) {
-                                case DIRECTORY -> Flux.concat(
-                                        Mono.just(new TreeItem.Entry(childRel, TreeItem.Kind.DIRECTORY, mode, 0, "")),
-                                        dir(files, childPath, childRel, depth + 1, count));
-                                case FILE -> Flux.concat(
-                                        Mono.just(new TreeItem.Entry(
-                                                childRel, TreeItem.Kind.FILE, mode, info.size(), "")),
-                                        LocalTree.exactly(files.read(childPath), info.size(), childPath));
-                                case SYMLINK -> Mono.just(new TreeItem.Entry(
-                                        childRel, TreeItem.Kind.SYMLINK, 0777, 0, info.symlinkTarget().orElse("")));
+                                case DIRECTORY ->
+                                    Flux.concat(
+                                            Mono.just(
+                                                    new TreeItem.Entry(childRel, TreeItem.Kind.DIRECTORY, mode, 0, "")),
+                                            dir(files, childPath, childRel, depth + 1, count));
+                                case FILE ->
+                                    Flux.concat(
+                                            Mono.just(new TreeItem.Entry(
+                                                    childRel, TreeItem.Kind.FILE, mode, info.size(), "")),
+                                            LocalTree.exactly(files.read(childPath), info.size(), childPath));
+                                case SYMLINK ->
+                                    Mono.just(new TreeItem.Entry(
+                                            childRel,
+                                            TreeItem.Kind.SYMLINK,
+                                            0777,
+                                            0,
+                                            info.symlinkTarget().orElse("")));
                                 case OTHER -> Flux.empty();
                             };
                         },
@@ -103,7 +111,7 @@ public final class SandboxTree {
                 }
             };
             Flux<Void> steps = Flux.from(items)
-                    .windowUntil(i -> i instanceof TreeItem.Entry, true)
+                    .windowUntil(i -> i instanceof TreeItem.Entry, true, 8) // a few chunks ahead, no more
                     .concatMap(
                             window -> window.switchOnFirst((first, all) -> {
                                 if (!first.hasValue()) {
@@ -113,28 +121,28 @@ public final class SandboxTree {
                                     return Mono.error(new IllegalStateException("tree content before an entry"));
                                 }
                                 String path = TreeNames.join(root, e.name());
-                                Mono<Void> step =
-                                        switch (e.kind()) {
-                                            case DIRECTORY -> all.then(files.mkdir(path))
-                                                    .then(Mono.fromRunnable(() -> dirs.add(e)));
-                                            case SYMLINK -> all.then(
-                                                    target != null
-                                                            ? target.symlink(path, e.linkTarget())
-                                                            : Mono.error(new UnsupportedFeatureException(
-                                                                    "this", "symbolic links in a directory upload")));
-                                            case FILE -> files.write(
-                                                            path,
-                                                            all.skip(1).map(d -> {
-                                                                ByteBuffer b = ((TreeItem.Data) d).bytes();
-                                                                counts[1] += b.remaining();
-                                                                report.run();
-                                                                return b;
-                                                            }))
-                                                    .flatMap(info -> target == null
-                                                                    || (info.mode() & 07777) == (e.mode() & 07777)
-                                                            ? Mono.<Void>empty()
-                                                            : target.chmod(path, e.mode() & 07777));
-                                        };
+                                Mono<Void> step = switch (e.kind()) {
+                                    case DIRECTORY ->
+                                        all.then(files.mkdir(path)).then(Mono.fromRunnable(() -> dirs.add(e)));
+                                    case SYMLINK ->
+                                        all.then(
+                                                target != null
+                                                        ? target.symlink(path, e.linkTarget())
+                                                        : Mono.error(new UnsupportedFeatureException(
+                                                                files.getClass().getSimpleName(),
+                                                                "symbolic links in a directory upload")));
+                                    case FILE ->
+                                        files.write(path, all.skip(1).map(d -> {
+                                                    ByteBuffer b = ((TreeItem.Data) d).bytes();
+                                                    counts[1] += b.remaining();
+                                                    report.run();
+                                                    return b;
+                                                }))
+                                                .flatMap(info ->
+                                                        target == null || (info.mode() & 07777) == (e.mode() & 07777)
+                                                                ? Mono.<Void>empty()
+                                                                : target.chmod(path, e.mode() & 07777));
+                                };
                                 return step.then(Mono.fromRunnable(() -> {
                                     counts[0]++;
                                     report.run();
@@ -174,8 +182,7 @@ public final class SandboxTree {
                 return write(files, LocalTree.read(local), path, progress);
             }
             if (kind == LocalKind.MISSING) {
-                return Mono.error(
-                        LocalFileIo.failure(local.toString(), FileOperationException.Reason.NOT_FOUND, null));
+                return Mono.error(LocalFileIo.failure(local.toString(), FileOperationException.Reason.NOT_FOUND, null));
             }
             long[] bytes = {0};
             Flux<ByteBuffer> content = LocalFileIo.read(local, local.toString()).doOnNext(b -> {

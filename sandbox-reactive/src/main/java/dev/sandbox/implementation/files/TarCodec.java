@@ -107,12 +107,11 @@ public final class TarCodec {
         String link = e.linkTarget();
         boolean paxName = !fits(name);
         boolean paxLink = !fits(link);
-        char type =
-                switch (e.kind()) {
-                    case FILE -> '0';
-                    case DIRECTORY -> '5';
-                    case SYMLINK -> '2';
-                };
+        char type = switch (e.kind()) {
+            case FILE -> '0';
+            case DIRECTORY -> '5';
+            case SYMLINK -> '2';
+        };
         byte[] main = header(paxName ? "pax-name" : name, e.size(), e.mode(), type, paxLink ? "" : link);
         if (!paxName && !paxLink) {
             return main;
@@ -373,7 +372,8 @@ public final class TarCodec {
                 case '1' -> throw TreeNames.refused(name(), "a hard link");
                 case '3', '4' -> throw TreeNames.refused(name(), "a device file");
                 case '6' -> throw TreeNames.refused(name(), "a FIFO");
-                default -> throw TreeNames.refused(name(), "an entry of unsupported type '" + printableType(type) + "'");
+                default ->
+                    throw TreeNames.refused(name(), "an entry of unsupported type '" + printableType(type) + "'");
             }
         }
 
@@ -551,8 +551,12 @@ public final class TarCodec {
                     len = len * 10 + (pax[space] - '0');
                     space++;
                 }
-                if (space == i || space >= pax.length || pax[space] != ' ' || len <= space - i + 1
-                        || i + len > pax.length || pax[i + len - 1] != '\n') {
+                if (space == i
+                        || space >= pax.length
+                        || pax[space] != ' '
+                        || len <= space - i + 1
+                        || i + len > pax.length
+                        || pax[i + len - 1] != '\n') {
                     throw corrupt(current, "a malformed PAX record");
                 }
                 String record = new String(pax, space + 1, i + len - space - 2, StandardCharsets.UTF_8);

@@ -667,7 +667,9 @@ final class SessionRoot implements AutoCloseable {
                 throw fail(field, shown, Sys.errno());
             }
             try {
-                if (stat(fd, "", Sys.AT_EMPTY_PATH | Sys.AT_SYMLINK_NOFOLLOW, field, shown).type() == Sys.S_IFLNK) {
+                if (stat(fd, "", Sys.AT_EMPTY_PATH | Sys.AT_SYMLINK_NOFOLLOW, field, shown)
+                                .type()
+                        == Sys.S_IFLNK) {
                     return;
                 }
                 // through the descriptor's /proc link: the very file that was opened, nothing resolved again

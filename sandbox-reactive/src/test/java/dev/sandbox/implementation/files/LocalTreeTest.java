@@ -54,7 +54,8 @@ class LocalTreeTest {
     }
 
     private FileOperationException fails(TreeItem... items) {
-        Throwable t = catchThrowable(() -> LocalTree.write(Flux.just(items), target, null).block(WAIT));
+        Throwable t = catchThrowable(
+                () -> LocalTree.write(Flux.just(items), target, null).block(WAIT));
         assertThat(t).isInstanceOf(FileOperationException.class);
         return (FileOperationException) t;
     }
@@ -146,7 +147,8 @@ class LocalTreeTest {
                 new TreeItem.Data(ByteBuffer.wrap(new byte[] {'x'})),
                 link("ro/l", "suid"));
         List<LocalTree.TreeProgress> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
-        assertThat(LocalTree.write(Flux.fromIterable(items), target, seen::add).block(WAIT)).isEqualTo(1);
+        assertThat(LocalTree.write(Flux.fromIterable(items), target, seen::add).block(WAIT))
+                .isEqualTo(1);
         assertThat(PosixFilePermissions.toString(
                         Files.getPosixFilePermissions(target.resolve("ro/suid"), LinkOption.NOFOLLOW_LINKS)))
                 .isEqualTo("rwxr-xr-x");

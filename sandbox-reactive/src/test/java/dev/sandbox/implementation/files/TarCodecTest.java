@@ -100,7 +100,9 @@ class TarCodecTest {
         List<TreeItem> back = decode(archive);
         assertThat(back).hasSize(6);
         assertThat(back.get(2)).isEqualTo(items.get(2));
-        assertThat(StandardCharsets.UTF_8.decode(((TreeItem.Data) back.get(3)).bytes()).toString())
+        assertThat(StandardCharsets.UTF_8
+                        .decode(((TreeItem.Data) back.get(3)).bytes())
+                        .toString())
                 .isEqualTo("abc");
         assertThat(back.get(5)).isEqualTo(items.get(5));
         assertThat(back.get(0)).isEqualTo(items.get(0));
@@ -146,10 +148,16 @@ class TarCodecTest {
         refused(new Archive().entry("d/l", '2', new byte[0], "../..").end().bytes(), "d/l");
         // a ".." after a name climbs from wherever that name leads, which may be a link itself
         refused(new Archive().entry("d/l", '2', new byte[0], "s/../..").end().bytes(), "d/l");
-        refused(new Archive().pax("linkpath", "/abs").entry("l", '2', new byte[0], "fine").end().bytes(), "l");
+        refused(
+                new Archive()
+                        .pax("linkpath", "/abs")
+                        .entry("l", '2', new byte[0], "fine")
+                        .end()
+                        .bytes(),
+                "l");
         // inside: allowed
-        List<TreeItem> ok =
-                decode(new Archive().entry("d/l", '2', new byte[0], "../x/y").end().bytes());
+        List<TreeItem> ok = decode(
+                new Archive().entry("d/l", '2', new byte[0], "../x/y").end().bytes());
         assertThat(ok).containsExactly(new TreeItem.Entry("d/l", TreeItem.Kind.SYMLINK, 0644, 0, "../x/y"));
     }
 
@@ -171,7 +179,12 @@ class TarCodecTest {
         assertThat(failure(new Archive().raw(longName).bytes()).reason())
                 .isEqualTo(FileOperationException.Reason.TOO_LARGE);
         String tooLong = "n/".repeat(3000) + "x";
-        assertThat(failure(new Archive().pax("path", tooLong).file("ok", "").end().bytes()).reason())
+        assertThat(failure(new Archive()
+                                .pax("path", tooLong)
+                                .file("ok", "")
+                                .end()
+                                .bytes())
+                        .reason())
                 .isEqualTo(FileOperationException.Reason.TOO_LARGE);
     }
 
@@ -212,8 +225,8 @@ class TarCodecTest {
     void nothingAfterTheEndOfTheArchiveIsRead() {
         byte[] archive = new Archive().file("a", "x").end().bytes();
         AtomicLong extra = new AtomicLong();
-        Flux<ByteBuffer> then =
-                Flux.<ByteBuffer>generate(sink -> sink.next(ByteBuffer.allocate(512))).doOnNext(b -> extra.incrementAndGet());
+        Flux<ByteBuffer> then = Flux.<ByteBuffer>generate(sink -> sink.next(ByteBuffer.allocate(512)))
+                .doOnNext(b -> extra.incrementAndGet());
         List<TreeItem> items = TarCodec.decode(Flux.concat(Flux.just(ByteBuffer.wrap(archive)), then))
                 .collectList()
                 .block(WAIT);
@@ -248,7 +261,11 @@ class TarCodecTest {
         System.arraycopy(digits, 0, negative, 148, 8);
         assertThat(failure(new Archive().raw(negative).bytes())).hasMessageContaining("negative size");
         byte[] badPax = "99999 path=x\n".getBytes(StandardCharsets.US_ASCII);
-        assertThat(failure(new Archive().entry("p", 'x', badPax, "").file("a", "").end().bytes()))
+        assertThat(failure(new Archive()
+                        .entry("p", 'x', badPax, "")
+                        .file("a", "")
+                        .end()
+                        .bytes()))
                 .hasMessageContaining("PAX");
     }
 }

@@ -13,7 +13,6 @@ import dev.sandbox.implementation.files.TreeItem;
 import io.netty.handler.codec.http.HttpMethod;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.function.Consumer;
 import org.reactivestreams.Publisher;
@@ -128,9 +127,10 @@ final class RemoteFiles implements SandboxFiles {
     /** A directory comes as one tar stream ({@code GET files/tree}), checked as everything from a sandbox. */
     @Override
     public Mono<Long> download(String file, Path local, Consumer<TransferProgress> progress) {
-        return stat(file).flatMap(info -> info.type() == FileInfo.Type.DIRECTORY
-                ? SandboxTree.download(TarCodec.decode(t.download(path + "/tree" + q(file))), local, progress)
-                : SandboxTree.download(this, file, local, progress));
+        return stat(file)
+                .flatMap(info -> info.type() == FileInfo.Type.DIRECTORY
+                        ? SandboxTree.download(TarCodec.decode(t.download(path + "/tree" + q(file))), local, progress)
+                        : SandboxTree.download(this, file, local, progress));
     }
 
     @Override

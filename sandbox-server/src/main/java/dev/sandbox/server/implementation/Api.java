@@ -710,7 +710,8 @@ public final class Api {
                                     return Mono.error(first.getThrowable());
                                 }
                                 res.status(200).header(HttpHeaderNames.CONTENT_TYPE, WireJson.OCTET_STREAM);
-                                return res.send(all.concatMapIterable(Api::slices, 1)).then();
+                                return res.send(all.concatMapIterable(Api::slices, 1))
+                                        .then();
                             })
                             .then());
         });
