@@ -119,7 +119,7 @@ public interface SandboxFiles {
      * place). A directory becomes the new local directory {@code local}, which must not exist ({@link
      * FileOperationException.Reason#ALREADY_EXISTS}); its parent must. What a sandbox sends is treated as hostile: the
      * tree is built in a hidden temporary directory beside {@code local} and renamed to it only once complete, so a
-     * failed download leaves nothing behind; nothing is ever written outside it nor through a symbolic link. An entry
+     * failed or cancelled download leaves nothing behind; nothing is ever written outside it nor through a symbolic link. An entry
      * is refused, failing the download with a {@link FileOperationException} naming it, when its name is absolute,
      * holds a {@code ..} component or a control character (NUL, newline, escape...), or repeats an earlier one; when
      * it is a symbolic link whose target is absolute or leads out of the downloaded tree; or when it is a hard link

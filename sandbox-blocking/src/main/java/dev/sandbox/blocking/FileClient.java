@@ -233,7 +233,8 @@ public final class FileClient {
                     totals[1],
                     totals[0],
                     "upload of " + local + " to " + path,
-                    (f, progress) -> f.upload(local, path, progress));
+                    (f, progress) -> f.upload(local, path, progress),
+                    null);
         }
         try (InputStream in = Files.newInputStream(local)) {
             long total = Files.size(local);
@@ -372,7 +373,8 @@ public final class FileClient {
                     -1,
                     -1,
                     "download of " + path + " to " + local,
-                    (f, progress) -> f.download(path, local, progress));
+                    (f, progress) -> f.download(path, local, progress),
+                    () -> LocalIo.deleteTree(local)); // made by this call: a listener that throws undoes it
         }
         long total = info.type() == FileInfo.Type.FILE ? info.size() : -1;
         Path target = local.toAbsolutePath();
@@ -449,7 +451,9 @@ public final class FileClient {
 
     /**
      * Runs a directory transfer of the reactive API, telling the listener on this thread how far it came; the
-     * transfer must move within the default timeout between two reports, or it is cancelled.
+     * transfer must move within the default timeout between two reports, or it is cancelled. A listener that throws
+     * cancels it (a download's partial tree is removed); if the transfer had already ended, {@code undo} (when given)
+     * removes its result.
      */
     private <T> T tree(
             TransferListener listener,
@@ -457,7 +461,8 @@ public final class FileClient {
             long totalEntries,
             String operation,
             java.util.function.BiFunction<SandboxFiles, Consumer<TransferProgress>, reactor.core.publisher.Mono<T>>
-                    start) {
+                    start,
+            Runnable undo) {
         SandboxFiles files = files("FileClient." + operation.substring(0, operation.indexOf(' ')));
         Blocking.checkNotInterrupted(operation);
         Duration timeout = core.defaultTimeout;
@@ -502,6 +507,9 @@ public final class FileClient {
         } finally {
             if (!done) {
                 subscription.dispose();
+                if (undo != null && result.isDone() && !result.isCompletedExceptionally()) {
+                    undo.run(); // the transfer ended before the failure here could stop it: its result goes too
+                }
             }
         }
     }

@@ -206,14 +206,14 @@ public final class LocalTree {
             Path abs = target.toAbsolutePath();
             // the partial tree is removed on a blocking-capable thread, before an error is passed on
             return Mono.usingWhen(
-                    Mono.fromCallable(() -> new Writer(abs, progress)).subscribeOn(Schedulers.boundedElastic()),
+                    Mono.fromSupplier(() -> new Writer(abs, progress)), // touches nothing until the first item
                     w -> Flux.from(items)
                             .publishOn(Schedulers.boundedElastic(), 4)
                             .doOnNext(w::accept)
                             .then(Mono.fromCallable(w::commit).subscribeOn(Schedulers.boundedElastic())),
                     w -> Mono.empty(),
-                    (w, error) -> abort(w),
-                    LocalTree::abort);
+                    (w, error) -> abort(w, false),
+                    w -> abort(w, true));
         });
     }
 
@@ -221,8 +221,8 @@ public final class LocalTree {
      * Removes the partial tree: at once on a thread that may block (a cancel from a blocking caller then returns
      * with nothing left behind), else on a bounded-elastic thread.
      */
-    private static Mono<Void> abort(Writer w) {
-        Mono<Void> remove = Mono.fromRunnable(w::abortUnlessCommitted);
+    private static Mono<Void> abort(Writer w, boolean cancelled) {
+        Mono<Void> remove = Mono.fromRunnable(() -> w.abort(cancelled));
         return Schedulers.isInNonBlockingThread() ? remove.subscribeOn(Schedulers.boundedElastic()) : remove;
     }
 
@@ -237,7 +237,7 @@ public final class LocalTree {
     /** The writer behind {@link #write}; its methods are synchronized, since a cancel may race the last item. */
     static final class Writer {
         private final Path target;
-        private final Path temp;
+        private Path temp; // made at the first item or the commit
         private final Consumer<TreeProgress> progress;
         private final Set<String> names = new HashSet<>();
         private final List<TreeItem.Entry> links = new ArrayList<>();
@@ -253,6 +253,13 @@ public final class LocalTree {
         Writer(Path target, Consumer<TreeProgress> progress) {
             this.target = target;
             this.progress = progress;
+        }
+
+        /** Checks the target and makes the temporary directory, once, on a thread that may block. */
+        private void start() {
+            if (temp != null) {
+                return;
+            }
             Path parent = target.getParent();
             if (parent == null || !Files.isDirectory(parent)) {
                 throw LocalFileIo.failure(target.toString(), FileOperationException.Reason.NOT_FOUND, null);
@@ -260,9 +267,10 @@ public final class LocalTree {
             if (Files.exists(target, LinkOption.NOFOLLOW_LINKS)) {
                 throw LocalFileIo.failure(target.toString(), FileOperationException.Reason.ALREADY_EXISTS, null);
             }
-            this.temp = parent.resolve("." + target.getFileName() + ".part-" + UUID.randomUUID());
+            Path made = parent.resolve("." + target.getFileName() + ".part-" + UUID.randomUUID());
             try {
-                Files.createDirectory(temp);
+                Files.createDirectory(made);
+                this.temp = made;
                 Files.setPosixFilePermissions(temp, permissions(0700));
             } catch (IOException e) {
                 throw LocalFileIo.failure(target.toString(), e);
@@ -273,6 +281,7 @@ public final class LocalTree {
             if (closed) {
                 throw new IllegalStateException("the tree writer is closed");
             }
+            start();
             try {
                 if (item instanceof TreeItem.Data d) {
                     data(d.bytes());
@@ -386,6 +395,10 @@ public final class LocalTree {
         }
 
         synchronized long commit() throws IOException {
+            if (closed) {
+                throw new IllegalStateException("the tree writer is closed");
+            }
+            start();
             if (open != null) {
                 throw new FileOperationException(
                         shown(openEntry.name()),
@@ -429,9 +442,16 @@ public final class LocalTree {
             return fileModes.getOrDefault(name, 0644);
         }
 
-        synchronized void abortUnlessCommitted() {
+        /**
+         * Removes the partial tree; on a cancel that came after the commit, before its result was delivered, the
+         * committed tree too (whoever cancelled never learns that it was made).
+         */
+        synchronized void abort(boolean cancelled) {
             closed = true;
             if (committed) {
+                if (cancelled) {
+                    delete(target);
+                }
                 return;
             }
             try {
@@ -439,7 +459,9 @@ public final class LocalTree {
             } catch (IOException ignored) {
                 // removed below
             }
-            delete(temp);
+            if (temp != null) {
+                delete(temp);
+            }
         }
     }
 

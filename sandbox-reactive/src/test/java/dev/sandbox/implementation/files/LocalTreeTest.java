@@ -164,6 +164,17 @@ class LocalTreeTest {
     }
 
     @Test
+    void aCancelHalfWayRemovesWhatWasWritten() throws Exception {
+        java.util.concurrent.CountDownLatch first = new java.util.concurrent.CountDownLatch(1);
+        Flux<TreeItem> items = Flux.concat(Flux.fromIterable(file("first", "written")), Flux.never());
+        reactor.core.Disposable d =
+                LocalTree.write(items, target, p -> first.countDown()).subscribe();
+        assertThat(first.await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        d.dispose(); // from a thread that may block: the partial tree is gone when it returns
+        assertNothingChanged();
+    }
+
+    @Test
     void aFailureHalfWayRemovesWhatWasWritten() throws IOException {
         Flux<TreeItem> items = Flux.concat(
                 Flux.fromIterable(file("first", "written")),
