@@ -64,7 +64,7 @@
 enum {
     T_HELLO = 0x01, T_PING = 0x02, T_TIMERS = 0x03, T_SPAWN = 0x10, T_DATA = 0x11, T_EOF = 0x12, T_SIGNAL = 0x13,
     T_RESIZE = 0x14, T_CREDIT = 0x15, T_CLOSE = 0x1F, T_READ = 0x20, T_WRITE = 0x21, T_LIST = 0x22, T_STAT = 0x23,
-    T_MKDIR = 0x24, T_REMOVE = 0x25, T_MOVE = 0x26, T_WATCH = 0x27, T_PROCS = 0x30, T_ATTACH = 0x31, T_INPUT = 0x32,
+    T_MKDIR = 0x24, T_REMOVE = 0x25, T_MOVE = 0x26, T_WATCH = 0x27, T_SYMLINK = 0x28, T_CHMOD = 0x29, T_PROCS = 0x30, T_ATTACH = 0x31, T_INPUT = 0x32,
     A_OK = 0x80, A_HELLO = 0x81, A_PONG = 0x82, A_CREDIT = 0x83, A_STARTED = 0x90, A_OUTPUT = 0x91, A_EXIT = 0x92,
     A_DATA = 0x94, A_END = 0x95, A_ENTRY = 0x96, A_EVENT = 0x97, A_READY = 0x98, A_PROC = 0x99, A_ERROR = 0xEE
 };
@@ -1476,15 +1476,20 @@ static void h_timers(struct conn *c, uint32_t id, struct rd *r) {
     send_empty(c, A_OK, id);
 }
 
-/* STAT, MKDIR, REMOVE, MOVE: answered at once. */
+/* STAT, MKDIR, REMOVE, MOVE, SYMLINK, CHMOD: answered at once. */
 static void h_fs_simple(struct conn *c, uint8_t type, uint32_t id, struct rd *r) {
     int nul = 0;
     char *a = rd_cstr(r, &nul), *b = NULL;
     uint32_t mode = 0;
     uint8_t flag = 0;
+    int target_nul = 0;
     if (type == T_MKDIR) {
         mode = rd_u32(r);
         flag = rd_u8(r);
+    } else if (type == T_CHMOD) {
+        mode = rd_u32(r);
+    } else if (type == T_SYMLINK && a) {
+        b = rd_cstr(r, &target_nul);
     } else if (type == T_REMOVE) {
         flag = rd_u8(r);
     } else if (type == T_MOVE && a) {
@@ -1496,11 +1501,17 @@ static void h_fs_simple(struct conn *c, uint8_t type, uint32_t id, struct rd *r)
     }
     if (!open_check(c, id, 0)) goto out;
     answered(c, id);
-    if (!path_ok(c, id, a, nul) || (b && !path_ok(c, id, b, nul))) goto out;
+    if (!path_ok(c, id, a, nul) || (b && type != T_SYMLINK && !path_ok(c, id, b, nul))) goto out;
+    if (type == T_SYMLINK && (target_nul || !b[0])) { /* a link's target may be relative, never empty or NUL-bearing */
+        send_error(c, id, EINVAL, "symlink target must be non-empty and without NUL bytes: %.200s", a);
+        goto out;
+    }
     struct fs_info info = {0};
     int rc = type == T_STAT ? fs_stat(a, &info)
              : type == T_MKDIR ? fs_mkdir(a, mode, flag != 0)
              : type == T_REMOVE ? fs_remove(a, flag != 0)
+             : type == T_SYMLINK ? fs_symlink(b, a)
+             : type == T_CHMOD ? fs_chmod(a, mode)
                                 : fs_move(a, b);
     if (rc < 0) {
         send_error(c, id, (uint32_t)-rc, "%s: %s", a, strerror(-rc));
@@ -1851,7 +1862,7 @@ static int known_type(uint8_t t) {
     switch (t) {
     case T_HELLO: case T_PING: case T_TIMERS: case T_SPAWN: case T_DATA: case T_EOF: case T_SIGNAL: case T_RESIZE:
     case T_CREDIT: case T_CLOSE: case T_READ: case T_WRITE: case T_LIST: case T_STAT: case T_MKDIR: case T_REMOVE:
-    case T_MOVE: case T_WATCH: case T_PROCS: case T_ATTACH: case T_INPUT:
+    case T_MOVE: case T_WATCH: case T_SYMLINK: case T_CHMOD: case T_PROCS: case T_ATTACH: case T_INPUT:
         return 1;
     }
     return 0;
@@ -1890,7 +1901,9 @@ static void handle_frame(struct conn *c, uint8_t type, uint32_t id, const uint8_
     case T_READ: h_read(c, id, &r); break;
     case T_WRITE: h_write(c, id, &r); break;
     case T_LIST: h_list(c, id, &r); break;
-    case T_STAT: case T_MKDIR: case T_REMOVE: case T_MOVE: h_fs_simple(c, type, id, &r); break;
+    case T_STAT: case T_MKDIR: case T_REMOVE: case T_MOVE: case T_SYMLINK: case T_CHMOD:
+        h_fs_simple(c, type, id, &r);
+        break;
     case T_WATCH: h_watch(c, id, &r); break;
     case T_PROCS: h_procs(c, id, &r); break;
     case T_ATTACH: h_attach(c, id, &r); break;

@@ -214,6 +214,27 @@ int fs_remove(const char *path, int recursive) {
 
 int fs_move(const char *from, const char *to) { return rename(from, to) < 0 ? -errno : 0; }
 
+int fs_symlink(const char *target, const char *path) { return symlink(target, path) < 0 ? -errno : 0; }
+
+int fs_chmod(const char *path, uint32_t mode) {
+    if (mode & ~07777u) return -EINVAL;
+    /* the entry itself, held: a symlink swapped in after this is not followed */
+    int fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return -errno;
+    struct stat st;
+    int rc = 0;
+    if (fstat(fd, &st) < 0) {
+        rc = -errno;
+    } else if (!S_ISLNK(st.st_mode)) {
+        char proc[64];
+        snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+        if (chmod(proc, (mode_t)mode) < 0) rc = -errno;
+        if (rc == -ENOENT) rc = fchmodat(AT_FDCWD, path, (mode_t)mode, 0) < 0 ? -errno : 0; /* no /proc */
+    }
+    close(fd);
+    return rc;
+}
+
 int fs_open_read(const char *path, uint64_t offset) {
     if (offset > (uint64_t)INT64_MAX) return -EINVAL;
     /* refuse what is not a regular file before opening it: opening a device can have effects (a tape rewinds) */

@@ -46,6 +46,13 @@ int fs_remove(const char *path, int recursive);
 /* rename(2). */
 int fs_move(const char *from, const char *to);
 
+/* symlink(2): makes path a link to target (stored as given); -EEXIST when path exists. */
+int fs_symlink(const char *target, const char *path);
+
+/* Sets the permission bits (07777, else -EINVAL) of what path names without following a final symlink; a symlink
+ * itself is left as it is (0). */
+int fs_chmod(const char *path, uint32_t mode);
+
 /* Opens a regular file for reading, positioned at offset: the fd (O_CLOEXEC), or -EISDIR / -EINVAL (not a regular
  * file: device, pipe, socket; opened O_NONBLOCK so a FIFO cannot block) / -errno. */
 int fs_open_read(const char *path, uint64_t offset);

@@ -1386,6 +1386,36 @@ static void t_files(void) {
     CHECK(f->type == 0x80, "MOVE");
     fs_req(a.fd, 0x23, 9, file, NULL, 0);
     expect_error(a.fd, 9, ENOENT, f);
+    /* SYMLINK (a relative target, stored as given; an existing path is EEXIST), CHMOD (not through a link) */
+    char link[180];
+    snprintf(link, sizeof link, "%s/l", dir);
+    b.n = 0;
+    b_str(&b, "b.txt");
+    fs_req(a.fd, 0x28, 13, link, b.d, b.n);
+    expect_on(a.fd, 13, f);
+    CHECK(f->type == 0x80, "SYMLINK: 0x%02x", f->type);
+    fs_req(a.fd, 0x28, 14, link, b.d, b.n);
+    expect_error(a.fd, 14, EEXIST, f);
+    b.n = 0;
+    b_str(&b, "");
+    fs_req(a.fd, 0x28, 15, link, b.d, b.n);
+    expect_error(a.fd, 15, EINVAL, f);
+    b.n = 0;
+    b_u32(&b, 0700);
+    fs_req(a.fd, 0x29, 16, moved, b.d, b.n);
+    expect_on(a.fd, 16, f);
+    CHECK(f->type == 0x80, "CHMOD: 0x%02x", f->type);
+    fs_req(a.fd, 0x29, 17, link, b.d, b.n); /* the link is left alone, and its target too */
+    expect_on(a.fd, 17, f);
+    CHECK(f->type == 0x80, "CHMOD of a link: 0x%02x", f->type);
+    fs_req(a.fd, 0x23, 18, moved, NULL, 0);
+    expect_on(a.fd, 18, f);
+    parse_info(f->p, &type, &mode, &size, got_path, sizeof got_path);
+    CHECK(f->type == 0x80 && mode == 0700, "mode after CHMOD %o", mode);
+    b.n = 0;
+    b_u32(&b, 010000);
+    fs_req(a.fd, 0x29, 19, moved, b.d, b.n);
+    expect_error(a.fd, 19, EINVAL, f);
     uint8_t rec = 1;
     fs_req(a.fd, 0x25, 10, dir, &rec, 1);
     expect_on(a.fd, 10, f);
@@ -1579,6 +1609,8 @@ static void fuzz_payload(struct buf *b, uint8_t type) {
     case 0x25: b_str(b, path); b_u8(b, (uint8_t)(rnd() % 2)); break;
     case 0x26: b_str(b, path); b_str(b, path); break;
     case 0x27: b_str(b, tmpdir); b_u8(b, 0); b_u32(b, rnd() % 100); break;
+    case 0x28: b_str(b, path); b_str(b, rnd() % 2 ? "x" : ""); break;
+    case 0x29: b_str(b, path); b_u32(b, rnd() % 2 ? 0644 : rnd()); break;
     case 0x30: b_u32(b, rnd() % 500); break;
     case 0x31: {
         char id[8];
@@ -1602,7 +1634,7 @@ static void fuzz_payload(struct buf *b, uint8_t type) {
 
 static void t_fuzz(void) {
     static const uint8_t types[] = {0x02, 0x03, 0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x1F, 0x20, 0x21, 0x22,
-                                    0x23, 0x24, 0x25, 0x26, 0x27, 0x30, 0x31, 0x32};
+                                    0x23, 0x24, 0x25, 0x26, 0x27, 0x28, 0x29, 0x30, 0x31, 0x32};
     struct agent a = start_init(NULL, NULL);
     struct frame *f = malloc(sizeof *f);
     struct buf *b = malloc(sizeof *b);

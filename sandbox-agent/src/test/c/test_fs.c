@@ -547,6 +547,27 @@ static void test_move(void) {
     fs_remove(P("mv-b"), 0);
 }
 
+static void test_symlink_chmod(void) {
+    put(P("ln-f"), "x", 0644);
+    CHECK_EQ(fs_symlink("ln-f", P("ln-l")), 0);
+    char buf[64] = {0};
+    CHECK_EQ(readlink(P("ln-l"), buf, sizeof buf - 1), 4);
+    CHECK(strcmp(buf, "ln-f") == 0);
+    CHECK_EQ(fs_symlink("elsewhere", P("ln-l")), -EEXIST);
+    CHECK_EQ(fs_chmod(P("ln-f"), 0755), 0);
+    struct stat st;
+    CHECK_EQ(stat(P("ln-f"), &st), 0);
+    CHECK_EQ(st.st_mode & 07777, 0755);
+    /* through a link: the link is left alone, its target keeps its mode */
+    CHECK_EQ(fs_chmod(P("ln-l"), 0600), 0);
+    CHECK_EQ(stat(P("ln-f"), &st), 0);
+    CHECK_EQ(st.st_mode & 07777, 0755);
+    CHECK_EQ(fs_chmod(P("ln-f"), 010000), -EINVAL);
+    CHECK_EQ(fs_chmod(P("ln-none"), 0644), -ENOENT);
+    fs_remove(P("ln-l"), 0);
+    fs_remove(P("ln-f"), 0);
+}
+
 /* ---- watches ---- */
 
 struct ev {
@@ -1008,6 +1029,7 @@ int main(void) {
     test_mkdir();
     test_remove();
     test_move();
+    test_symlink_chmod();
     test_watch_basic();
     test_watch_recursive();
     test_watch_atomic_write();

@@ -1,7 +1,9 @@
 package dev.sandbox;
 
+import dev.sandbox.implementation.files.SandboxTree;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
+import java.util.function.Consumer;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -74,22 +76,84 @@ public interface SandboxFiles {
     Mono<FileInfo> write(String path, byte[] content);
 
     /**
-     * Copies a file from this machine into the sandbox.
+     * Copies a file or a directory tree from this machine into the sandbox.
      *
-     * @param local a regular file on this machine
+     * <p>A regular file is written to {@code path}, replacing a file there. A directory becomes the directory {@code
+     * path} (made with its parents when missing; an existing one is merged into: files of the same name are
+     * replaced): its files, subdirectories (empty ones too) and symbolic links, copied as links with their targets as
+     * they are (not followed, not checked: the tree is yours), with permission bits. Sockets, FIFOs and devices are
+     * skipped. A tree that fails half-way leaves in the sandbox what was copied until then.
+     *
+     * <pre>{@code
+     * files.upload(Path.of("project"), "work/project").block(Duration.ofMinutes(1));
+     * }</pre>
+     *
+     * @param local a regular file or a directory on this machine
      * @param path where to put it in the sandbox
-     * @return the new file's info
+     * @return the info of {@code path} once copied
      */
     Mono<FileInfo> upload(Path local, String path);
 
     /**
-     * Copies a file from the sandbox to this machine, replacing the local file if it exists.
+     * {@link #upload(Path, String)}, telling {@code progress} how far it came: entries and bytes so far, after each
+     * chunk and each entry (on the transfer's threads: do not block in it). A file reports 1 entry at its end.
      *
-     * @param path the file in the sandbox
+     * <pre>{@code
+     * files.upload(Path.of("data"), "data", p -> System.err.printf("\r%d files, %d bytes", p.entries(), p.bytes()))
+     *     .block(Duration.ofMinutes(5));
+     * }</pre>
+     *
+     * @param local a regular file or a directory on this machine
+     * @param path where to put it in the sandbox
+     * @param progress hears progress
+     * @return the info of {@code path} once copied
+     */
+    default Mono<FileInfo> upload(Path local, String path, Consumer<TransferProgress> progress) {
+        return SandboxTree.upload(this, local, path, progress);
+    }
+
+    /**
+     * Copies a file or a directory tree from the sandbox to this machine.
+     *
+     * <p>A file replaces the local file {@code local} atomically (its bytes go to a temporary file renamed into
+     * place). A directory becomes the new local directory {@code local}, which must not exist ({@link
+     * FileOperationException.Reason#ALREADY_EXISTS}); its parent must. What a sandbox sends is treated as hostile: the
+     * tree is built in a hidden temporary directory beside {@code local} and renamed to it only once complete, so a
+     * failed or cancelled download leaves nothing behind; nothing is ever written outside it nor through a symbolic link. An entry
+     * is refused, failing the download with a {@link FileOperationException} naming it, when its name is absolute,
+     * holds a {@code ..} component or a control character (NUL, newline, escape...), or repeats an earlier one; when
+     * it is a symbolic link whose target is absolute or leads out of the downloaded tree; or when it is a hard link
+     * or a device (sockets, FIFOs and devices in the sandbox directory are skipped). Limits: 100,000 entries, names
+     * and link targets of 4,096 bytes, 128 levels, 64 GiB of content ({@link FileOperationException.Reason#TOO_LARGE}).
+     * Permission bits are kept without setuid, setgid and sticky bits; directories stay readable, writable and
+     * searchable by you.
+     *
+     * <pre>{@code
+     * long bytes = files.download("work/out", Path.of("out")).block(Duration.ofMinutes(1));
+     * }</pre>
+     *
+     * @param path the file or directory in the sandbox
      * @param local where to put it on this machine
-     * @return the number of bytes copied
+     * @return the number of content bytes copied
      */
     Mono<Long> download(String path, Path local);
+
+    /**
+     * {@link #download(String, Path)}, telling {@code progress} how far it came: entries and bytes so far (on the
+     * transfer's threads: do not block in it). A file reports 1 entry at its end.
+     *
+     * <pre>{@code
+     * files.download("out", Path.of("out"), p -> log.debug("{} bytes", p.bytes())).block(Duration.ofMinutes(5));
+     * }</pre>
+     *
+     * @param path the file or directory in the sandbox
+     * @param local where to put it on this machine
+     * @param progress hears progress
+     * @return the number of content bytes copied
+     */
+    default Mono<Long> download(String path, Path local, Consumer<TransferProgress> progress) {
+        return SandboxTree.download(this, path, local, progress);
+    }
 
     /**
      * Lists a directory's entries (not recursively), in name order.

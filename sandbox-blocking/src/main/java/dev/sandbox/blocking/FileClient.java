@@ -4,6 +4,7 @@ import dev.sandbox.FileInfo;
 import dev.sandbox.FileOperationException;
 import dev.sandbox.SandboxFiles;
 import dev.sandbox.SandboxTimeoutException;
+import dev.sandbox.TransferProgress;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -21,8 +22,11 @@ import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import reactor.core.Disposable;
 
@@ -180,13 +184,15 @@ public final class FileClient {
     }
 
     /**
-     * Copies a file from this machine into the sandbox, replacing the target if it exists.
+     * Copies a file or a directory tree from this machine into the sandbox, as {@link SandboxFiles#upload(Path,
+     * String)} does: a file replaces the target; a directory becomes the directory {@code path} (made when missing,
+     * merged into when it exists) with its files, subdirectories, symbolic links (as links) and permission bits.
      *
      * <pre>{@code
      * client.files().upload(Path.of("build/app.jar"), "app.jar");
      * }</pre>
      *
-     * @param local a regular file on this machine
+     * @param local a regular file or a directory on this machine
      * @param path where to put it in the sandbox
      * @return the new file's info
      * @throws FileOperationException naming the local path when it is missing or unreadable, or the sandbox path
@@ -198,14 +204,16 @@ public final class FileClient {
     }
 
     /**
-     * Copies a file from this machine into the sandbox, reporting progress against the local file's size.
+     * Copies a file or a directory tree from this machine into the sandbox, reporting progress against the local
+     * file's size (for a directory: the size of its files, and its entries through {@link
+     * TransferListener#entries}).
      *
      * <pre>{@code
      * client.files().upload(Path.of("dataset.parquet"), "data/dataset.parquet",
      *         (done, total) -> bar.update(100 * done / Math.max(1, total)));
      * }</pre>
      *
-     * @param local a regular file on this machine
+     * @param local a regular file or a directory on this machine
      * @param path where to put it in the sandbox
      * @param listener hears the progress, or {@code null}
      * @return the new file's info
@@ -218,8 +226,15 @@ public final class FileClient {
         Objects.requireNonNull(path, "path");
         Blocking.checkCanBlock("FileClient.upload");
         core.ensureOpen();
-        if (Files.isDirectory(local)) {
-            throw LocalIo.failure(local, FileOperationException.Reason.IS_A_DIRECTORY, null);
+        if (Files.isDirectory(local, LinkOption.NOFOLLOW_LINKS)) {
+            long[] totals = localTotals(local);
+            return tree(
+                    listener,
+                    totals[1],
+                    totals[0],
+                    "upload of " + local + " to " + path,
+                    (f, progress) -> f.upload(local, path, progress),
+                    null);
         }
         try (InputStream in = Files.newInputStream(local)) {
             long total = Files.size(local);
@@ -309,9 +324,12 @@ public final class FileClient {
     }
 
     /**
-     * Copies a file from the sandbox to this machine, replacing the local file if it exists. The bytes go to a
-     * temporary file beside {@code local} that is renamed into place at the end, so {@code local} never holds half a
-     * file.
+     * Copies a file or a directory tree from the sandbox to this machine, replacing the local file if it exists. The
+     * bytes go to a temporary file beside {@code local} that is renamed into place at the end, so {@code local} never
+     * holds half a file. A directory becomes the new local directory {@code local} (which must not exist), built
+     * beside it and renamed into place once complete, checked as {@link SandboxFiles#download(String, Path)} says:
+     * nothing is written outside it, entries with climbing or absolute names, links leading out of the tree, hard
+     * links and devices fail the download, naming the entry, and leave nothing behind.
      *
      * <pre>{@code
      * long bytes = client.files().download("out/model.bin", Path.of("model.bin"));
@@ -329,8 +347,9 @@ public final class FileClient {
     }
 
     /**
-     * Copies a file from the sandbox to this machine, reporting progress against the file's size when the transfer
-     * started; see {@link #download(String, Path)}.
+     * Copies a file or a directory tree from the sandbox to this machine, reporting progress against the file's size
+     * when the transfer started (for a directory the total is unknown, -1, until the last call; entries are reported
+     * through {@link TransferListener#entries}); see {@link #download(String, Path)}.
      *
      * <pre>{@code
      * client.files().download("logs.tar.gz", Path.of("logs.tar.gz"), (done, total) -> System.out.print("."));
@@ -348,6 +367,15 @@ public final class FileClient {
         Objects.requireNonNull(path, "path");
         Objects.requireNonNull(local, "local");
         FileInfo info = stat(path);
+        if (info.type() == FileInfo.Type.DIRECTORY) {
+            return tree(
+                    listener,
+                    -1,
+                    -1,
+                    "download of " + path + " to " + local,
+                    (f, progress) -> f.download(path, local, progress),
+                    () -> LocalIo.deleteTree(local)); // made by this call: a listener that throws undoes it
+        }
         long total = info.type() == FileInfo.Type.FILE ? info.size() : -1;
         Path target = local.toAbsolutePath();
         Path parent = target.getParent();
@@ -389,6 +417,101 @@ public final class FileClient {
         }
         progress.finish();
         return progress.done();
+    }
+
+    /** Entries ([0]) and content bytes ([1]) of a local tree, as a directory upload counts them. */
+    private static long[] localTotals(Path dir) {
+        long[] totals = {0, 0};
+        try {
+            Files.walkFileTree(dir, new java.nio.file.SimpleFileVisitor<>() {
+                @Override
+                public java.nio.file.FileVisitResult preVisitDirectory(
+                        Path d, java.nio.file.attribute.BasicFileAttributes attrs) {
+                    if (!d.equals(dir)) {
+                        totals[0]++;
+                    }
+                    return java.nio.file.FileVisitResult.CONTINUE;
+                }
+
+                @Override
+                public java.nio.file.FileVisitResult visitFile(
+                        Path f, java.nio.file.attribute.BasicFileAttributes attrs) {
+                    if (attrs.isRegularFile() || attrs.isSymbolicLink()) {
+                        totals[0]++;
+                        totals[1] += attrs.isRegularFile() ? attrs.size() : 0;
+                    }
+                    return java.nio.file.FileVisitResult.CONTINUE;
+                }
+            });
+        } catch (IOException e) {
+            throw LocalIo.failure(dir, e);
+        }
+        return totals;
+    }
+
+    /**
+     * Runs a directory transfer of the reactive API, telling the listener on this thread how far it came; the
+     * transfer must move within the default timeout between two reports, or it is cancelled. A listener that throws
+     * cancels it (a download's partial tree is removed); if the transfer had already ended, {@code undo} (when given)
+     * removes its result.
+     */
+    private <T> T tree(
+            TransferListener listener,
+            long totalBytes,
+            long totalEntries,
+            String operation,
+            java.util.function.BiFunction<SandboxFiles, Consumer<TransferProgress>, reactor.core.publisher.Mono<T>>
+                    start,
+            Runnable undo) {
+        SandboxFiles files = files("FileClient." + operation.substring(0, operation.indexOf(' ')));
+        Blocking.checkNotInterrupted(operation);
+        Duration timeout = core.defaultTimeout;
+        AtomicReference<TransferProgress> latest = new AtomicReference<>(new TransferProgress(0, 0));
+        Semaphore signal = new Semaphore(0);
+        CompletableFuture<T> result = new CompletableFuture<>();
+        Disposable subscription = start.apply(files, p -> {
+                    latest.set(p);
+                    signal.release();
+                })
+                .subscribe(result::complete, result::completeExceptionally);
+        result.whenComplete((x, e) -> signal.release());
+        Progress progress = new Progress(listener, totalBytes);
+        long entriesReported = -1;
+        boolean done = false;
+        try {
+            while (!result.isDone()) {
+                if (!signal.tryAcquire(Blocking.nanos(timeout), TimeUnit.NANOSECONDS)) {
+                    throw new SandboxTimeoutException("moving the next entry of the " + operation, timeout);
+                }
+                signal.drainPermits();
+                TransferProgress p = latest.get();
+                long before = progress.done();
+                if (listener != null && p.entries() != entriesReported) {
+                    entriesReported = p.entries();
+                    listener.entries(p.entries(), totalEntries);
+                }
+                progress.advance(p.bytes() - before);
+            }
+            T value = awaitResult(result, timeout, operation);
+            TransferProgress last = latest.get();
+            progress.advance(last.bytes() - progress.done());
+            if (listener != null) {
+                listener.entries(last.entries(), last.entries());
+            }
+            progress.finish();
+            done = true;
+            return value;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new SandboxInterruptedException(operation, e);
+        } finally {
+            if (!done) {
+                subscription.dispose();
+                if (undo != null && result.isDone() && !result.isCompletedExceptionally()) {
+                    undo.run(); // the transfer ended before the failure here could stop it: its result goes too
+                }
+            }
+        }
     }
 
     /**

@@ -61,4 +61,34 @@ final class LocalIo {
         String shown = local.toString();
         return new FileOperationException(shown, reason, "local file " + shown + ": " + what, cause);
     }
+
+    /** Removes a local tree without following symbolic links (best effort: what cannot be removed stays). */
+    static void deleteTree(Path root) {
+        try {
+            if (!java.nio.file.Files.exists(root, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                return;
+            }
+            java.nio.file.Files.walkFileTree(root, new java.nio.file.SimpleFileVisitor<>() {
+                @Override
+                public java.nio.file.FileVisitResult visitFile(
+                        Path f, java.nio.file.attribute.BasicFileAttributes attrs) throws IOException {
+                    java.nio.file.Files.deleteIfExists(f);
+                    return java.nio.file.FileVisitResult.CONTINUE;
+                }
+
+                @Override
+                public java.nio.file.FileVisitResult visitFileFailed(Path f, IOException e) {
+                    return java.nio.file.FileVisitResult.CONTINUE;
+                }
+
+                @Override
+                public java.nio.file.FileVisitResult postVisitDirectory(Path d, IOException e) throws IOException {
+                    java.nio.file.Files.deleteIfExists(d);
+                    return java.nio.file.FileVisitResult.CONTINUE;
+                }
+            });
+        } catch (IOException ignored) {
+            // best effort
+        }
+    }
 }

@@ -210,7 +210,6 @@ class FileClientTest {
         // the local side of a transfer names the local path
         Path missing = tmp.resolve("missing.bin");
         assertFails(() -> files.upload(missing, "x.bin"), Reason.NOT_FOUND, missing.toString());
-        assertFails(() -> files.upload(tmp, "x.bin"), Reason.IS_A_DIRECTORY, tmp.toString());
         Path noDir = tmp.resolve("no/such/dir/out.bin");
         assertFails(() -> files.download("file.txt", noDir), Reason.NOT_FOUND, noDir.toString());
 
@@ -219,6 +218,62 @@ class FileClientTest {
                 .hasMessageContaining("../../etc/passwd");
         assertThat(files.exists("dir/sub")).isTrue(); // nothing above changed anything
         assertThat(files.stat("file.txt").size()).isEqualTo(10);
+    }
+
+    @Test
+    void aDirectoryGoesUpAndComesBackWithProgressOnTheCallingThread() throws Exception {
+        Path src = Files.createDirectories(tmp.resolve("src"));
+        Files.createDirectories(src.resolve("a"));
+        Files.createDirectories(src.resolve("e"));
+        randomFile(src.resolve("a/b.bin"), 1, 7);
+        Files.writeString(src.resolve("c.txt"), "see");
+        Files.createSymbolicLink(src.resolve("l"), Path.of("c.txt"));
+        Thread caller = Thread.currentThread();
+        List<Call> bytes = new ArrayList<>();
+        List<Call> entries = new ArrayList<>();
+        TransferListener listener = new TransferListener() {
+            @Override
+            public void progress(long done, long total) {
+                assertThat(Thread.currentThread()).isSameAs(caller);
+                bytes.add(new Call(done, total));
+            }
+
+            @Override
+            public void entries(long done, long total) {
+                assertThat(Thread.currentThread()).isSameAs(caller);
+                entries.add(new Call(done, total));
+            }
+        };
+
+        FileInfo up = files.upload(src, "tree", listener);
+        assertThat(up.type()).isEqualTo(FileInfo.Type.DIRECTORY);
+        assertThat(bytes.get(bytes.size() - 1)).isEqualTo(new Call(MIB + 3, MIB + 3));
+        assertThat(entries.get(entries.size() - 1)).isEqualTo(new Call(5, 5));
+        assertThat(entries.get(0).total()).isEqualTo(5);
+        assertThat(client.process()
+                        .run(ExecOptions.shell("cd tree && find . | sort"))
+                        .stdout())
+                .isEqualTo(".\n./a\n./a/b.bin\n./c.txt\n./e\n./l\n");
+
+        bytes.clear();
+        entries.clear();
+        Path back = tmp.resolve("back");
+        assertThat(files.download("tree", back, listener)).isEqualTo(MIB + 3);
+        assertThat(sha256(back.resolve("a/b.bin"))).isEqualTo(sha256(src.resolve("a/b.bin")));
+        assertThat(Files.readSymbolicLink(back.resolve("l"))).isEqualTo(Path.of("c.txt"));
+        assertThat(Files.isDirectory(back.resolve("e"))).isTrue();
+        assertThat(bytes.get(bytes.size() - 1)).isEqualTo(new Call(MIB + 3, MIB + 3));
+        assertThat(entries.get(entries.size() - 1)).isEqualTo(new Call(5, 5));
+
+        // a listener that throws aborts the download: the exception, and no half tree
+        Path aborted = tmp.resolve("aborted");
+        assertThatThrownBy(() -> files.download("tree", aborted, (done, total) -> {
+                    throw new IllegalStateException("stop at " + done);
+                }))
+                .isInstanceOf(IllegalStateException.class);
+        try (var left = Files.list(tmp)) {
+            assertThat(left.map(p -> p.getFileName().toString())).containsExactlyInAnyOrder("src", "back");
+        }
     }
 
     @Test

@@ -74,6 +74,40 @@ class LocalConfinementTest {
         });
     }
 
+    /**
+     * Swaps directory {@code d} of the root for a symbolic link to the outside and back, as fast as it can; when an
+     * upload made {@code d} again in the gap, that copy is removed and the swapping goes on.
+     */
+    private static Thread dirSwapper(Path root, Path outside, AtomicBoolean running, AtomicInteger swaps) {
+        return Thread.ofPlatform().daemon().start(() -> {
+            Path dir = root.resolve("d");
+            Path aside = root.resolve("d.real");
+            while (running.get()) {
+                try {
+                    Files.move(dir, aside, StandardCopyOption.ATOMIC_MOVE);
+                    Files.createSymbolicLink(dir, outside);
+                    Files.delete(dir);
+                    Files.move(aside, dir, StandardCopyOption.ATOMIC_MOVE);
+                    swaps.incrementAndGet();
+                } catch (IOException e) {
+                    // an upload made d in the gap (and may still be writing into it): remove it until d.real fits
+                    for (int k = 0; Files.exists(aside) && k < 10_000; k++) {
+                        try (Stream<Path> made = Files.walk(dir)) { // not following links
+                            made.sorted(java.util.Comparator.reverseOrder())
+                                    .forEach(p -> p.toFile().delete());
+                            Files.move(aside, dir, StandardCopyOption.ATOMIC_MOVE);
+                        } catch (IOException | java.io.UncheckedIOException again) {
+                            // raced again: next round
+                        }
+                    }
+                    if (Files.exists(aside)) {
+                        throw new IllegalStateException("the swapper lost its directory", e);
+                    }
+                }
+            }
+        });
+    }
+
     @Test
     void symlinkSwapsBetweenCheckAndUseNeverReachOutsideTheRoot(@TempDir Path outside) throws Exception {
         Files.writeString(outside.resolve("f"), OUTSIDE);
@@ -139,6 +173,57 @@ class LocalConfinementTest {
             s.files().write("d/after", new byte[] {1}).block(WAIT);
             assertThat(new String(s.files().readAllBytes("d/f", 100).block(WAIT), StandardCharsets.UTF_8))
                     .isEqualTo("inside");
+        } finally {
+            s.destroy().block(WAIT);
+        }
+    }
+
+    @Test
+    void aDirectoryUploadNeverFollowsTheSessionsLinksOutOfTheRoot(@TempDir Path outside, @TempDir Path local)
+            throws Exception {
+        Files.writeString(outside.resolve("f"), OUTSIDE);
+        Path tree = Files.createDirectories(local.resolve("tree/d"));
+        for (int i = 0; i < 5; i++) {
+            Files.writeString(tree.resolve("u" + i + ".txt"), "planted");
+        }
+        SandboxSession s = provider.create(SessionOptions.defaults()).block(WAIT);
+        try {
+            Path root = workdir(s);
+            // planted links, absolute and climbing, where the tree's directory goes
+            Files.createDirectories(root.resolve("abs"));
+            Files.createSymbolicLink(root.resolve("abs/d"), outside);
+            Files.createDirectories(root.resolve("up/rel"));
+            Files.createSymbolicLink(root.resolve("up/rel/d"), Path.of("../../../../../../../../" + outside));
+            for (String target : List.of("abs", "up/rel")) {
+                StepVerifier.create(s.files().upload(local.resolve("tree"), target))
+                        .expectError(dev.sandbox.InvalidArgumentException.class)
+                        .verify(WAIT);
+            }
+            // and a link swapped in and out while trees are uploaded, as fast as the session can
+            Files.createDirectory(root.resolve("d"));
+            Files.writeString(root.resolve("d/f"), "inside");
+            AtomicBoolean running = new AtomicBoolean(true);
+            AtomicInteger swaps = new AtomicInteger();
+            Thread racer = dirSwapper(root, outside, running, swaps);
+            try {
+                for (int i = 0; i < 100; i++) {
+                    s.files()
+                            .upload(local.resolve("tree"), ".")
+                            .onErrorResume(e -> Mono.empty())
+                            .block(WAIT);
+                }
+                assertThat(racer.isAlive()).as("the swapper kept running").isTrue();
+            } finally {
+                running.set(false);
+                racer.join(WAIT.toMillis());
+            }
+            assertThat(swaps.get()).as("swaps during the uploads").isGreaterThan(20);
+            try (Stream<Path> list = Files.list(outside)) {
+                assertThat(list.map(p -> p.getFileName().toString()))
+                        .as("files written outside the root")
+                        .containsExactly("f");
+            }
+            assertThat(outside.resolve("f")).hasContent(OUTSIDE);
         } finally {
             s.destroy().block(WAIT);
         }

@@ -41,7 +41,8 @@ public interface SandboxProviderConformance
                 PtyConformance,
                 SessionEndConformance,
                 ExecOutputConformance,
-                WatchConformance {
+                WatchConformance,
+                DirectoryTransferConformance {
 
     private SandboxSession newSession() {
         return provider().create(sessionOptions()).block(WAIT);

@@ -54,6 +54,21 @@ final class Tty {
         }
     }
 
+    /**
+     * Whether this process's standard error is a terminal (Linux: what {@code /proc/self/fd/2} names).
+     *
+     * @return {@code true} for a terminal
+     */
+    static boolean stderrIsTerminal() {
+        try {
+            String target = java.nio.file.Files.readSymbolicLink(java.nio.file.Path.of("/proc/self/fd/2"))
+                    .toString();
+            return target.startsWith("/dev/pts/") || target.startsWith("/dev/tty") || target.equals("/dev/console");
+        } catch (IOException | UnsupportedOperationException e) {
+            return false;
+        }
+    }
+
     /** Raw mode without echo: keys go to the remote terminal as typed, and it does the echoing. */
     void raw() {
         stty("raw -echo");

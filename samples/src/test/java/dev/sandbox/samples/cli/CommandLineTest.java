@@ -163,7 +163,7 @@ class CommandLineTest {
         assertHelp("sandbox exec [OPTIONS]", "exec", "--help");
         assertHelp("sandbox run [OPTIONS]", "run", "--bogus", "-h", "--", "x");
         assertHelp("sandbox logs [PROVIDER]", "logs", "s", "--help");
-        assertHelp("sandbox cp [PROVIDER] SRC DST", "cp", "-h");
+        assertHelp("sandbox cp [PROVIDER] [-r] SRC DST", "cp", "-h");
         assertHelp("sandbox ls-files [PROVIDER] SESSION:PATH", "help", "ls-files");
     }
 
@@ -353,7 +353,7 @@ class CommandLineTest {
         assertUsageError("one of SRC and DST must be SESSION:PATH", "cp", "a", "b");
         assertUsageError("one of SRC and DST must be a local path", "cp", "s:a", "t:b");
         assertUsageError("missing path after 's:'", "cp", "a", "s:");
-        assertUsageError("Unknown option: '--recursive'", "cp", "--recursive", "a", "s:b");
+        assertUsageError("Unknown option: '--bogus'", "cp", "--bogus", "a", "s:b");
         assertUsageError("Invalid value for positional parameter at index 0 (SRC): empty path", "cp", "", "s:b");
     }
 

@@ -134,6 +134,49 @@ class SessionCommandsTest {
                         e -> assertThat(e.reason()).isEqualTo(FileOperationException.Reason.NOT_FOUND));
     }
 
+    @Test
+    void copyRecursiveCopiesTreesBothWaysWithProgressOnlyWhenAsked() throws Exception {
+        Path src = Files.createDirectories(tmp.resolve("project/src"));
+        Files.writeString(src.resolve("Main.java"), "class Main {}\n");
+        Files.createDirectories(tmp.resolve("project/empty"));
+        String session = client.sessionId();
+
+        // without -r a directory is refused, naming it
+        assertThatThrownBy(() ->
+                        copy(tmp.resolve("project").toString(), session + ":up").run(client))
+                .isInstanceOfSatisfying(
+                        FileOperationException.class,
+                        e -> assertThat(e).hasMessageContaining("project").hasMessageContaining("cp -r"));
+
+        // into an existing directory: it gets the source's name, as cp -r does; progress when asked
+        client.files().mkdir("work");
+        Printed up = capture(s -> CommandLineTest.parse(
+                        CopyCommand.class, "cp", "-r", tmp.resolve("project").toString(), session + ":work")
+                .run(client, s[1], true));
+        assertThat(up.code()).isZero();
+        assertThat(up.err()).startsWith("\r").endsWith("3 entries, 14 B\u001b[K\n");
+        assertThat(client.process()
+                        .run(ExecOptions.shell("cd work && find . | sort"))
+                        .stdout())
+                .isEqualTo(".\n./project\n./project/empty\n./project/src\n./project/src/Main.java\n");
+
+        // back down, silent (stderr not a terminal)
+        Path downloads = Files.createDirectory(tmp.resolve("downloads"));
+        Printed down = capture(s -> CommandLineTest.parse(
+                        CopyCommand.class, "cp", "--recursive", session + ":work/project", downloads.toString())
+                .run(client, s[1], false));
+        assertThat(down).isEqualTo(new Printed(0, "", ""));
+        assertThat(downloads.resolve("project/src/Main.java")).hasContent("class Main {}");
+        assertThat(downloads.resolve("project/empty")).isEmptyDirectory();
+        assertThatThrownBy(() -> copy(
+                                session + ":work/project",
+                                tmp.resolve("elsewhere").toString())
+                        .run(client))
+                .isInstanceOfSatisfying(
+                        FileOperationException.class,
+                        e -> assertThat(e.reason()).isEqualTo(FileOperationException.Reason.IS_A_DIRECTORY));
+    }
+
     private static CopyCommand copy(String from, String to) {
         return CommandLineTest.parse(CopyCommand.class, "cp", from, to);
     }

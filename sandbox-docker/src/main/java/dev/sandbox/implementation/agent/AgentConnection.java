@@ -665,6 +665,33 @@ public final class AgentConnection {
     }
 
     /**
+     * Makes a symbolic link ({@code symlink(2)}).
+     *
+     * @param path absolute path of the link
+     * @param target its target, stored as given
+     * @return completes when done
+     */
+    public Mono<Void> symlink(String path, String target) {
+        Objects.requireNonNull(path, "path");
+        Objects.requireNonNull(target, "target");
+        return unary("symlink " + path, false, sid -> new ClientFrame.Symlink(sid, path, target))
+                .then();
+    }
+
+    /**
+     * Sets permission bits, not following a final symlink (a symlink is left as it is).
+     *
+     * @param path absolute path
+     * @param mode the bits, {@code 07777}
+     * @return completes when done
+     */
+    public Mono<Void> chmod(String path, int mode) {
+        Objects.requireNonNull(path, "path");
+        return unary("chmod " + path, false, sid -> new ClientFrame.Chmod(sid, path, mode))
+                .then();
+    }
+
+    /**
      * Watches a directory. The first element is {@link AgentWatchEvent.Kind#READY} once every watch is in place,
      * then changes until cancelled.
      *

@@ -44,6 +44,8 @@ final class AgentFrames {
     static final int REMOVE = 0x25;
     static final int MOVE = 0x26;
     static final int WATCH = 0x27;
+    static final int SYMLINK = 0x28;
+    static final int CHMOD = 0x29;
     static final int PROCS = 0x30;
     static final int ATTACH = 0x31;
     static final int INPUT = 0x32;
@@ -110,6 +112,8 @@ final class AgentFrames {
                     case REMOVE -> "REMOVE";
                     case MOVE -> "MOVE";
                     case WATCH -> "WATCH";
+                    case SYMLINK -> "SYMLINK";
+                    case CHMOD -> "CHMOD";
                     case PROCS -> "PROCS";
                     case ATTACH -> "ATTACH";
                     case INPUT -> "INPUT";
@@ -317,6 +321,16 @@ final class AgentFrames {
                 client(MOVE, m.stream(), 64)
                         .str("from", m.from())
                         .str("to", m.to())
+                        .finish();
+            case ClientFrame.Symlink l ->
+                client(SYMLINK, l.stream(), 64)
+                        .str("path", l.path())
+                        .str("target", l.target())
+                        .finish();
+            case ClientFrame.Chmod m ->
+                client(CHMOD, m.stream(), 32)
+                        .str("path", m.path())
+                        .u32(m.mode())
                         .finish();
             case ClientFrame.Watch w ->
                 client(WATCH, w.stream(), 32)
@@ -588,6 +602,8 @@ final class AgentFrames {
                     REMOVE,
                     MOVE,
                     WATCH,
+                    SYMLINK,
+                    CHMOD,
                     PROCS,
                     ATTACH,
                     INPUT -> true;
@@ -714,6 +730,8 @@ final class AgentFrames {
             case MKDIR -> new ClientFrame.Mkdir(stream, r.str("path"), (int) r.u32("mode"), r.bool("parents"));
             case REMOVE -> new ClientFrame.Remove(stream, r.str("path"), r.bool("recursive"));
             case MOVE -> new ClientFrame.Move(stream, r.str("from"), r.str("to"));
+            case SYMLINK -> new ClientFrame.Symlink(stream, r.str("path"), r.str("target"));
+            case CHMOD -> new ClientFrame.Chmod(stream, r.str("path"), (int) r.u32("mode"));
             case WATCH -> new ClientFrame.Watch(stream, r.str("path"), r.bool("recursive"), r.u32("credit"));
             case PROCS -> new ClientFrame.Procs(stream, r.u32("credit"));
             case ATTACH ->

@@ -74,6 +74,12 @@ sealed interface ClientFrame {
     /** {@code MOVE}. */
     record Move(int stream, String from, String to) implements ClientFrame {}
 
+    /** {@code SYMLINK}. */
+    record Symlink(int stream, String path, String target) implements ClientFrame {}
+
+    /** {@code CHMOD}. */
+    record Chmod(int stream, String path, int mode) implements ClientFrame {}
+
     /** {@code WATCH}. */
     record Watch(int stream, String path, boolean recursive, long credit) implements ClientFrame {}
 

@@ -9,9 +9,10 @@ import dev.sandbox.implementation.agent.AgentConnection;
 import dev.sandbox.implementation.agent.AgentErrnoException;
 import dev.sandbox.implementation.agent.AgentWatchEvent;
 import dev.sandbox.implementation.files.LocalFileIo;
+import dev.sandbox.implementation.files.SandboxTree;
+import dev.sandbox.implementation.files.TreeTarget;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -21,7 +22,6 @@ import java.util.function.Function;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-import reactor.core.scheduler.Schedulers;
 
 /**
  * The files of a Docker session, through its agent: every operation is frames on the session's agent connection (no
@@ -31,7 +31,7 @@ import reactor.core.scheduler.Schedulers;
  * {@link InvalidArgumentException} naming the argument. The agent acts with the container user's rights, so
  * permissions apply to file operations as to commands. Watches use the agent's inotify: no polling.
  */
-final class AgentFiles implements SandboxFiles {
+final class AgentFiles implements SandboxFiles, TreeTarget {
     /** Default permission bits of a new file. */
     private static final int FILE_MODE = 0644;
 
@@ -144,13 +144,7 @@ final class AgentFiles implements SandboxFiles {
 
     @Override
     public Mono<Long> download(String path, Path local) {
-        return Mono.defer(() -> {
-            guard.run();
-            Path target = local.toAbsolutePath();
-            return resolve("path", path)
-                    .flatMap(abs -> LocalFileIo.writeAtomically(
-                            target, target.toString(), many(path, c -> c.read(abs, 0, -1L))));
-        });
+        return SandboxTree.download(this, path, local, null);
     }
 
     // ---------------------------------------------------------------- writes
@@ -176,14 +170,17 @@ final class AgentFiles implements SandboxFiles {
 
     @Override
     public Mono<FileInfo> upload(Path local, String path) {
-        return Mono.fromCallable(() -> {
-                    if (!Files.isRegularFile(local)) {
-                        throw LocalFileIo.failure(local.toString(), FileOperationException.Reason.NOT_FOUND, null);
-                    }
-                    return local;
-                })
-                .subscribeOn(Schedulers.boundedElastic())
-                .flatMap(l -> write(path, LocalFileIo.read(l, l.toString())));
+        return SandboxTree.upload(this, local, path, null);
+    }
+
+    @Override
+    public Mono<Void> symlink(String path, String target) {
+        return resolve("path", path).flatMap(abs -> one(path, c -> c.symlink(abs, target)));
+    }
+
+    @Override
+    public Mono<Void> chmod(String path, int mode) {
+        return resolve("path", path).flatMap(abs -> one(path, c -> c.chmod(abs, mode & 07777)));
     }
 
     // ---------------------------------------------------------------- metadata

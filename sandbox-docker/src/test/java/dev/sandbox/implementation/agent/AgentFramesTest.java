@@ -35,6 +35,8 @@ class AgentFramesTest {
                 new ClientFrame.Remove(11, "/w/d", false),
                 new ClientFrame.Move(12, "/a", "/b"),
                 new ClientFrame.Watch(13, "/w", true, 4096),
+                new ClientFrame.Symlink(16, "/w/l", "../t é"),
+                new ClientFrame.Chmod(17, "/w/x", 04755),
                 new ClientFrame.Procs(14, 99),
                 new ClientFrame.Attach(15, "p1", 5, 6, true, 1 << 18),
                 new ClientFrame.Input(0x7FFF_FFFF, "p2", 0, new byte[] {1, 2, 3}));

@@ -5,11 +5,12 @@ import dev.sandbox.FileInfo;
 import dev.sandbox.FileOperationException;
 import dev.sandbox.SandboxFiles;
 import dev.sandbox.implementation.files.LocalFileIo;
+import dev.sandbox.implementation.files.SandboxTree;
+import dev.sandbox.implementation.files.TreeTarget;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.concurrent.Callable;
@@ -23,7 +24,7 @@ import reactor.core.scheduler.Schedulers;
  * The files of a local session: file I/O on bounded-elastic threads, every path resolved beneath the session root's
  * open descriptor (see {@link SessionRoot}), never checked and then re-resolved.
  */
-final class LocalFiles implements SandboxFiles {
+final class LocalFiles implements SandboxFiles, TreeTarget {
     private final SessionRoot root;
     private final Runnable guard;
     private final LocalWatcher watcher;
@@ -127,24 +128,30 @@ final class LocalFiles implements SandboxFiles {
 
     @Override
     public Mono<FileInfo> upload(Path local, String path) {
-        return Mono.defer(() -> {
-                    if (!Files.isRegularFile(local)) {
-                        return Mono.error(
-                                LocalFileIo.failure(local.toString(), FileOperationException.Reason.NOT_FOUND, null));
-                    }
-                    return write(path, LocalFileIo.read(local, local.toString()));
-                })
-                .subscribeOn(io);
+        return SandboxTree.upload(this, local, path, null);
     }
 
     @Override
     public Mono<Long> download(String path, Path local) {
-        return Mono.defer(() -> {
-                    Path target = local.toAbsolutePath();
-                    return LocalFileIo.writeAtomically(
-                            target, target.toString(), LocalFileIo.read(() -> openRead(path), path));
+        return SandboxTree.download(this, path, local, null);
+    }
+
+    @Override
+    public Mono<Void> symlink(String path, String target) {
+        return blocking(path, () -> {
+                    root.symlink("path", path, root.relative("path", path), target);
+                    return path;
                 })
-                .subscribeOn(io);
+                .then();
+    }
+
+    @Override
+    public Mono<Void> chmod(String path, int mode) {
+        return blocking(path, () -> {
+                    root.chmod("path", path, root.relative("path", path), mode);
+                    return path;
+                })
+                .then();
     }
 
     @Override

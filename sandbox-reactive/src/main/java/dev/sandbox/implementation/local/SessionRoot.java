@@ -675,6 +675,47 @@ final class SessionRoot implements AutoCloseable {
         }
     }
 
+    /** Makes a symbolic link; the entry must not exist. The target is stored as given (it is followed, later, only
+     * under the rules above). */
+    void symlink(String field, String shown, String rel, String target) {
+        if (rel.isEmpty()) {
+            throw LocalFileIo.failure(shown, FileOperationException.Reason.ALREADY_EXISTS, null);
+        }
+        if (target.isEmpty() || target.indexOf('\0') >= 0) {
+            throw new InvalidArgumentException("target", "target must be non-empty without NUL bytes");
+        }
+        try (Parent parent = parent(field, shown, rel)) {
+            if (Sys.symlinkat(Sys.path(target), parent.fd(), Sys.path(parent.name())) < 0) {
+                throw fail(field, shown, Sys.errno());
+            }
+        }
+    }
+
+    /** Sets permission bits of an entry that is not a symbolic link (a link is left alone). */
+    void chmod(String field, String shown, String rel, int mode) {
+        try (Parent parent = rel.isEmpty() ? null : parent(field, shown, rel)) {
+            int dir = parent == null ? rootFd : parent.fd();
+            String name = parent == null ? "." : parent.name();
+            int fd = Sys.openat(dir, Sys.path(name), Sys.O_PATH | Sys.O_NOFOLLOW | Sys.O_CLOEXEC, 0);
+            if (fd < 0) {
+                throw fail(field, shown, Sys.errno());
+            }
+            try {
+                if (stat(fd, "", Sys.AT_EMPTY_PATH | Sys.AT_SYMLINK_NOFOLLOW, field, shown)
+                                .type()
+                        == Sys.S_IFLNK) {
+                    return;
+                }
+                // through the descriptor's /proc link: the very file that was opened, nothing resolved again
+                if (Sys.fchmodat(Sys.AT_FDCWD, Sys.path(proc(fd).toString()), mode & 07777, 0) < 0) {
+                    throw fail(field, shown, Sys.errno());
+                }
+            } finally {
+                Sys.close(fd);
+            }
+        }
+    }
+
     /** Opens a directory beneath the root, for a watch to register; the caller closes it. */
     int openDirectory(String field, String shown, String rel) {
         return open(field, shown, rel, Sys.O_PATH | Sys.O_DIRECTORY);

@@ -110,6 +110,10 @@ final class Sys {
 
     static native int unlinkat(int dirfd, byte[] path, int flags);
 
+    static native int symlinkat(byte[] target, int newdirfd, byte[] linkpath);
+
+    static native int fchmodat(int dirfd, byte[] path, int mode, int flags);
+
     static native int renameat(int olddirfd, byte[] oldpath, int newdirfd, byte[] newpath);
 
     static native int renameat2(int olddirfd, byte[] oldpath, int newdirfd, byte[] newpath, int flags);

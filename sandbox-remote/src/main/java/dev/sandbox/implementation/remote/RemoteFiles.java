@@ -5,12 +5,16 @@ import dev.sandbox.FileEvent;
 import dev.sandbox.FileInfo;
 import dev.sandbox.FileOperationException;
 import dev.sandbox.SandboxFiles;
-import dev.sandbox.implementation.files.LocalFileIo;
+import dev.sandbox.TransferProgress;
+import dev.sandbox.implementation.files.LocalTree;
+import dev.sandbox.implementation.files.SandboxTree;
+import dev.sandbox.implementation.files.TarCodec;
+import dev.sandbox.implementation.files.TreeItem;
 import io.netty.handler.codec.http.HttpMethod;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
-import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.function.Consumer;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -87,26 +91,46 @@ final class RemoteFiles implements SandboxFiles {
 
     @Override
     public Mono<FileInfo> upload(Path local, String file) {
-        return Mono.defer(() -> {
-                    if (!Files.isRegularFile(local)) {
-                        return Mono.error(new FileOperationException(
-                                local.toString(),
-                                FileOperationException.Reason.NOT_FOUND,
-                                local + ": no such file or directory",
-                                null));
-                    }
-                    return write(file, LocalFileIo.read(local, local.toString()));
-                })
-                .subscribeOn(io); // the check above touches the disk
+        return upload(local, file, null);
+    }
+
+    /** A directory goes as one tar stream ({@code PUT files/tree}); a file as before. */
+    @Override
+    public Mono<FileInfo> upload(Path local, String file, Consumer<TransferProgress> progress) {
+        return SandboxTree.localKind(local).flatMap(kind -> {
+            if (kind != SandboxTree.LocalKind.DIRECTORY) {
+                return SandboxTree.upload(this, local, file, progress);
+            }
+            guard.run();
+            long[] counts = {0, 0};
+            Flux<TreeItem> items = LocalTree.read(local).doOnNext(item -> {
+                if (item instanceof TreeItem.Entry) {
+                    counts[0]++;
+                } else if (item instanceof TreeItem.Data d) {
+                    counts[1] += d.bytes().remaining();
+                }
+                if (progress != null) {
+                    progress.accept(new TransferProgress(counts[0], counts[1]));
+                }
+            });
+            return t.upload(HttpMethod.PUT, path + "/tree" + q(file), TarCodec.encode(items), true)
+                    .map(RemoteFiles::fileInfo)
+                    .switchIfEmpty(Mono.error(() -> RemoteErrors.protocol("the server sent no file info")));
+        });
     }
 
     @Override
     public Mono<Long> download(String file, Path local) {
-        return Mono.defer(() -> {
-            guard.run();
-            Path target = local.toAbsolutePath();
-            return LocalFileIo.writeAtomically(target, target.toString(), t.download(path + "/content" + q(file)));
-        });
+        return download(file, local, null);
+    }
+
+    /** A directory comes as one tar stream ({@code GET files/tree}), checked as everything from a sandbox. */
+    @Override
+    public Mono<Long> download(String file, Path local, Consumer<TransferProgress> progress) {
+        return stat(file)
+                .flatMap(info -> info.type() == FileInfo.Type.DIRECTORY
+                        ? SandboxTree.download(TarCodec.decode(t.download(path + "/tree" + q(file))), local, progress)
+                        : SandboxTree.download(this, file, local, progress));
     }
 
     @Override

@@ -19,6 +19,8 @@ import dev.sandbox.SessionOptions;
 import dev.sandbox.implementation.Version;
 import dev.sandbox.implementation.exec.BatchedExec;
 import dev.sandbox.implementation.exec.Framed;
+import dev.sandbox.implementation.files.SandboxTree;
+import dev.sandbox.implementation.files.TarCodec;
 import dev.sandbox.implementation.remote.LineBatch;
 import dev.sandbox.implementation.remote.RequestBodies;
 import dev.sandbox.implementation.remote.ResourceBodies;
@@ -188,6 +190,8 @@ public final class Api {
         routes.delete("/v1/sessions/{id}/files", guard(true, this::fileRemove));
         routes.post("/v1/sessions/{id}/files/move", guard(true, this::fileMove));
         routes.get("/v1/sessions/{id}/files/watch", guard(true, this::fileWatch));
+        routes.get("/v1/sessions/{id}/files/tree", guard(true, this::treeRead));
+        routes.put("/v1/sessions/{id}/files/tree", guard(true, this::treeWrite));
 
         routes.post("/v1/sessions/{id}/ptys", guard(false, this::openPty));
         routes.get("/v1/sessions/{id}/ptys", guard(false, this::openPtySocket));
@@ -703,6 +707,47 @@ public final class Api {
             }
         });
         return withSession(req, s -> s.files().write(path, body))
+                .flatMap(info -> Http.json(res, 200, ResourceBodies.FileInfoBody.of(info)));
+    }
+
+    /** A directory as a tar stream ({@link TarCodec}); a failure before the first byte is a JSON error. */
+    private Mono<Void> treeRead(HttpServerRequest req, HttpServerResponse res) {
+        String path = requiredQuery(req, "path");
+        return withSession(req, s -> {
+            SandboxFiles files = s.files();
+            return files.stat(path)
+                    .flatMap(info -> info.type() == FileInfo.Type.DIRECTORY
+                            ? Mono.just(info)
+                            : Mono.error(new FileOperationException(
+                                    path,
+                                    FileOperationException.Reason.NOT_A_DIRECTORY,
+                                    path + ": not a directory",
+                                    null)))
+                    .then(TarCodec.encode(SandboxTree.read(files, path))
+                            .switchOnFirst((first, all) -> {
+                                if (first.hasError()) {
+                                    return Mono.error(first.getThrowable());
+                                }
+                                res.status(200).header(HttpHeaderNames.CONTENT_TYPE, WireJson.OCTET_STREAM);
+                                return res.send(all.concatMapIterable(Api::slices, 1))
+                                        .then();
+                            })
+                            .then());
+        });
+    }
+
+    /** A tar stream written into a sandbox directory; the whole body is bounded like a file upload's. */
+    private Mono<Void> treeWrite(HttpServerRequest req, HttpServerResponse res) {
+        String path = requiredQuery(req, "path");
+        long max = config.maxUploadBytes();
+        long[] seen = {0};
+        Flux<ByteBuffer> body = Http.rawBody(req).doOnNext(bytes -> {
+            seen[0] += bytes.remaining();
+            if (seen[0] > max) {
+                throw new HttpError(413, "PayloadTooLarge", "the upload is over the limit of " + max + " bytes");
+            }
+        });
+        return withSession(req, s -> SandboxTree.write(s.files(), TarCodec.decode(body), path, null))
                 .flatMap(info -> Http.json(res, 200, ResourceBodies.FileInfoBody.of(info)));
     }
 
