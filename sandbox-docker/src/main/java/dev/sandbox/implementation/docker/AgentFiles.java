@@ -5,9 +5,11 @@ import dev.sandbox.FileInfo;
 import dev.sandbox.FileOperationException;
 import dev.sandbox.InvalidArgumentException;
 import dev.sandbox.SandboxFiles;
+import dev.sandbox.WriteOptions;
 import dev.sandbox.implementation.agent.AgentConnection;
 import dev.sandbox.implementation.agent.AgentErrnoException;
 import dev.sandbox.implementation.agent.AgentWatchEvent;
+import dev.sandbox.implementation.files.FileArguments;
 import dev.sandbox.implementation.files.LocalFileIo;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -15,8 +17,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Function;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
@@ -37,6 +39,9 @@ final class AgentFiles implements SandboxFiles {
 
     /** Default permission bits of a new directory. */
     private static final int DIR_MODE = 0755;
+
+    /** Writes of {@link #writeAll} in flight at once on the connection. */
+    private static final int WRITE_ALL_AT_ONCE = 8;
 
     private final ContainerAgent agent;
     private final Runnable guard;
@@ -114,6 +119,14 @@ final class AgentFiles implements SandboxFiles {
     }
 
     @Override
+    public Flux<ByteBuffer> read(String path, long offset, long length) {
+        return Mono.fromRunnable(() -> FileArguments.checkRange(offset, length))
+                .then(resolve("path", path))
+                .flatMapMany(abs ->
+                        many(path, c -> c.read(abs, offset, length == Long.MAX_VALUE ? -1L : length)));
+    }
+
+    @Override
     public Mono<byte[]> readAllBytes(String path, long maxBytes) {
         if (maxBytes < 0) {
             return Mono.error(
@@ -156,23 +169,44 @@ final class AgentFiles implements SandboxFiles {
     // ---------------------------------------------------------------- writes
 
     @Override
-    public Mono<FileInfo> write(String path, Publisher<ByteBuffer> content) {
+    public Mono<FileInfo> write(String path, Publisher<ByteBuffer> content, WriteOptions options) {
+        boolean parents = options.createParents();
         return resolve("path", path)
-                .flatMap(abs -> one(path, c -> c.write(abs, FILE_MODE, false, content)))
+                .flatMap(abs -> one(path, c -> c.write(abs, FILE_MODE, parents, content)))
                 .map(info -> info.toFileInfo());
     }
 
+    /**
+     * Writes the files as pipelined {@code WRITE} streams on the agent connection, up to {@value #WRITE_ALL_AT_ONCE} at
+     * a time, and reports the first failure in the map's order.
+     */
     @Override
-    public Mono<FileInfo> write(String path, byte[] content) {
-        byte[] copy = content.clone();
-        return write(path, Flux.defer(() -> {
-            List<ByteBuffer> chunks = new ArrayList<>();
-            for (int off = 0; off < copy.length; off += LocalFileIo.CHUNK_SIZE) {
-                chunks.add(ByteBuffer.wrap(copy, off, Math.min(LocalFileIo.CHUNK_SIZE, copy.length - off)));
-            }
-            return Flux.fromIterable(chunks);
-        }));
+    public Mono<List<FileInfo>> writeAll(Map<String, byte[]> files) {
+        List<Map.Entry<String, byte[]>> entries = new ArrayList<>();
+        for (Map.Entry<String, byte[]> e : files.entrySet()) {
+            entries.add(Map.entry(e.getKey(), e.getValue().clone()));
+        }
+        return Flux.fromIterable(entries)
+                .flatMapSequential(
+                        e -> write(e.getKey(), e.getValue())
+                                .<Object>map(info -> info)
+                                .onErrorResume(x -> Mono.just(new Failed(x))),
+                        WRITE_ALL_AT_ONCE,
+                        1)
+                .collectList()
+                .flatMap(results -> {
+                    List<FileInfo> out = new ArrayList<>(results.size());
+                    for (Object r : results) {
+                        if (r instanceof Failed f) {
+                            return Mono.error(f.error());
+                        }
+                        out.add((FileInfo) r);
+                    }
+                    return Mono.just(out);
+                });
     }
+
+    private record Failed(Throwable error) {}
 
     @Override
     public Mono<FileInfo> upload(Path local, String path) {
@@ -189,13 +223,23 @@ final class AgentFiles implements SandboxFiles {
     // ---------------------------------------------------------------- metadata
 
     @Override
-    public Flux<FileInfo> list(String path) {
-        return resolve("path", path)
-                .flatMap(abs ->
-                        many(path, c -> c.list(abs, 1)).map(i -> i.toFileInfo()).collectList())
+    public Flux<FileInfo> list(String path, int depth) {
+        return Mono.fromSupplier(() -> FileArguments.depth(depth))
+                .flatMap(d -> resolve("path", path).flatMap(abs -> Flux.defer(() -> {
+                            int[] seen = {0};
+                            return many(path, c -> c.list(abs, d))
+                                    .<FileInfo>handle((info, sink) -> {
+                                        if (++seen[0] > LIST_MAX_ENTRIES) {
+                                            sink.error(FileArguments.tooManyEntries(path));
+                                        } else {
+                                            sink.next(info.toFileInfo());
+                                        }
+                                    });
+                        })
+                        .collectList()))
                 .flatMapIterable(list -> {
                     List<FileInfo> sorted = new ArrayList<>(list);
-                    sorted.sort(Comparator.comparing(FileInfo::name));
+                    sorted.sort(FileArguments.PRE_ORDER);
                     return sorted;
                 });
     }
