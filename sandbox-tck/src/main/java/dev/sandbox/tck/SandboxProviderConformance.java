@@ -35,7 +35,11 @@ import reactor.test.StepVerifier;
  * head}, {@code tr}, {@code cat}, {@code wc}, {@code sleep}, {@code kill}).
  */
 public interface SandboxProviderConformance
-        extends BackgroundProcessConformance, FilesConformance, LifetimeConformance, PtyConformance {
+        extends BackgroundProcessConformance,
+                FilesConformance,
+                FileMetadataConformance,
+                LifetimeConformance,
+                PtyConformance {
 
     private SandboxSession newSession() {
         return provider().create(sessionOptions()).block(WAIT);
