@@ -3,6 +3,7 @@ package dev.sandbox.docker;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sandbox.ExecOptions;
+import dev.sandbox.ExecResult;
 import dev.sandbox.InvalidArgumentException;
 import dev.sandbox.SandboxSession;
 import dev.sandbox.SessionClosedException;
@@ -344,6 +345,32 @@ class DockerFilesTest {
 
         long usedPeak() {
             return usedPeak.get();
+        }
+    }
+
+    @Test
+    void aListingOverTheBoundFailsNamingThePath() {
+        SandboxSession s = session();
+        try {
+            // a tree one entry over the bound: the agent's listing is cut off, not held whole
+            ExecResult made = s.run(ExecOptions.shell("mkdir -p many/sub && cd many/sub && seq 1 "
+                            + dev.sandbox.SandboxFiles.LIST_MAX_ENTRIES + " | xargs touch"))
+                    .block(WAIT);
+            assertThat(made.exitCode()).as(made.stderr()).isZero();
+            assertThat(s.files().list("many/sub").count().block(WAIT))
+                    .isEqualTo(dev.sandbox.SandboxFiles.LIST_MAX_ENTRIES);
+            StepVerifier.create(s.files().list("many", 2))
+                    .expectErrorSatisfies(e -> {
+                        assertThat(e).isInstanceOf(dev.sandbox.FileOperationException.class);
+                        assertThat(((dev.sandbox.FileOperationException) e).reason())
+                                .isEqualTo(dev.sandbox.FileOperationException.Reason.TOO_LARGE);
+                        assertThat(((dev.sandbox.FileOperationException) e).path()).isEqualTo("many");
+                    })
+                    .verify(WAIT);
+            // the connection is still good
+            assertThat(s.files().exists("many").block(WAIT)).isTrue();
+        } finally {
+            s.destroy().block(WAIT);
         }
     }
 }
