@@ -643,7 +643,7 @@ public final class Api {
         long maxBytes = Http.longQuery(req, "maxBytes", -1);
         long offset = Http.longQuery(req, "offset", 0);
         long length = Http.longQuery(req, "length", Long.MAX_VALUE);
-        boolean ranged = hasQuery(req, "offset") || hasQuery(req, "length");
+        boolean ranged = Http.query(req, "offset") != null || Http.query(req, "length") != null;
         return withSession(req, s -> {
             SandboxFiles files = s.files();
             Flux<ByteBuffer> content = ranged ? files.read(path, offset, length) : files.read(path);
@@ -870,12 +870,6 @@ public final class Api {
                     "WebSocketRequired",
                     "this route opens a PTY over a WebSocket; send an Upgrade: websocket request");
         }
-    }
-
-    private static boolean hasQuery(HttpServerRequest req, String name) {
-        return new io.netty.handler.codec.http.QueryStringDecoder(req.uri())
-                .parameters()
-                .containsKey(name);
     }
 
     private static int intQuery(HttpServerRequest req, String name, int dflt) {
