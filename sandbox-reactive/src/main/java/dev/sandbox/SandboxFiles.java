@@ -101,7 +101,8 @@ public interface SandboxFiles {
     default Mono<byte[]> readAllBytes(String path, long offset, long length) {
         if (length > Integer.MAX_VALUE - 8) {
             return Mono.error(new InvalidArgumentException(
-                    "length", "length must be at most " + (Integer.MAX_VALUE - 8) + " to read into memory, got " + length));
+                    "length",
+                    "length must be at most " + (Integer.MAX_VALUE - 8) + " to read into memory, got " + length));
         }
         return read(path, offset, length)
                 .collect(java.io.ByteArrayOutputStream::new, (out, b) -> {

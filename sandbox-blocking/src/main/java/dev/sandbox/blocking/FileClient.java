@@ -3,8 +3,8 @@ package dev.sandbox.blocking;
 import dev.sandbox.FileInfo;
 import dev.sandbox.FileOperationException;
 import dev.sandbox.SandboxFiles;
-import dev.sandbox.WriteOptions;
 import dev.sandbox.SandboxTimeoutException;
+import dev.sandbox.WriteOptions;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -206,8 +206,7 @@ public final class FileClient {
     public FileInfo write(String path, byte[] content, WriteOptions options) {
         Objects.requireNonNull(content, "content");
         Objects.requireNonNull(options, "options");
-        return await(
-                files("FileClient.write").write(path, content, options), "FileClient.write", "write of " + path);
+        return await(files("FileClient.write").write(path, content, options), "FileClient.write", "write of " + path);
     }
 
     /**

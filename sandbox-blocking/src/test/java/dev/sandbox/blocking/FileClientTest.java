@@ -203,7 +203,10 @@ class FileClientTest {
         assertFails(() -> files.list("file.txt"), Reason.NOT_A_DIRECTORY, "file.txt");
         assertFails(() -> files.list("nowhere"), Reason.NOT_FOUND, "nowhere");
         assertFails(
-                () -> files.write("no/such/dir/x.txt", new byte[1], WriteOptions.defaults().withCreateParents(false)),
+                () -> files.write(
+                        "no/such/dir/x.txt",
+                        new byte[1],
+                        WriteOptions.defaults().withCreateParents(false)),
                 Reason.NOT_FOUND,
                 "no/such/dir/x.txt");
         assertFails(() -> files.remove("dir"), Reason.DIRECTORY_NOT_EMPTY, "dir");
@@ -348,10 +351,12 @@ class FileClientTest {
         assertThat(files.readAllBytes("x/y/z.txt", 50, 10)).isEmpty();
         assertThatThrownBy(() -> files.read("x/y/z.txt", -1, 4))
                 .isInstanceOf(InvalidArgumentException.class)
-                .satisfies(e -> assertThat(((InvalidArgumentException) e).field()).isEqualTo("offset"));
+                .satisfies(
+                        e -> assertThat(((InvalidArgumentException) e).field()).isEqualTo("offset"));
         assertThatThrownBy(() -> files.readAllBytes("x/y/z.txt", 0, -5))
                 .isInstanceOf(InvalidArgumentException.class)
-                .satisfies(e -> assertThat(((InvalidArgumentException) e).field()).isEqualTo("length"));
+                .satisfies(
+                        e -> assertThat(((InvalidArgumentException) e).field()).isEqualTo("length"));
 
         // a recursive list, depth 1 and unbounded
         assertThat(files.list("x", 1)).extracting(FileInfo::name).containsExactly("y");
@@ -360,7 +365,8 @@ class FileClientTest {
                 .containsExactly("y", "z.txt");
         assertThatThrownBy(() -> files.list("x", 0))
                 .isInstanceOf(InvalidArgumentException.class)
-                .satisfies(e -> assertThat(((InvalidArgumentException) e).field()).isEqualTo("depth"));
+                .satisfies(
+                        e -> assertThat(((InvalidArgumentException) e).field()).isEqualTo("depth"));
 
         // several files in one call, in order; the first failure names its path
         Map<String, byte[]> batch = new LinkedHashMap<>();

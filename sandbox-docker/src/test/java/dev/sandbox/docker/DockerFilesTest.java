@@ -364,7 +364,8 @@ class DockerFilesTest {
                         assertThat(e).isInstanceOf(dev.sandbox.FileOperationException.class);
                         assertThat(((dev.sandbox.FileOperationException) e).reason())
                                 .isEqualTo(dev.sandbox.FileOperationException.Reason.TOO_LARGE);
-                        assertThat(((dev.sandbox.FileOperationException) e).path()).isEqualTo("many");
+                        assertThat(((dev.sandbox.FileOperationException) e).path())
+                                .isEqualTo("many");
                     })
                     .verify(WAIT);
             // the connection is still good

@@ -211,10 +211,12 @@ class LocalFilesTest {
         Files.writeString(outside.resolve("secret.txt"), "outside");
         SandboxSession s = provider.create(SessionOptions.defaults()).block(WAIT);
         try {
-            Path workdir = Path.of(s.run(ExecOptions.of("pwd")).block(WAIT).stdout().trim());
+            Path workdir =
+                    Path.of(s.run(ExecOptions.of("pwd")).block(WAIT).stdout().trim());
             Files.createDirectories(workdir.resolve("in/deeper"));
             Files.createSymbolicLink(workdir.resolve("in/out"), outside);
-            List<FileInfo> all = s.files().list("in", Integer.MAX_VALUE).collectList().block(WAIT);
+            List<FileInfo> all =
+                    s.files().list("in", Integer.MAX_VALUE).collectList().block(WAIT);
             assertThat(all).extracting(FileInfo::name).containsExactly("deeper", "out");
             assertThat(all.get(1).type()).isEqualTo(FileInfo.Type.SYMLINK);
 
@@ -234,7 +236,8 @@ class LocalFilesTest {
     void aListingOverTheBoundFailsNamingThePath() throws Exception {
         SandboxSession s = provider.create(SessionOptions.defaults()).block(WAIT);
         try {
-            Path workdir = Path.of(s.run(ExecOptions.of("pwd")).block(WAIT).stdout().trim());
+            Path workdir =
+                    Path.of(s.run(ExecOptions.of("pwd")).block(WAIT).stdout().trim());
             Path many = Files.createDirectories(workdir.resolve("many/sub"));
             for (int i = 0; i < SandboxFiles.LIST_MAX_ENTRIES; i++) {
                 Files.createFile(many.resolve("f" + i));

@@ -86,8 +86,10 @@ public interface FileMetadataConformance extends ConformanceBase {
         inSession(s -> {
             SandboxFiles files = s.files();
             FileInfo written = files.write("prog", bytes("#!/bin/sh\n")).block(WAIT);
-            String[] ids = sh(s, "chmod 4755 prog && mkdir shared && chmod 1777 shared && touch grp && chmod 2750 grp"
-                            + " && id -u && id -g")
+            String[] ids = sh(
+                            s,
+                            "chmod 4755 prog && mkdir shared && chmod 1777 shared && touch grp && chmod 2750 grp"
+                                    + " && id -u && id -g")
                     .stdout()
                     .trim()
                     .split("\\s+");
@@ -151,7 +153,8 @@ public interface FileMetadataConformance extends ConformanceBase {
             SandboxFiles files = s.files();
             files.write("digits.txt", bytes("0123456789")).block(WAIT);
             assertThat(text(files.readAllBytes("digits.txt", 3, 4).block(WAIT))).isEqualTo("3456");
-            assertThat(text(files.readAllBytes("digits.txt", 8, 100).block(WAIT))).isEqualTo("89");
+            assertThat(text(files.readAllBytes("digits.txt", 8, 100).block(WAIT)))
+                    .isEqualTo("89");
             assertThat(files.readAllBytes("digits.txt", 10, 5).block(WAIT)).isEmpty();
             assertThat(files.readAllBytes("digits.txt", 500, 5).block(WAIT)).isEmpty();
             assertThat(files.readAllBytes("digits.txt", 2, 0).block(WAIT)).isEmpty();
@@ -184,14 +187,17 @@ public interface FileMetadataConformance extends ConformanceBase {
     default void recursiveListsGoToTheirDepthWithoutFollowingLinks() {
         inSession(s -> {
             SandboxFiles files = s.files();
-            sh(s, "mkdir -p t/b/d && echo a > t/a.txt && echo c > t/b/c.txt && echo e > t/b/d/e.txt"
-                    + " && ln -s b t/link && mkdir t/b/d/.dot");
+            sh(
+                    s,
+                    "mkdir -p t/b/d && echo a > t/a.txt && echo c > t/b/c.txt && echo e > t/b/d/e.txt"
+                            + " && ln -s b t/link && mkdir t/b/d/.dot");
             String dir = files.stat("t").block(WAIT).path();
             assertThat(relative(files.list("t", 1).collectList().block(WAIT), dir))
                     .containsExactly("a.txt", "b", "link");
             assertThat(relative(files.list("t", 2).collectList().block(WAIT), dir))
                     .containsExactly("a.txt", "b", "b/c.txt", "b/d", "link");
-            List<FileInfo> all = files.list("t", Integer.MAX_VALUE).collectList().block(WAIT);
+            List<FileInfo> all =
+                    files.list("t", Integer.MAX_VALUE).collectList().block(WAIT);
             assertThat(relative(all, dir))
                     .containsExactly("a.txt", "b", "b/c.txt", "b/d", "b/d/.dot", "b/d/e.txt", "link");
             assertThat(all).last().satisfies(link -> {

@@ -129,7 +129,10 @@ public interface FilesConformance extends ConformanceBase {
             files.mkdir("dir").block(WAIT);
             expectFailure(files.read("dir").then(), FileOperationException.Reason.IS_A_DIRECTORY, "dir");
             expectFailure(
-                    files.write("no/such/dir/f.txt", new byte[1], WriteOptions.defaults().withCreateParents(false)),
+                    files.write(
+                            "no/such/dir/f.txt",
+                            new byte[1],
+                            WriteOptions.defaults().withCreateParents(false)),
                     FileOperationException.Reason.NOT_FOUND,
                     "no/such/dir/f.txt");
             files.write("big.bin", new byte[2048]).block(WAIT);

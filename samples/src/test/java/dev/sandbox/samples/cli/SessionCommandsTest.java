@@ -154,8 +154,8 @@ class SessionCommandsTest {
         assertThat(lines.get(1)).matches("lrwxrwxrwx " + user + " +\\S+ +8 \\S+ link -> five\\.txt");
         assertThat(lines.get(2)).matches("drwx.* sub");
 
-        ListFilesCommand deep = CommandLineTest.parse(
-                ListFilesCommand.class, "ls-files", "--depth", "2", client.sessionId() + ":d");
+        ListFilesCommand deep =
+                CommandLineTest.parse(ListFilesCommand.class, "ls-files", "--depth", "2", client.sessionId() + ":d");
         List<String> tree = capture(s -> deep.run(client, s[0])).out().lines().toList();
         assertThat(tree).hasSize(4);
         assertThat(tree.get(3)).matches("-rwsr-xr-x " + user + " .* sub/tool");

@@ -46,7 +46,6 @@ public record AgentFileInfo(
                 Instant.ofEpochSecond(Math.floorDiv(mtimeNs, 1_000_000_000L), Math.floorMod(mtimeNs, 1_000_000_000L));
         Optional<String> target = t == FileInfo.Type.SYMLINK ? Optional.of(linkTarget) : Optional.empty();
         // the agent reports numeric ids only: no names
-        return new FileInfo(
-                path, name, t, size, mode, modified, target, uid, gid, Optional.empty(), Optional.empty());
+        return new FileInfo(path, name, t, size, mode, modified, target, uid, gid, Optional.empty(), Optional.empty());
     }
 }

@@ -122,8 +122,7 @@ final class AgentFiles implements SandboxFiles {
     public Flux<ByteBuffer> read(String path, long offset, long length) {
         return Mono.fromRunnable(() -> FileArguments.checkRange(offset, length))
                 .then(resolve("path", path))
-                .flatMapMany(abs ->
-                        many(path, c -> c.read(abs, offset, length == Long.MAX_VALUE ? -1L : length)));
+                .flatMapMany(abs -> many(path, c -> c.read(abs, offset, length == Long.MAX_VALUE ? -1L : length)));
     }
 
     @Override
@@ -225,18 +224,18 @@ final class AgentFiles implements SandboxFiles {
     @Override
     public Flux<FileInfo> list(String path, int depth) {
         return Mono.fromSupplier(() -> FileArguments.depth(depth))
-                .flatMap(d -> resolve("path", path).flatMap(abs -> Flux.defer(() -> {
-                            int[] seen = {0};
-                            return many(path, c -> c.list(abs, d))
-                                    .<FileInfo>handle((info, sink) -> {
+                .flatMap(d -> resolve("path", path)
+                        .flatMap(abs -> Flux.defer(() -> {
+                                    int[] seen = {0};
+                                    return many(path, c -> c.list(abs, d)).<FileInfo>handle((info, sink) -> {
                                         if (++seen[0] > LIST_MAX_ENTRIES) {
                                             sink.error(FileArguments.tooManyEntries(path));
                                         } else {
                                             sink.next(info.toFileInfo());
                                         }
                                     });
-                        })
-                        .collectList()))
+                                })
+                                .collectList()))
                 .flatMapIterable(list -> {
                     List<FileInfo> sorted = new ArrayList<>(list);
                     sorted.sort(FileArguments.PRE_ORDER);
