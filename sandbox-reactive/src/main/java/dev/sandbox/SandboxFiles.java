@@ -53,11 +53,15 @@ public interface SandboxFiles {
     int LIST_MAX_DEPTH = 64;
 
     /**
-     * The most entries one {@link #list} call returns: a directory or tree with more fails with {@link
-     * FileOperationException.Reason#TOO_LARGE} naming the path (nothing is cut silently), since code in a sandbox can
-     * make a tree of any size. List a smaller subtree, or a smaller depth.
+     * The most entries one {@link #list} call returns: a directory or tree with more, or whose paths add up to more
+     * than {@link #LIST_MAX_PATH_CHARS} characters, fails with {@link FileOperationException.Reason#TOO_LARGE} naming
+     * the path (nothing is cut silently), since code in a sandbox can make a tree of any size. List a smaller
+     * subtree, or a smaller depth.
      */
     int LIST_MAX_ENTRIES = 50_000;
+
+    /** The most characters the paths of one {@link #list} call's entries add up to; see {@link #LIST_MAX_ENTRIES}. */
+    int LIST_MAX_PATH_CHARS = 16 << 20;
 
     /**
      * Streams a file's content in chunks of up to {@link #CHUNK_SIZE} bytes, read only as fast as requested.

@@ -256,4 +256,35 @@ class LocalFilesTest {
             s.destroy().block(WAIT);
         }
     }
+
+    @Test
+    void aListingWhosePathsAddUpPastTheBoundFailsNamingThePath() throws Exception {
+        SandboxSession s = provider.create(SessionOptions.defaults()).block(WAIT);
+        try {
+            Path workdir =
+                    Path.of(s.run(ExecOptions.of("pwd")).block(WAIT).stdout().trim());
+            // few entries, long paths: 14 directories of 250-character names, then files of 250-character names
+            Path deep = workdir.resolve("long");
+            for (int i = 0; i < 14; i++) {
+                deep = deep.resolve(("d" + i).repeat(125).substring(0, 250));
+            }
+            Files.createDirectories(deep);
+            long perFile = deep.toString().length() + 251;
+            int files = (int) (SandboxFiles.LIST_MAX_PATH_CHARS / perFile) + 1;
+            for (int i = 0; i < files; i++) {
+                Files.createFile(deep.resolve(String.format("%06d", i) + "f".repeat(244)));
+            }
+            assertThat(files).isLessThan(SandboxFiles.LIST_MAX_ENTRIES / 2);
+            StepVerifier.create(s.files().list("long", Integer.MAX_VALUE))
+                    .expectErrorSatisfies(e -> {
+                        assertThat(e).isInstanceOf(FileOperationException.class);
+                        assertThat(((FileOperationException) e).reason())
+                                .isEqualTo(FileOperationException.Reason.TOO_LARGE);
+                        assertThat(((FileOperationException) e).path()).isEqualTo("long");
+                    })
+                    .verify(WAIT);
+        } finally {
+            s.destroy().block(WAIT);
+        }
+    }
 }

@@ -226,13 +226,15 @@ final class AgentFiles implements SandboxFiles {
         return Mono.fromSupplier(() -> FileArguments.depth(depth))
                 .flatMap(d -> resolve("path", path)
                         .flatMap(abs -> Flux.defer(() -> {
-                                    int[] seen = {0};
+                                    FileArguments.ListBound bound = new FileArguments.ListBound(path);
                                     return many(path, c -> c.list(abs, d)).<FileInfo>handle((info, sink) -> {
-                                        if (++seen[0] > LIST_MAX_ENTRIES) {
-                                            sink.error(FileArguments.tooManyEntries(path));
-                                        } else {
-                                            sink.next(info.toFileInfo());
+                                        try {
+                                            bound.add(info.path());
+                                        } catch (FileOperationException e) {
+                                            sink.error(e);
+                                            return;
                                         }
+                                        sink.next(info.toFileInfo());
                                     });
                                 })
                                 .collectList()))

@@ -53,9 +53,43 @@ public final class FileArguments {
         return new FileOperationException(
                 path,
                 FileOperationException.Reason.TOO_LARGE,
-                path + ": more than " + SandboxFiles.LIST_MAX_ENTRIES
-                        + " entries to list; list a subdirectory or a smaller depth",
+                path + ": more than " + SandboxFiles.LIST_MAX_ENTRIES + " entries (or "
+                        + SandboxFiles.LIST_MAX_PATH_CHARS
+                        + " characters of paths) to list; list a subdirectory or a smaller depth",
                 null);
+    }
+
+    /**
+     * Counts a listing's entries and their paths' characters against {@link SandboxFiles#LIST_MAX_ENTRIES} and {@link
+     * SandboxFiles#LIST_MAX_PATH_CHARS}; one per listing, used by one thread at a time.
+     */
+    public static final class ListBound {
+        private final String shownPath;
+        private long entries;
+        private long chars;
+
+        /**
+         * A bound for one listing.
+         *
+         * @param shownPath the path to name in the error
+         */
+        public ListBound(String shownPath) {
+            this.shownPath = shownPath;
+        }
+
+        /**
+         * Counts one more entry.
+         *
+         * @param path its path
+         * @throws FileOperationException {@link FileOperationException.Reason#TOO_LARGE} past the bound
+         */
+        public void add(String path) {
+            entries++;
+            chars += path.length();
+            if (entries > SandboxFiles.LIST_MAX_ENTRIES || chars > SandboxFiles.LIST_MAX_PATH_CHARS) {
+                throw tooManyEntries(shownPath);
+            }
+        }
     }
 
     /**

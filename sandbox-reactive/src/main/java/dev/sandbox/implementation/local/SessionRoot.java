@@ -437,20 +437,28 @@ final class SessionRoot implements AutoCloseable {
 
     /**
      * A directory's entries to a depth, in pre-order (a directory right before its entries, each directory's entries
-     * sorted by name); links are listed, never followed; more than {@link SandboxFiles#LIST_MAX_ENTRIES} entries fail.
+     * sorted by name); links are listed, never followed; more than {@link SandboxFiles#LIST_MAX_ENTRIES} entries (or
+     * {@link SandboxFiles#LIST_MAX_PATH_CHARS} of paths) fail.
      */
     List<FileInfo> list(String field, String shown, String rel, int depth) {
         int fd = open(field, shown, rel, Sys.O_PATH | Sys.O_DIRECTORY);
         try {
             List<FileInfo> out = new ArrayList<>();
-            listInto(fd, display(rel), depth, field, shown, out);
+            listInto(fd, display(rel), depth, field, shown, out, new FileArguments.ListBound(shown));
             return out;
         } finally {
             Sys.close(fd);
         }
     }
 
-    private void listInto(int fd, Path dir, int depth, String field, String shown, List<FileInfo> out) {
+    private void listInto(
+            int fd,
+            Path dir,
+            int depth,
+            String field,
+            String shown,
+            List<FileInfo> out,
+            FileArguments.ListBound bound) {
         List<String> names = new ArrayList<>();
         try (DirectoryStream<Path> entries = Files.newDirectoryStream(proc(fd))) {
             for (Path entry : entries) {
@@ -468,10 +476,9 @@ final class SessionRoot implements AutoCloseable {
             if (st == null) { // gone since the listing: skipped
                 continue;
             }
-            if (out.size() >= SandboxFiles.LIST_MAX_ENTRIES) {
-                throw FileArguments.tooManyEntries(shown);
-            }
-            out.add(info(fd, name, dir.resolve(name), field, shown));
+            FileInfo info = info(fd, name, dir.resolve(name), field, shown);
+            bound.add(info.path());
+            out.add(info);
             if (depth > 1 && st.type() == Sys.S_IFDIR) {
                 // one component from the open parent, never following a link: stays beneath the root
                 int child = Sys.openat(
@@ -484,7 +491,7 @@ final class SessionRoot implements AutoCloseable {
                     throw fail(field, shown, errno);
                 }
                 try {
-                    listInto(child, dir.resolve(name), depth - 1, field, shown, out);
+                    listInto(child, dir.resolve(name), depth - 1, field, shown, out, bound);
                 } finally {
                     Sys.close(child);
                 }
