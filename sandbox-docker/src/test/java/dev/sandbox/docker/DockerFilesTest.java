@@ -374,4 +374,33 @@ class DockerFilesTest {
             s.destroy().block(WAIT);
         }
     }
+
+    @Test
+    void ownerAndGroupNamesComeFromTheContainersFiles() {
+        SandboxSession s = session();
+        try {
+            ExecResult made = s.run(
+                            ExecOptions.shell(
+                                    "mkdir -p /etc && printf 'root:x:0:0::/:/bin/sh\\nbroken\\nzed:x:1234:4321::/:/bin/sh\\n'"
+                                            + " > /etc/passwd && printf 'zgrp:x:4321:\\n' > /etc/group"
+                                            + " && touch owned && chown 1234:4321 owned && touch nobodys && chown 777:888 nobodys"))
+                    .block(WAIT);
+            assertThat(made.exitCode()).as(made.stderr()).isZero();
+            dev.sandbox.FileInfo owned = s.files().stat("owned").block(WAIT);
+            assertThat(owned.uid()).isEqualTo(1234);
+            assertThat(owned.gid()).isEqualTo(4321);
+            assertThat(owned.owner()).contains("zed");
+            assertThat(owned.group()).contains("zgrp");
+            dev.sandbox.FileInfo nobodys = s.files().stat("nobodys").block(WAIT);
+            assertThat(nobodys.uid()).isEqualTo(777);
+            assertThat(nobodys.owner()).isEmpty();
+            assertThat(nobodys.group()).isEmpty();
+            assertThat(s.files().list(".").collectList().block(WAIT))
+                    .filteredOn(f -> f.name().equals("owned"))
+                    .singleElement()
+                    .satisfies(f -> assertThat(f.owner()).contains("zed"));
+        } finally {
+            s.destroy().block(WAIT);
+        }
+    }
 }

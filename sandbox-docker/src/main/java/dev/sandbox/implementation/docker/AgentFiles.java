@@ -8,17 +8,22 @@ import dev.sandbox.SandboxFiles;
 import dev.sandbox.WriteOptions;
 import dev.sandbox.implementation.agent.AgentConnection;
 import dev.sandbox.implementation.agent.AgentErrnoException;
+import dev.sandbox.implementation.agent.AgentFileInfo;
 import dev.sandbox.implementation.agent.AgentWatchEvent;
 import dev.sandbox.implementation.files.FileArguments;
+import dev.sandbox.implementation.files.IdNames;
 import dev.sandbox.implementation.files.LocalFileIo;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.Function;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
@@ -43,12 +48,58 @@ final class AgentFiles implements SandboxFiles {
     /** Writes of {@link #writeAll} in flight at once on the connection. */
     private static final int WRITE_ALL_AT_ONCE = 8;
 
+    /** Bytes read at most of the container's {@code /etc/passwd} and {@code /etc/group}. */
+    private static final int NAMES_MAX_BYTES = 256 * 1024;
+
+    /** How long a read of those files may take before the names are left out. */
+    private static final Duration NAMES_TIMEOUT = Duration.ofSeconds(5);
+
     private final ContainerAgent agent;
     private final Runnable guard;
+
+    /**
+     * The container's user and group names, read with the operation that needs them (in parallel, on the same
+     * connection) and kept a second: the agent reports numeric ids only.
+     */
+    private final Mono<Names> names;
 
     AgentFiles(ContainerAgent agent, Runnable guard) {
         this.agent = agent;
         this.guard = guard;
+        this.names =
+                Mono.zip(table("/etc/passwd"), table("/etc/group"), Names::new).cache(Duration.ofSeconds(1));
+    }
+
+    /** Names by id of the container's users and groups; empty where its files are missing or unreadable. */
+    private record Names(Map<Long, String> users, Map<Long, String> groups) {}
+
+    private Mono<Map<Long, String>> table(String file) {
+        return agent.untilTerminated(agent.connection()
+                        .flatMapMany(c -> c.read(file, 0, NAMES_MAX_BYTES))
+                        .collect(java.io.ByteArrayOutputStream::new, (out, b) -> {
+                            byte[] chunk = new byte[b.remaining()];
+                            b.get(chunk);
+                            out.writeBytes(chunk);
+                        }))
+                .map(out -> IdNames.parse(out.toString(StandardCharsets.UTF_8)))
+                .timeout(NAMES_TIMEOUT, Mono.just(Map.of()))
+                .onErrorReturn(Map.of());
+    }
+
+    private static FileInfo named(AgentFileInfo info, Names names) {
+        FileInfo f = info.toFileInfo();
+        return new FileInfo(
+                f.path(),
+                f.name(),
+                f.type(),
+                f.size(),
+                f.mode(),
+                f.modifiedAt(),
+                f.symlinkTarget(),
+                f.uid(),
+                f.gid(),
+                Optional.ofNullable(names.users().get(f.uid())),
+                Optional.ofNullable(names.groups().get(f.gid())));
     }
 
     // ---------------------------------------------------------------- paths
@@ -172,7 +223,7 @@ final class AgentFiles implements SandboxFiles {
         boolean parents = options.createParents();
         return resolve("path", path)
                 .flatMap(abs -> one(path, c -> c.write(abs, FILE_MODE, parents, content)))
-                .map(info -> info.toFileInfo());
+                .zipWith(names, AgentFiles::named);
     }
 
     /**
@@ -227,19 +278,23 @@ final class AgentFiles implements SandboxFiles {
                 .flatMap(d -> resolve("path", path)
                         .flatMap(abs -> Flux.defer(() -> {
                                     FileArguments.ListBound bound = new FileArguments.ListBound(path);
-                                    return many(path, c -> c.list(abs, d)).<FileInfo>handle((info, sink) -> {
+                                    return many(path, c -> c.list(abs, d)).<AgentFileInfo>handle((info, sink) -> {
                                         try {
                                             bound.add(info.path());
                                         } catch (FileOperationException e) {
                                             sink.error(e);
                                             return;
                                         }
-                                        sink.next(info.toFileInfo());
+                                        sink.next(info);
                                     });
                                 })
-                                .collectList()))
-                .flatMapIterable(list -> {
-                    List<FileInfo> sorted = new ArrayList<>(list);
+                                .collectList()
+                                .zipWith(names)))
+                .flatMapIterable(t -> {
+                    List<FileInfo> sorted = new ArrayList<>(t.getT1().size());
+                    for (AgentFileInfo info : t.getT1()) {
+                        sorted.add(named(info, t.getT2()));
+                    }
                     sorted.sort(FileArguments.PRE_ORDER);
                     return sorted;
                 });
@@ -247,7 +302,7 @@ final class AgentFiles implements SandboxFiles {
 
     @Override
     public Mono<FileInfo> stat(String path) {
-        return resolve("path", path).flatMap(abs -> one(path, c -> c.stat(abs))).map(i -> i.toFileInfo());
+        return resolve("path", path).flatMap(abs -> one(path, c -> c.stat(abs))).zipWith(names, AgentFiles::named);
     }
 
     @Override

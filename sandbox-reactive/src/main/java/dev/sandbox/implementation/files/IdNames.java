@@ -59,12 +59,12 @@ public final class IdNames {
     }
 
     /**
-     * Parses {@code name:x:id:...} lines.
+     * Parses {@code name:x:id:...} lines; lines that do not parse are skipped.
      *
      * @param text the file's content
      * @return id to name; the first line with an id wins
      */
-    static Map<Long, String> parse(String text) {
+    public static Map<Long, String> parse(String text) {
         Map<Long, String> out = new HashMap<>();
         for (String line : text.split("\n")) {
             String[] f = line.split(":", 4);
