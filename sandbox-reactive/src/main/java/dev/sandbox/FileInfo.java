@@ -13,7 +13,8 @@ import java.util.Optional;
  * {@link #uid()} and {@link #gid()} are the numeric owner and group as the sandbox sees them ({@code -1} when a
  * provider cannot tell); {@link #owner()} and {@link #group()} are their names where the provider resolves them
  * cheaply: the local provider from this machine's {@code /etc/passwd} and {@code /etc/group}, the Docker provider
- * not at all (its agent reports numeric ids only), the remote provider as the server's provider does.
+ * from the container's (read at most once a second, the first 256 KiB of each; its agent reports numeric ids only),
+ * the remote provider as the server's provider does. Names from other sources (LDAP and the like) are not looked up.
  *
  * <pre>{@code
  * FileInfo info = session.files().stat("out/report.csv").block(timeout);
