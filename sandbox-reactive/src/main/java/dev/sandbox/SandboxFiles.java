@@ -197,8 +197,9 @@ public interface SandboxFiles {
      * choose it), each atomically and with missing parent directories created. The call as a whole is not atomic:
      * it fails with the error of the first file, in that order, that could not be written (a {@link
      * FileOperationException} naming its path); the files before it are written, those after it may or may not be.
-     * Providers send the files together where they can (one request on the remote provider, pipelined on the Docker
-     * agent's connection).
+     * Providers send the files together where they can: one request on the remote provider (its body, the contents in
+     * base64, is held by the server while written, so it takes up to 32 MiB encoded, about 24 MiB of content, and
+     * the server's upload limit; write larger sets file by file), pipelined on the Docker agent's connection.
      *
      * <pre>{@code
      * Map<String, byte[]> files = new LinkedHashMap<>();

@@ -63,7 +63,7 @@ public final class Api {
     private static final int DOWNLOAD_SLICE = 16 * 1024;
 
     /** The largest body of {@code files/batch}: its contents are base64 in JSON, held in memory while written. */
-    private static final long MAX_BATCH_BYTES = 64L << 20;
+    private static final long MAX_BATCH_BYTES = 32L << 20;
     /** The most sessions one lease renewal may name (the remote provider sends at most 512). */
     private static final int MAX_LEASES_PER_RENEWAL = 1024;
     /** The longest a client may wait for an exit in one request. */
