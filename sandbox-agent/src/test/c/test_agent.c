@@ -1360,6 +1360,24 @@ static void t_files(void) {
     CHECK(f->type == 0x94 && f->len == 2 && memcmp(f->p, "le", 2) == 0, "READ rest");
     expect_on(a.fd, 4, f);
     CHECK(f->type == 0x95, "END");
+    /* a ranged READ: 3 bytes from offset 2, then END; a range past the end: END at once */
+    b.n = 0;
+    b_u64(&b, 2);
+    b_u64(&b, 3);
+    b_u32(&b, 100);
+    fs_req(a.fd, 0x20, 40, file, b.d, b.n);
+    expect_on(a.fd, 40, f);
+    CHECK(f->type == 0x94 && f->len == 3 && memcmp(f->p, "llo", 3) == 0, "ranged READ 0x%02x len %u", f->type,
+          f->len);
+    expect_on(a.fd, 40, f);
+    CHECK(f->type == 0x95, "ranged READ END");
+    b.n = 0;
+    b_u64(&b, 1000);
+    b_u64(&b, 5);
+    b_u32(&b, 100);
+    fs_req(a.fd, 0x20, 41, file, b.d, b.n);
+    expect_on(a.fd, 41, f);
+    CHECK(f->type == 0x95, "READ past the end: END, got 0x%02x", f->type);
     /* STAT, LIST, MOVE, REMOVE */
     fs_req(a.fd, 0x23, 5, file, NULL, 0);
     expect_on(a.fd, 5, f);
@@ -1367,6 +1385,13 @@ static void t_files(void) {
     fs_req(a.fd, 0x24, 6, sub, mk, 5);
     expect_on(a.fd, 6, f);
     CHECK(f->type == 0x80, "MKDIR sub");
+    /* an empty directory lists as END alone, at any depth */
+    b.n = 0;
+    b_u32(&b, 3);
+    b_u32(&b, 1 << 20);
+    fs_req(a.fd, 0x22, 42, sub, b.d, b.n);
+    expect_on(a.fd, 42, f);
+    CHECK(f->type == 0x95, "LIST of an empty directory: END, got 0x%02x", f->type);
     b.n = 0;
     b_u32(&b, 1);
     b_u32(&b, 1 << 20);

@@ -4,6 +4,9 @@ import dev.sandbox.implementation.files.SandboxTree;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.function.Consumer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -16,6 +19,11 @@ import reactor.core.publisher.Mono;
  * <p>Failures are {@link FileOperationException}s that name the path and give a {@link
  * FileOperationException.Reason}; a path that escapes what the provider allows is an {@link
  * InvalidArgumentException}.
+ *
+ * <p>Writes create missing parent directories unless {@link WriteOptions#withCreateParents(boolean)} says not to.
+ * {@link #list(String, int)} walks a tree in pre-order (a directory, then its entries, each directory's entries
+ * sorted by name), never following a symbolic link, and refuses trees of more than {@link #LIST_MAX_ENTRIES}
+ * entries; {@link #read(String, long, long)} reads a range of a file.
  *
  * <p>On the local provider, whose files are the host's, the files API stays inside the session's workdir even when
  * the commands of the session change it under the API's feet: a symbolic link inside the workdir is followed only
@@ -41,12 +49,75 @@ public interface SandboxFiles {
     int CHUNK_SIZE = 64 * 1024;
 
     /**
+     * The deepest {@link #list(String, int)} goes: a larger depth (such as {@link Integer#MAX_VALUE}, "all of it")
+     * lists this many levels, and the entries of directories deeper than that are not listed.
+     */
+    int LIST_MAX_DEPTH = 64;
+
+    /**
+     * The most entries one {@link #list} call returns: a directory or tree with more, or whose paths add up to more
+     * than {@link #LIST_MAX_PATH_CHARS} characters, fails with {@link FileOperationException.Reason#TOO_LARGE} naming
+     * the path (nothing is cut silently), since code in a sandbox can make a tree of any size. List a smaller
+     * subtree, or a smaller depth.
+     */
+    int LIST_MAX_ENTRIES = 50_000;
+
+    /** The most characters the paths of one {@link #list} call's entries add up to; see {@link #LIST_MAX_ENTRIES}. */
+    int LIST_MAX_PATH_CHARS = 16 << 20;
+
+    /**
      * Streams a file's content in chunks of up to {@link #CHUNK_SIZE} bytes, read only as fast as requested.
      *
      * @param path the file
      * @return the content
      */
     Flux<ByteBuffer> read(String path);
+
+    /**
+     * Streams a range of a file: at most {@code length} bytes from byte {@code offset}, in chunks of up to {@link
+     * #CHUNK_SIZE}. A range running past the end stops at the end; an offset at or past the end gives no bytes.
+     *
+     * <pre>{@code
+     * // the last KiB of a log, whatever its size
+     * long size = files.stat("app.log").block(timeout).size();
+     * files.read("app.log", Math.max(0, size - 1024), 1024).subscribe(chunk -> ...);
+     * }</pre>
+     *
+     * @param path the file
+     * @param offset the first byte to read, {@code >= 0}
+     * @param length how many bytes at most, {@code >= 0}; {@link Long#MAX_VALUE} for the rest of the file
+     * @return the bytes of the range; {@link InvalidArgumentException} naming {@code offset} or {@code length} when
+     *     negative
+     */
+    Flux<ByteBuffer> read(String path, long offset, long length);
+
+    /**
+     * Reads a range of a file into memory: at most {@code length} bytes from byte {@code offset}, fewer when the file
+     * ends first.
+     *
+     * <pre>{@code
+     * byte[] header = files.readAllBytes("data.bin", 0, 16).block(timeout);
+     * }</pre>
+     *
+     * @param path the file
+     * @param offset the first byte to read, {@code >= 0}
+     * @param length how many bytes at most, {@code 0 ..} {@link Integer#MAX_VALUE}{@code - 8}
+     * @return the bytes; {@link InvalidArgumentException} naming {@code offset} or {@code length} when out of range
+     */
+    default Mono<byte[]> readAllBytes(String path, long offset, long length) {
+        if (length > Integer.MAX_VALUE - 8) {
+            return Mono.error(new InvalidArgumentException(
+                    "length",
+                    "length must be at most " + (Integer.MAX_VALUE - 8) + " to read into memory, got " + length));
+        }
+        return read(path, offset, length)
+                .collect(java.io.ByteArrayOutputStream::new, (out, b) -> {
+                    byte[] chunk = new byte[b.remaining()];
+                    b.duplicate().get(chunk);
+                    out.writeBytes(chunk);
+                })
+                .map(java.io.ByteArrayOutputStream::toByteArray);
+    }
 
     /**
      * Reads a whole file, refusing one larger than the cap.
@@ -58,25 +129,102 @@ public interface SandboxFiles {
     Mono<byte[]> readAllBytes(String path, long maxBytes);
 
     /**
-     * Writes a file from a publisher, replacing it if it exists; parent directories must exist.
+     * Writes a file from a publisher, replacing it if it exists, with the {@linkplain WriteOptions#defaults() default
+     * options}: missing parent directories are created.
      *
      * @param path the file
      * @param content the bytes, consumed with backpressure
      * @return the new file's info
      */
-    Mono<FileInfo> write(String path, Publisher<ByteBuffer> content);
+    default Mono<FileInfo> write(String path, Publisher<ByteBuffer> content) {
+        return write(path, content, WriteOptions.defaults());
+    }
 
     /**
-     * Writes a file from bytes, replacing it if it exists.
+     * Writes a file from a publisher, replacing it if it exists, atomically (a reader sees the old file or the new
+     * one, never half of it).
+     *
+     * <pre>{@code
+     * files.write("a/new/dir/out.txt", Flux.just(ByteBuffer.wrap(bytes)), WriteOptions.defaults()).block(timeout);
+     * }</pre>
+     *
+     * @param path the file
+     * @param content the bytes, consumed with backpressure
+     * @param options whether missing parents are created; without, a missing parent is {@link
+     *     FileOperationException.Reason#NOT_FOUND}
+     * @return the new file's info
+     */
+    Mono<FileInfo> write(String path, Publisher<ByteBuffer> content, WriteOptions options);
+
+    /**
+     * Writes a file from bytes, replacing it if it exists; missing parent directories are created.
      *
      * @param path the file
      * @param content the bytes
      * @return the new file's info
      */
-    Mono<FileInfo> write(String path, byte[] content);
+    default Mono<FileInfo> write(String path, byte[] content) {
+        return write(path, content, WriteOptions.defaults());
+    }
 
     /**
-     * Copies a file or a directory tree from this machine into the sandbox.
+     * Writes a file from bytes, replacing it if it exists.
+     *
+     * <pre>{@code
+     * files.write("must/exist/x.txt", bytes, WriteOptions.defaults().withCreateParents(false)).block(timeout);
+     * }</pre>
+     *
+     * @param path the file
+     * @param content the bytes (copied when the call is made)
+     * @param options whether missing parents are created
+     * @return the new file's info
+     */
+    default Mono<FileInfo> write(String path, byte[] content, WriteOptions options) {
+        byte[] copy = content.clone();
+        return write(
+                path,
+                Flux.defer(() -> {
+                    List<ByteBuffer> chunks = new ArrayList<>();
+                    for (int off = 0; off < copy.length; off += CHUNK_SIZE) {
+                        chunks.add(ByteBuffer.wrap(copy, off, Math.min(CHUNK_SIZE, copy.length - off))
+                                .asReadOnlyBuffer());
+                    }
+                    return Flux.fromIterable(chunks);
+                }),
+                options);
+    }
+
+    /**
+     * Writes several files in one call, in the map's iteration order (pass a {@link java.util.LinkedHashMap} to
+     * choose it), each atomically and with missing parent directories created. The call as a whole is not atomic:
+     * it fails with the error of the first file, in that order, that could not be written (a {@link
+     * FileOperationException} naming its path); the files before it are written, those after it may or may not be.
+     * Providers send the files together where they can: one request on the remote provider (its body, the contents in
+     * base64, is held by the server while written, so it takes up to 32 MiB encoded, about 24 MiB of content, and
+     * the server's upload limit; write larger sets file by file), pipelined on the Docker agent's connection.
+     *
+     * <pre>{@code
+     * Map<String, byte[]> files = new LinkedHashMap<>();
+     * files.put("src/main.py", mainPy);
+     * files.put("src/util.py", utilPy);
+     * List<FileInfo> written = session.files().writeAll(files).block(timeout);
+     * }</pre>
+     *
+     * @param files path to content; an empty map writes nothing
+     * @return the new files' infos, in the map's order
+     */
+    default Mono<List<FileInfo>> writeAll(Map<String, byte[]> files) {
+        List<Map.Entry<String, byte[]>> entries = new ArrayList<>();
+        for (Map.Entry<String, byte[]> e : files.entrySet()) {
+            entries.add(Map.entry(e.getKey(), e.getValue().clone()));
+        }
+        return Flux.fromIterable(entries)
+                .concatMap(e -> write(e.getKey(), e.getValue()))
+                .collectList();
+    }
+
+    /**
+     * Copies a file or a directory tree from this machine into the sandbox, creating missing parent directories.
      *
      * <p>A regular file is written to {@code path}, replacing a file there. A directory becomes the directory {@code
      * path} (made with its parents when missing; an existing one is merged into: files of the same name are
@@ -156,12 +304,34 @@ public interface SandboxFiles {
     }
 
     /**
-     * Lists a directory's entries (not recursively), in name order.
+     * Lists a directory's entries (not recursively), in name order; the same as {@code list(path, 1)}.
      *
      * @param path the directory
      * @return one info per entry
      */
-    Flux<FileInfo> list(String path);
+    default Flux<FileInfo> list(String path) {
+        return list(path, 1);
+    }
+
+    /**
+     * Lists a directory and its subdirectories to a depth: 1 gives the directory's entries, 2 also the entries of its
+     * subdirectories, and so on up to {@link #LIST_MAX_DEPTH} ({@link Integer#MAX_VALUE} for "as deep as allowed").
+     * Entries come in pre-order: each directory right before its own entries, the entries of one directory sorted by
+     * name. Symbolic links are listed, never followed (a link to a directory is one {@link FileInfo.Type#SYMLINK}
+     * entry). A tree of more than {@link #LIST_MAX_ENTRIES} entries fails with {@link
+     * FileOperationException.Reason#TOO_LARGE} naming the path.
+     *
+     * <pre>{@code
+     * files.list("src", Integer.MAX_VALUE)
+     *     .filter(f -> f.type() == FileInfo.Type.FILE && f.name().endsWith(".py"))
+     *     .subscribe(f -> System.out.println(f.path()));
+     * }</pre>
+     *
+     * @param path the directory
+     * @param depth how many levels, {@code >= 1}
+     * @return one info per entry; {@link InvalidArgumentException} naming {@code depth} when it is below 1
+     */
+    Flux<FileInfo> list(String path, int depth);
 
     /**
      * Describes a path without following a final symbolic link.
@@ -170,6 +340,30 @@ public interface SandboxFiles {
      * @return its info
      */
     Mono<FileInfo> stat(String path);
+
+    /**
+     * Whether a path exists, without following a final symbolic link (a dangling link exists: it is there). A path
+     * through a regular file ({@code file.txt/x}) does not exist.
+     *
+     * <pre>{@code
+     * files.exists("venv")
+     *     .flatMap(there -> there ? Mono.empty() : session.run(ExecOptions.shell("python3 -m venv venv")).then())
+     *     .block(timeout);
+     * }</pre>
+     *
+     * @param path the path
+     * @return {@code true} or {@code false}; failures other than not found (permission denied, a path outside what the
+     *     provider allows) are errors
+     */
+    default Mono<Boolean> exists(String path) {
+        return stat(path)
+                .map(info -> true)
+                .onErrorResume(
+                        e -> e instanceof FileOperationException f
+                                && (f.reason() == FileOperationException.Reason.NOT_FOUND
+                                        || f.reason() == FileOperationException.Reason.NOT_A_DIRECTORY),
+                        e -> Mono.just(false));
+    }
 
     /**
      * Creates a directory and any missing parents; succeeds if it exists already as a directory.

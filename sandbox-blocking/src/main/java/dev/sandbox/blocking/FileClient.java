@@ -5,6 +5,7 @@ import dev.sandbox.FileOperationException;
 import dev.sandbox.SandboxFiles;
 import dev.sandbox.SandboxTimeoutException;
 import dev.sandbox.TransferProgress;
+import dev.sandbox.WriteOptions;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -18,6 +19,7 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -35,8 +37,8 @@ import reactor.core.Disposable;
  * resolve against the session's workdir. Contents are streamed in chunks of 64 KiB with a few chunks in flight, never
  * held whole in memory (except by {@link #readAllBytes} and {@link #write(String, byte[])}, which you size). Writes go
  * to a temporary file that is renamed into place, so a reader never sees half a file; an aborted write leaves the old
- * file, if any, as it was. Each method has the name of the {@link SandboxFiles} method it adapts and means the same;
- * {@link #exists} is a shortcut over {@link #stat}.
+ * file, if any, as it was; missing parent directories are created unless {@link WriteOptions} says not to. Each
+ * method has the name of the {@link SandboxFiles} method it adapts and means the same.
  *
  * <p>Failures are {@link FileOperationException}s that name the path and give a {@link
  * FileOperationException.Reason} (for the local side of {@link #upload} and {@link #download}, the local path); a path
@@ -96,6 +98,55 @@ public final class FileClient {
         return openRead(path, "FileClient.read");
     }
 
+    /**
+     * Opens a range of a file for reading: at most {@code length} bytes from byte {@code offset}; a range past the end
+     * stops at the end, an offset at or past the end gives an empty stream. Adapts {@link SandboxFiles#read(String,
+     * long, long)}.
+     *
+     * <pre>{@code
+     * try (InputStream tail = client.files().read("app.log", size - 4096, 4096)) {
+     *     tail.transferTo(System.out);
+     * }
+     * }</pre>
+     *
+     * @param path the file
+     * @param offset the first byte, {@code >= 0}
+     * @param length how many bytes at most, {@code >= 0}; {@link Long#MAX_VALUE} for the rest of the file
+     * @return the range's bytes
+     * @throws dev.sandbox.InvalidArgumentException naming {@code offset} or {@code length} when negative
+     * @throws FileOperationException when the file does not exist, is a directory or cannot be read
+     * @throws IllegalStateException when called on a Reactor non-blocking thread
+     */
+    public InputStream read(String path, long offset, long length) {
+        SandboxFiles files = files("FileClient.read");
+        String operation = "read of " + path;
+        Blocking.checkNotInterrupted(operation);
+        return FileReadStream.open(files.read(path, offset, length), core.defaultTimeout, operation);
+    }
+
+    /**
+     * Reads a range of a file into memory: at most {@code length} bytes from byte {@code offset}. Adapts {@link
+     * SandboxFiles#readAllBytes(String, long, long)}.
+     *
+     * <pre>{@code
+     * byte[] magic = client.files().readAllBytes("image.png", 0, 8);
+     * }</pre>
+     *
+     * @param path the file
+     * @param offset the first byte, {@code >= 0}
+     * @param length how many bytes at most
+     * @return the bytes, fewer than {@code length} when the file ends first
+     * @throws dev.sandbox.InvalidArgumentException naming {@code offset} or {@code length} when out of range
+     * @throws FileOperationException when the file does not exist or cannot be read
+     * @throws IllegalStateException when called on a Reactor non-blocking thread
+     */
+    public byte[] readAllBytes(String path, long offset, long length) {
+        return await(
+                files("FileClient.readAllBytes").readAllBytes(path, offset, length),
+                "FileClient.readAllBytes",
+                "read of " + path);
+    }
+
     private FileReadStream openRead(String path, String method) {
         SandboxFiles files = files(method);
         String operation = "read of " + path;
@@ -124,7 +175,7 @@ public final class FileClient {
     }
 
     /**
-     * Writes a file from bytes, replacing it if it exists; its parent directory must exist.
+     * Writes a file from bytes, replacing it if it exists; missing parent directories are created.
      *
      * <pre>{@code
      * client.files().write("main.py", "print('hi')\n".getBytes(StandardCharsets.UTF_8));
@@ -137,8 +188,54 @@ public final class FileClient {
      * @throws IllegalStateException when called on a Reactor non-blocking thread
      */
     public FileInfo write(String path, byte[] content) {
+        return write(path, content, WriteOptions.defaults());
+    }
+
+    /**
+     * Writes a file from bytes, replacing it if it exists, with options. Adapts {@link SandboxFiles#write(String,
+     * byte[], WriteOptions)}.
+     *
+     * <pre>{@code
+     * client.files().write("existing/dir/x.txt", bytes, WriteOptions.defaults().withCreateParents(false));
+     * }</pre>
+     *
+     * @param path the file
+     * @param content the bytes
+     * @param options whether missing parent directories are created
+     * @return the new file's info
+     * @throws FileOperationException when the parent does not exist (and is not to be created), the path is a
+     *     directory, or writing fails
+     * @throws IllegalStateException when called on a Reactor non-blocking thread
+     */
+    public FileInfo write(String path, byte[] content, WriteOptions options) {
         Objects.requireNonNull(content, "content");
-        return await(files("FileClient.write").write(path, content), "FileClient.write", "write of " + path);
+        Objects.requireNonNull(options, "options");
+        return await(files("FileClient.write").write(path, content, options), "FileClient.write", "write of " + path);
+    }
+
+    /**
+     * Writes several files in one call, in the map's order, each atomically, parents created. Adapts {@link
+     * SandboxFiles#writeAll(Map)}: the first file that cannot be written fails the call with its {@link
+     * FileOperationException}; the files before it are written, those after it may be.
+     *
+     * <pre>{@code
+     * Map<String, byte[]> files = new LinkedHashMap<>();
+     * files.put("app/main.py", mainPy);
+     * files.put("app/requirements.txt", requirements);
+     * client.files().writeAll(files);
+     * }</pre>
+     *
+     * @param files path to content
+     * @return the new files' infos, in the map's order
+     * @throws FileOperationException naming the first path that could not be written
+     * @throws IllegalStateException when called on a Reactor non-blocking thread
+     */
+    public List<FileInfo> writeAll(Map<String, byte[]> files) {
+        Objects.requireNonNull(files, "files");
+        return List.copyOf(await(
+                files("FileClient.writeAll").writeAll(files),
+                "FileClient.writeAll",
+                "write of " + files.size() + " files"));
     }
 
     /**
@@ -529,8 +626,30 @@ public final class FileClient {
      * @throws IllegalStateException when called on a Reactor non-blocking thread
      */
     public List<FileInfo> list(String path) {
-        return List.copyOf(
-                await(files("FileClient.list").list(path).collectList(), "FileClient.list", "listing of " + path));
+        return list(path, 1);
+    }
+
+    /**
+     * Lists a directory and its subdirectories to a depth, in pre-order (each directory before its entries, entries
+     * sorted by name), symbolic links not followed. Adapts {@link SandboxFiles#list(String, int)}.
+     *
+     * <pre>{@code
+     * for (FileInfo f : client.files().list("src", Integer.MAX_VALUE)) {
+     *     System.out.println(f.path());
+     * }
+     * }</pre>
+     *
+     * @param path the directory
+     * @param depth 1 for its entries, 2 with theirs, ...; capped at {@link SandboxFiles#LIST_MAX_DEPTH}
+     * @return the entries
+     * @throws dev.sandbox.InvalidArgumentException naming {@code depth} when below 1
+     * @throws FileOperationException when it does not exist, is not a directory, or has more than {@link
+     *     SandboxFiles#LIST_MAX_ENTRIES} entries ({@link FileOperationException.Reason#TOO_LARGE})
+     * @throws IllegalStateException when called on a Reactor non-blocking thread
+     */
+    public List<FileInfo> list(String path, int depth) {
+        return List.copyOf(await(
+                files("FileClient.list").list(path, depth).collectList(), "FileClient.list", "listing of " + path));
     }
 
     /**
@@ -558,20 +677,12 @@ public final class FileClient {
      * }</pre>
      *
      * @param path the path
-     * @return {@code true} when {@link #stat} finds it
+     * @return whether it exists; adapts {@link SandboxFiles#exists(String)}
      * @throws FileOperationException for failures other than not found, such as permission denied
      * @throws IllegalStateException when called on a Reactor non-blocking thread
      */
     public boolean exists(String path) {
-        try {
-            stat(path);
-            return true;
-        } catch (FileOperationException e) {
-            if (e.reason() == FileOperationException.Reason.NOT_FOUND) {
-                return false;
-            }
-            throw e;
-        }
+        return await(files("FileClient.exists").exists(path), "FileClient.exists", "exists of " + path);
     }
 
     /**

@@ -9,6 +9,7 @@ import dev.sandbox.FileInfo;
 import dev.sandbox.FileOperationException;
 import dev.sandbox.FileOperationException.Reason;
 import dev.sandbox.InvalidArgumentException;
+import dev.sandbox.WriteOptions;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -23,7 +24,9 @@ import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
@@ -199,7 +202,13 @@ class FileClientTest {
         assertFails(() -> files.readAllBytes("file.txt", 9), Reason.TOO_LARGE, "file.txt");
         assertFails(() -> files.list("file.txt"), Reason.NOT_A_DIRECTORY, "file.txt");
         assertFails(() -> files.list("nowhere"), Reason.NOT_FOUND, "nowhere");
-        assertFails(() -> files.write("no/such/dir/x.txt", new byte[1]), Reason.NOT_FOUND, "no/such/dir/x.txt");
+        assertFails(
+                () -> files.write(
+                        "no/such/dir/x.txt",
+                        new byte[1],
+                        WriteOptions.defaults().withCreateParents(false)),
+                Reason.NOT_FOUND,
+                "no/such/dir/x.txt");
         assertFails(() -> files.remove("dir"), Reason.DIRECTORY_NOT_EMPTY, "dir");
         assertFails(() -> files.remove("missing.txt", true), Reason.NOT_FOUND, "missing.txt");
         assertFails(() -> files.move("file.txt", "other.txt"), Reason.ALREADY_EXISTS, "other.txt");
@@ -375,5 +384,59 @@ class FileClientTest {
         assertThat(watch.iterator().hasNext()).isFalse();
         closer.join(5000);
         assertThat(watch.poll(Duration.ofMillis(10))).isNull();
+    }
+
+    @Test
+    void rangesDepthsParentsAndSeveralFilesAdaptTheReactiveApi() throws Exception {
+        // parents created by default
+        FileInfo deep = files.write("x/y/z.txt", "0123456789".getBytes(StandardCharsets.UTF_8));
+        assertThat(deep.type()).isEqualTo(FileInfo.Type.FILE);
+        long uid = Long.parseLong(
+                client.process().run(ExecOptions.shell("id -u")).stdout().trim());
+        assertThat(deep.uid()).isEqualTo(uid);
+        assertThat(files.exists("x/y")).isTrue();
+        assertThat(files.exists("x/nothing")).isFalse();
+        assertThat(files.exists("x/y/z.txt/under-a-file")).isFalse();
+
+        // ranged reads, as a stream and into memory
+        try (InputStream in = files.read("x/y/z.txt", 3, 4)) {
+            assertThat(new String(in.readAllBytes(), StandardCharsets.UTF_8)).isEqualTo("3456");
+        }
+        assertThat(new String(files.readAllBytes("x/y/z.txt", 8, 100), StandardCharsets.UTF_8))
+                .isEqualTo("89");
+        assertThat(files.readAllBytes("x/y/z.txt", 50, 10)).isEmpty();
+        assertThatThrownBy(() -> files.read("x/y/z.txt", -1, 4))
+                .isInstanceOf(InvalidArgumentException.class)
+                .satisfies(
+                        e -> assertThat(((InvalidArgumentException) e).field()).isEqualTo("offset"));
+        assertThatThrownBy(() -> files.readAllBytes("x/y/z.txt", 0, -5))
+                .isInstanceOf(InvalidArgumentException.class)
+                .satisfies(
+                        e -> assertThat(((InvalidArgumentException) e).field()).isEqualTo("length"));
+
+        // a recursive list, depth 1 and unbounded
+        assertThat(files.list("x", 1)).extracting(FileInfo::name).containsExactly("y");
+        assertThat(files.list("x", Integer.MAX_VALUE))
+                .extracting(FileInfo::name)
+                .containsExactly("y", "z.txt");
+        assertThatThrownBy(() -> files.list("x", 0))
+                .isInstanceOf(InvalidArgumentException.class)
+                .satisfies(
+                        e -> assertThat(((InvalidArgumentException) e).field()).isEqualTo("depth"));
+
+        // several files in one call, in order; the first failure names its path
+        Map<String, byte[]> batch = new LinkedHashMap<>();
+        batch.put("b/one.txt", "1".getBytes(StandardCharsets.UTF_8));
+        batch.put("b/two/two.txt", "22".getBytes(StandardCharsets.UTF_8));
+        assertThat(files.writeAll(batch)).extracting(FileInfo::name).containsExactly("one.txt", "two.txt");
+        assertThat(new String(files.readAllBytes("b/two/two.txt", 10), StandardCharsets.UTF_8))
+                .isEqualTo("22");
+        Map<String, byte[]> bad = new LinkedHashMap<>();
+        bad.put("b/three.txt", new byte[1]);
+        bad.put("b/one.txt/under-a-file", new byte[1]);
+        assertThatThrownBy(() -> files.writeAll(bad))
+                .isInstanceOf(FileOperationException.class)
+                .satisfies(e -> assertThat(((FileOperationException) e).path()).isEqualTo("b/one.txt/under-a-file"));
+        assertThat(files.exists("b/three.txt")).isTrue();
     }
 }

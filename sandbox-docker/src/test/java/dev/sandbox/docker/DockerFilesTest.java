@@ -3,6 +3,7 @@ package dev.sandbox.docker;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sandbox.ExecOptions;
+import dev.sandbox.ExecResult;
 import dev.sandbox.InvalidArgumentException;
 import dev.sandbox.SandboxSession;
 import dev.sandbox.SessionClosedException;
@@ -344,6 +345,62 @@ class DockerFilesTest {
 
         long usedPeak() {
             return usedPeak.get();
+        }
+    }
+
+    @Test
+    void aListingOverTheBoundFailsNamingThePath() {
+        SandboxSession s = session();
+        try {
+            // a tree one entry over the bound: the agent's listing is cut off, not held whole
+            ExecResult made = s.run(ExecOptions.shell("mkdir -p many/sub && cd many/sub && seq 1 "
+                            + dev.sandbox.SandboxFiles.LIST_MAX_ENTRIES + " | xargs touch"))
+                    .block(WAIT);
+            assertThat(made.exitCode()).as(made.stderr()).isZero();
+            assertThat(s.files().list("many/sub").count().block(WAIT))
+                    .isEqualTo(dev.sandbox.SandboxFiles.LIST_MAX_ENTRIES);
+            StepVerifier.create(s.files().list("many", 2))
+                    .expectErrorSatisfies(e -> {
+                        assertThat(e).isInstanceOf(dev.sandbox.FileOperationException.class);
+                        assertThat(((dev.sandbox.FileOperationException) e).reason())
+                                .isEqualTo(dev.sandbox.FileOperationException.Reason.TOO_LARGE);
+                        assertThat(((dev.sandbox.FileOperationException) e).path())
+                                .isEqualTo("many");
+                    })
+                    .verify(WAIT);
+            // the connection is still good
+            assertThat(s.files().exists("many").block(WAIT)).isTrue();
+        } finally {
+            s.destroy().block(WAIT);
+        }
+    }
+
+    @Test
+    void ownerAndGroupNamesComeFromTheContainersFiles() {
+        SandboxSession s = session();
+        try {
+            ExecResult made = s.run(
+                            ExecOptions.shell(
+                                    "mkdir -p /etc && printf 'root:x:0:0::/:/bin/sh\\nbroken\\nzed:x:1234:4321::/:/bin/sh\\n'"
+                                            + " > /etc/passwd && printf 'zgrp:x:4321:\\n' > /etc/group"
+                                            + " && touch owned && chown 1234:4321 owned && touch nobodys && chown 777:888 nobodys"))
+                    .block(WAIT);
+            assertThat(made.exitCode()).as(made.stderr()).isZero();
+            dev.sandbox.FileInfo owned = s.files().stat("owned").block(WAIT);
+            assertThat(owned.uid()).isEqualTo(1234);
+            assertThat(owned.gid()).isEqualTo(4321);
+            assertThat(owned.owner()).contains("zed");
+            assertThat(owned.group()).contains("zgrp");
+            dev.sandbox.FileInfo nobodys = s.files().stat("nobodys").block(WAIT);
+            assertThat(nobodys.uid()).isEqualTo(777);
+            assertThat(nobodys.owner()).isEmpty();
+            assertThat(nobodys.group()).isEmpty();
+            assertThat(s.files().list(".").collectList().block(WAIT))
+                    .filteredOn(f -> f.name().equals("owned"))
+                    .singleElement()
+                    .satisfies(f -> assertThat(f.owner()).contains("zed"));
+        } finally {
+            s.destroy().block(WAIT);
         }
     }
 }

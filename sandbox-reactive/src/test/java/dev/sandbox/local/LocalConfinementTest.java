@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.sandbox.FileOperationException;
 import dev.sandbox.SandboxSession;
 import dev.sandbox.SessionOptions;
+import dev.sandbox.WriteOptions;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -145,8 +146,12 @@ class LocalConfinementTest {
                     }
                 }
                 for (int i = 0; i < 300; i++) {
+                    // parents not created: a write that made "d" while it is swapped out would stop the swapper
                     if (s.files()
-                                    .write("d/w" + i, "planted".getBytes(StandardCharsets.UTF_8))
+                                    .write(
+                                            "d/w" + i,
+                                            "planted".getBytes(StandardCharsets.UTF_8),
+                                            WriteOptions.defaults().withCreateParents(false))
                                     .onErrorResume(e -> Mono.empty())
                                     .block(WAIT)
                             != null) {

@@ -5,7 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.sandbox.BackgroundProcess;
 import dev.sandbox.ExecEvent;
 import dev.sandbox.ExecOptions;
+import dev.sandbox.FileInfo;
+import dev.sandbox.FileOperationException;
 import dev.sandbox.InvalidArgumentException;
+import dev.sandbox.SandboxFiles;
 import dev.sandbox.SandboxSession;
 import dev.sandbox.SessionOptions;
 import java.io.IOException;
@@ -19,6 +22,7 @@ import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.Random;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterAll;
@@ -204,6 +208,88 @@ class LocalFilesTest {
 
         long peak() {
             return peak.get();
+        }
+    }
+
+    @Test
+    void recursiveListsAndCreatedParentsStayInsideTheRoot(@TempDir Path outside) throws Exception {
+        Files.writeString(outside.resolve("secret.txt"), "outside");
+        SandboxSession s = provider.create(SessionOptions.defaults()).block(WAIT);
+        try {
+            Path workdir =
+                    Path.of(s.run(ExecOptions.of("pwd")).block(WAIT).stdout().trim());
+            Files.createDirectories(workdir.resolve("in/deeper"));
+            Files.createSymbolicLink(workdir.resolve("in/out"), outside);
+            List<FileInfo> all =
+                    s.files().list("in", Integer.MAX_VALUE).collectList().block(WAIT);
+            assertThat(all).extracting(FileInfo::name).containsExactly("deeper", "out");
+            assertThat(all.get(1).type()).isEqualTo(FileInfo.Type.SYMLINK);
+
+            // creating parents through a link that leaves the root is refused, and nothing appears outside
+            StepVerifier.create(s.files().write("in/out/new/x.txt", new byte[] {1}))
+                    .expectError(InvalidArgumentException.class)
+                    .verify(WAIT);
+            try (var entries = Files.list(outside)) {
+                assertThat(entries.map(p -> p.getFileName().toString())).containsExactly("secret.txt");
+            }
+        } finally {
+            s.destroy().block(WAIT);
+        }
+    }
+
+    @Test
+    void aListingOverTheBoundFailsNamingThePath() throws Exception {
+        SandboxSession s = provider.create(SessionOptions.defaults()).block(WAIT);
+        try {
+            Path workdir =
+                    Path.of(s.run(ExecOptions.of("pwd")).block(WAIT).stdout().trim());
+            Path many = Files.createDirectories(workdir.resolve("many/sub"));
+            for (int i = 0; i < SandboxFiles.LIST_MAX_ENTRIES; i++) {
+                Files.createFile(many.resolve("f" + i));
+            }
+            // exactly the bound: listed; one more entry (the parent's listing counts "sub" too): refused
+            assertThat(s.files().list("many/sub").count().block(WAIT)).isEqualTo(SandboxFiles.LIST_MAX_ENTRIES);
+            StepVerifier.create(s.files().list("many", 2))
+                    .expectErrorSatisfies(e -> {
+                        assertThat(e).isInstanceOf(FileOperationException.class);
+                        assertThat(((FileOperationException) e).reason())
+                                .isEqualTo(FileOperationException.Reason.TOO_LARGE);
+                        assertThat(((FileOperationException) e).path()).isEqualTo("many");
+                    })
+                    .verify(WAIT);
+        } finally {
+            s.destroy().block(WAIT);
+        }
+    }
+
+    @Test
+    void aListingWhosePathsAddUpPastTheBoundFailsNamingThePath() throws Exception {
+        SandboxSession s = provider.create(SessionOptions.defaults()).block(WAIT);
+        try {
+            Path workdir =
+                    Path.of(s.run(ExecOptions.of("pwd")).block(WAIT).stdout().trim());
+            // few entries, long paths: 14 directories of 250-character names, then files of 250-character names
+            Path deep = workdir.resolve("long");
+            for (int i = 0; i < 14; i++) {
+                deep = deep.resolve(("d" + i).repeat(125).substring(0, 250));
+            }
+            Files.createDirectories(deep);
+            long perFile = deep.toString().length() + 251;
+            int files = (int) (SandboxFiles.LIST_MAX_PATH_CHARS / perFile) + 1;
+            for (int i = 0; i < files; i++) {
+                Files.createFile(deep.resolve(String.format("%06d", i) + "f".repeat(244)));
+            }
+            assertThat(files).isLessThan(SandboxFiles.LIST_MAX_ENTRIES / 2);
+            StepVerifier.create(s.files().list("long", Integer.MAX_VALUE))
+                    .expectErrorSatisfies(e -> {
+                        assertThat(e).isInstanceOf(FileOperationException.class);
+                        assertThat(((FileOperationException) e).reason())
+                                .isEqualTo(FileOperationException.Reason.TOO_LARGE);
+                        assertThat(((FileOperationException) e).path()).isEqualTo("long");
+                    })
+                    .verify(WAIT);
+        } finally {
+            s.destroy().block(WAIT);
         }
     }
 }

@@ -14,6 +14,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -219,5 +220,37 @@ class EdgeValidationTest {
                 }
             }
         }
+    }
+
+    @Test
+    void rangesDepthsAndBatchesAreCheckedAtTheEdge() {
+        session.files()
+                .write("edge.txt", "0123456789".getBytes(StandardCharsets.UTF_8))
+                .block(WAIT);
+        assertRefused("GET", sessionPath("/files/content?path=edge.txt&offset=-1"), null, "offset");
+        assertRefused("GET", sessionPath("/files/content?path=edge.txt&offset=0&length=-2"), null, "length");
+        assertRefused("GET", sessionPath("/files/list?path=.&depth=0"), null, "depth");
+        assertRefused("GET", sessionPath("/files/list?path=.&depth=" + HUGE), null, "depth");
+        assertRefused(
+                "POST",
+                sessionPath("/files/batch"),
+                "{\"files\":[{\"path\":\"d.txt\",\"content\":\"\"},{\"path\":\"d.txt\",\"content\":\"\"}]}",
+                "files");
+        assertThat(send("GET", sessionPath("/files/content?path=edge.txt&offset=2&length=3"), null).body)
+                .isEqualTo("234");
+
+        // one request larger than the server's JSON limit for other routes: the batch route has its own
+        java.util.Map<String, byte[]> batch = new java.util.LinkedHashMap<>();
+        java.util.Random random = new java.util.Random(3);
+        for (int i = 0; i < 3; i++) {
+            byte[] content = new byte[3 * 1024 * 1024 + 512 * 1024];
+            random.nextBytes(content);
+            batch.put("batch/f" + i + ".bin", content);
+        }
+        assertThat(session.files().writeAll(batch).block(WAIT))
+                .extracting(dev.sandbox.FileInfo::size)
+                .containsOnly((long) (3 * 1024 * 1024 + 512 * 1024));
+        assertThat(session.files().readAllBytes("batch/f2.bin", 1 << 22).block(WAIT))
+                .isEqualTo(batch.get("batch/f2.bin"));
     }
 }

@@ -7,6 +7,7 @@ import dev.sandbox.FileEvent;
 import dev.sandbox.FileInfo;
 import dev.sandbox.FileOperationException;
 import dev.sandbox.SandboxFiles;
+import dev.sandbox.WriteOptions;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -128,7 +129,10 @@ public interface FilesConformance extends ConformanceBase {
             files.mkdir("dir").block(WAIT);
             expectFailure(files.read("dir").then(), FileOperationException.Reason.IS_A_DIRECTORY, "dir");
             expectFailure(
-                    files.write("no/such/dir/f.txt", new byte[1]),
+                    files.write(
+                            "no/such/dir/f.txt",
+                            new byte[1],
+                            WriteOptions.defaults().withCreateParents(false)),
                     FileOperationException.Reason.NOT_FOUND,
                     "no/such/dir/f.txt");
             files.write("big.bin", new byte[2048]).block(WAIT);

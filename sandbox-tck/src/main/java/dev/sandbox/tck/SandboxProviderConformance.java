@@ -37,6 +37,7 @@ import reactor.test.StepVerifier;
 public interface SandboxProviderConformance
         extends BackgroundProcessConformance,
                 FilesConformance,
+                FileMetadataConformance,
                 LifetimeConformance,
                 PtyConformance,
                 SessionEndConformance,

@@ -6,17 +6,20 @@ import java.io.PrintStream;
 import java.time.temporal.ChronoUnit;
 import java.util.List;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /**
  * {@code sandbox ls-files}: one line per entry of a session's directory (or for the one file named), in name order:
- * type and mode as {@code ls -l} shows them, size in bytes, modification time (UTC), name, and a symbolic link's
- * target.
+ * type and mode as {@code ls -l} shows them (setuid, setgid and sticky as {@code s}, {@code t}), owner and group (names
+ * where the provider resolves them, else the numeric ids), size in bytes, modification time (UTC), name, and a
+ * symbolic link's target. With {@code --depth N} subdirectories are listed too, to that depth, in pre-order, each
+ * entry named by its path below the listed directory.
  *
  * <pre>
- * drwxr-xr-x        4096 2025-01-31T10:15:00Z data
- * -rw-r--r--         120 2025-01-31T10:15:02Z notes.txt
- * lrwxrwxrwx           9 2025-01-31T10:15:03Z latest -&gt; notes.txt
+ * drwxr-xr-x alice    staff           4096 2025-01-31T10:15:00Z data
+ * -rwsr-xr-x root     root             120 2025-01-31T10:15:02Z tool
+ * lrwxrwxrwx 1000     1000               9 2025-01-31T10:15:03Z latest -&gt; notes.txt
  * </pre>
  */
 @Command(
@@ -24,7 +27,7 @@ import picocli.CommandLine.Parameters;
         customSynopsis = "sandbox ls-files [PROVIDER] SESSION:PATH",
         description = {
             "Lists directory PATH of session SESSION (SESSION: for its workdir), or describes file PATH: type, mode,"
-                    + " size, modification time, name."
+                    + " owner, group, size, modification time, name."
         })
 final class ListFilesCommand extends SessionSubcommand {
     @Parameters(
@@ -32,6 +35,13 @@ final class ListFilesCommand extends SessionSubcommand {
             converter = Location.InSession.class,
             description = "the session and the path in it")
     Location location;
+
+    @Option(
+            names = "--depth",
+            paramLabel = "N",
+            defaultValue = "1",
+            description = "list subdirectories too, N levels deep (1: the directory's entries; at most 64)")
+    int depth;
 
     @Override
     int execute() throws UsageException {
@@ -44,35 +54,35 @@ final class ListFilesCommand extends SessionSubcommand {
     int run(SandboxClient client, PrintStream out) {
         String path = location.path();
         FileInfo info = client.files().stat(path);
-        List<FileInfo> entries =
-                info.type() == FileInfo.Type.DIRECTORY ? client.files().list(path) : List.of(info);
+        boolean dir = info.type() == FileInfo.Type.DIRECTORY;
+        List<FileInfo> entries = dir ? client.files().list(path, depth) : List.of(info);
+        String prefix = info.path().endsWith("/") ? info.path() : info.path() + "/";
         for (FileInfo entry : entries) {
-            out.println(line(entry));
+            boolean below = dir && depth > 1 && entry.path().startsWith(prefix);
+            out.println(line(entry, below ? entry.path().substring(prefix.length()) : entry.name()));
         }
         out.flush();
         return 0;
     }
 
     static String line(FileInfo info) {
-        String link = info.symlinkTarget().map(t -> " -> " + t).orElse("");
-        return String.format(
-                "%s %11d %s %s%s",
-                typeAndMode(info), info.size(), info.modifiedAt().truncatedTo(ChronoUnit.SECONDS), info.name(), link);
+        return line(info, info.name());
     }
 
-    static String typeAndMode(FileInfo info) {
-        StringBuilder s = new StringBuilder(10);
-        s.append(
-                switch (info.type()) {
-                    case DIRECTORY -> 'd';
-                    case SYMLINK -> 'l';
-                    case FILE -> '-';
-                    case OTHER -> '?';
-                });
-        String letters = "rwxrwxrwx";
-        for (int bit = 8; bit >= 0; bit--) {
-            s.append((info.mode() & (1 << bit)) != 0 ? letters.charAt(8 - bit) : '-');
-        }
-        return s.toString();
+    static String line(FileInfo info, String shownName) {
+        String link = info.symlinkTarget().map(t -> " -> " + t).orElse("");
+        return String.format(
+                "%s %-8s %-8s %11d %s %s%s",
+                info.modeString(),
+                info.owner().orElse(id(info.uid())),
+                info.group().orElse(id(info.gid())),
+                info.size(),
+                info.modifiedAt().truncatedTo(ChronoUnit.SECONDS),
+                shownName,
+                link);
+    }
+
+    private static String id(long id) {
+        return id < 0 ? "?" : Long.toString(id);
     }
 }

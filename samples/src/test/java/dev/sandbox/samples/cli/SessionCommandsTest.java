@@ -185,15 +185,23 @@ class SessionCommandsTest {
     void listFilesShowsTypeModeSizeAndName() {
         client.process()
                 .run(ExecOptions.shell("mkdir -p d/sub && printf 12345 > d/five.txt && chmod 640 d/five.txt"
-                        + " && ln -s five.txt d/link"));
+                        + " && ln -s five.txt d/link && touch d/sub/tool && chmod 4755 d/sub/tool"));
+        String user = client.process().run(ExecOptions.shell("id -un")).stdout().trim();
 
         Printed listed = capture(s -> listFiles(client.sessionId() + ":d").run(client, s[0]));
 
         List<String> lines = listed.out().lines().toList();
         assertThat(lines).hasSize(3);
-        assertThat(lines.get(0)).matches("-rw-r----- +5 \\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ five\\.txt");
-        assertThat(lines.get(1)).matches("lrwxrwxrwx +8 \\S+ link -> five\\.txt");
+        assertThat(lines.get(0))
+                .matches("-rw-r----- " + user + " +\\S+ +5 \\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ five\\.txt");
+        assertThat(lines.get(1)).matches("lrwxrwxrwx " + user + " +\\S+ +8 \\S+ link -> five\\.txt");
         assertThat(lines.get(2)).matches("drwx.* sub");
+
+        ListFilesCommand deep =
+                CommandLineTest.parse(ListFilesCommand.class, "ls-files", "--depth", "2", client.sessionId() + ":d");
+        List<String> tree = capture(s -> deep.run(client, s[0])).out().lines().toList();
+        assertThat(tree).hasSize(4);
+        assertThat(tree.get(3)).matches("-rwsr-xr-x " + user + " .* sub/tool");
 
         Printed one = capture(s -> listFiles(client.sessionId() + ":d/five.txt").run(client, s[0]));
         assertThat(one.out().lines().toList()).containsExactly(lines.get(0));

@@ -45,6 +45,7 @@ public record AgentFileInfo(
         Instant modified =
                 Instant.ofEpochSecond(Math.floorDiv(mtimeNs, 1_000_000_000L), Math.floorMod(mtimeNs, 1_000_000_000L));
         Optional<String> target = t == FileInfo.Type.SYMLINK ? Optional.of(linkTarget) : Optional.empty();
-        return new FileInfo(path, name, t, size, mode, modified, target);
+        // the agent reports numeric ids only: names are the caller's to add
+        return new FileInfo(path, name, t, size, mode, modified, target, uid, gid, Optional.empty(), Optional.empty());
     }
 }

@@ -5,19 +5,27 @@ import dev.sandbox.FileInfo;
 import dev.sandbox.FileOperationException;
 import dev.sandbox.InvalidArgumentException;
 import dev.sandbox.SandboxFiles;
+import dev.sandbox.WriteOptions;
 import dev.sandbox.implementation.agent.AgentConnection;
 import dev.sandbox.implementation.agent.AgentErrnoException;
+import dev.sandbox.implementation.agent.AgentFileInfo;
 import dev.sandbox.implementation.agent.AgentWatchEvent;
+import dev.sandbox.implementation.files.FileArguments;
+import dev.sandbox.implementation.files.IdNames;
 import dev.sandbox.implementation.files.LocalFileIo;
 import dev.sandbox.implementation.files.SandboxTree;
 import dev.sandbox.implementation.files.TreeTarget;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.function.Function;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
@@ -38,12 +46,61 @@ final class AgentFiles implements SandboxFiles, TreeTarget {
     /** Default permission bits of a new directory. */
     private static final int DIR_MODE = 0755;
 
+    /** Writes of {@link #writeAll} in flight at once on the connection. */
+    private static final int WRITE_ALL_AT_ONCE = 8;
+
+    /** Bytes read at most of the container's {@code /etc/passwd} and {@code /etc/group}. */
+    private static final int NAMES_MAX_BYTES = 256 * 1024;
+
+    /** How long a read of those files may take before the names are left out. */
+    private static final Duration NAMES_TIMEOUT = Duration.ofSeconds(5);
+
     private final ContainerAgent agent;
     private final Runnable guard;
+
+    /**
+     * The container's user and group names, read with the operation that needs them (in parallel, on the same
+     * connection) and kept a second: the agent reports numeric ids only.
+     */
+    private final Mono<Names> names;
 
     AgentFiles(ContainerAgent agent, Runnable guard) {
         this.agent = agent;
         this.guard = guard;
+        this.names =
+                Mono.zip(table("/etc/passwd"), table("/etc/group"), Names::new).cache(Duration.ofSeconds(1));
+    }
+
+    /** Names by id of the container's users and groups; empty where its files are missing or unreadable. */
+    private record Names(Map<Long, String> users, Map<Long, String> groups) {}
+
+    private Mono<Map<Long, String>> table(String file) {
+        return agent.untilTerminated(agent.connection()
+                        .flatMapMany(c -> c.read(file, 0, NAMES_MAX_BYTES))
+                        .collect(java.io.ByteArrayOutputStream::new, (out, b) -> {
+                            byte[] chunk = new byte[b.remaining()];
+                            b.get(chunk);
+                            out.writeBytes(chunk);
+                        }))
+                .map(out -> IdNames.parse(out.toString(StandardCharsets.UTF_8)))
+                .timeout(NAMES_TIMEOUT, Mono.just(Map.of()))
+                .onErrorReturn(Map.of());
+    }
+
+    private static FileInfo named(AgentFileInfo info, Names names) {
+        FileInfo f = info.toFileInfo();
+        return new FileInfo(
+                f.path(),
+                f.name(),
+                f.type(),
+                f.size(),
+                f.mode(),
+                f.modifiedAt(),
+                f.symlinkTarget(),
+                f.uid(),
+                f.gid(),
+                Optional.ofNullable(names.users().get(f.uid())),
+                Optional.ofNullable(names.groups().get(f.gid())));
     }
 
     // ---------------------------------------------------------------- paths
@@ -114,6 +171,13 @@ final class AgentFiles implements SandboxFiles, TreeTarget {
     }
 
     @Override
+    public Flux<ByteBuffer> read(String path, long offset, long length) {
+        return Mono.fromRunnable(() -> FileArguments.checkRange(offset, length))
+                .then(resolve("path", path))
+                .flatMapMany(abs -> many(path, c -> c.read(abs, offset, length == Long.MAX_VALUE ? -1L : length)));
+    }
+
+    @Override
     public Mono<byte[]> readAllBytes(String path, long maxBytes) {
         if (maxBytes < 0) {
             return Mono.error(
@@ -150,23 +214,44 @@ final class AgentFiles implements SandboxFiles, TreeTarget {
     // ---------------------------------------------------------------- writes
 
     @Override
-    public Mono<FileInfo> write(String path, Publisher<ByteBuffer> content) {
+    public Mono<FileInfo> write(String path, Publisher<ByteBuffer> content, WriteOptions options) {
+        boolean parents = options.createParents();
         return resolve("path", path)
-                .flatMap(abs -> one(path, c -> c.write(abs, FILE_MODE, false, content)))
-                .map(info -> info.toFileInfo());
+                .flatMap(abs -> one(path, c -> c.write(abs, FILE_MODE, parents, content)))
+                .zipWith(names, AgentFiles::named);
     }
 
+    /**
+     * Writes the files as pipelined {@code WRITE} streams on the agent connection, up to {@value #WRITE_ALL_AT_ONCE} at
+     * a time, and reports the first failure in the map's order.
+     */
     @Override
-    public Mono<FileInfo> write(String path, byte[] content) {
-        byte[] copy = content.clone();
-        return write(path, Flux.defer(() -> {
-            List<ByteBuffer> chunks = new ArrayList<>();
-            for (int off = 0; off < copy.length; off += LocalFileIo.CHUNK_SIZE) {
-                chunks.add(ByteBuffer.wrap(copy, off, Math.min(LocalFileIo.CHUNK_SIZE, copy.length - off)));
-            }
-            return Flux.fromIterable(chunks);
-        }));
+    public Mono<List<FileInfo>> writeAll(Map<String, byte[]> files) {
+        List<Map.Entry<String, byte[]>> entries = new ArrayList<>();
+        for (Map.Entry<String, byte[]> e : files.entrySet()) {
+            entries.add(Map.entry(e.getKey(), e.getValue().clone()));
+        }
+        return Flux.fromIterable(entries)
+                .flatMapSequential(
+                        e -> write(e.getKey(), e.getValue())
+                                .<Object>map(info -> info)
+                                .onErrorResume(x -> Mono.just(new Failed(x))),
+                        WRITE_ALL_AT_ONCE,
+                        1)
+                .collectList()
+                .flatMap(results -> {
+                    List<FileInfo> out = new ArrayList<>(results.size());
+                    for (Object r : results) {
+                        if (r instanceof Failed f) {
+                            return Mono.error(f.error());
+                        }
+                        out.add((FileInfo) r);
+                    }
+                    return Mono.just(out);
+                });
     }
+
+    private record Failed(Throwable error) {}
 
     @Override
     public Mono<FileInfo> upload(Path local, String path) {
@@ -186,20 +271,36 @@ final class AgentFiles implements SandboxFiles, TreeTarget {
     // ---------------------------------------------------------------- metadata
 
     @Override
-    public Flux<FileInfo> list(String path) {
-        return resolve("path", path)
-                .flatMap(abs ->
-                        many(path, c -> c.list(abs, 1)).map(i -> i.toFileInfo()).collectList())
-                .flatMapIterable(list -> {
-                    List<FileInfo> sorted = new ArrayList<>(list);
-                    sorted.sort(Comparator.comparing(FileInfo::name));
+    public Flux<FileInfo> list(String path, int depth) {
+        return Mono.fromSupplier(() -> FileArguments.depth(depth))
+                .flatMap(d -> resolve("path", path)
+                        .flatMap(abs -> Flux.defer(() -> {
+                                    FileArguments.ListBound bound = new FileArguments.ListBound(path);
+                                    return many(path, c -> c.list(abs, d)).<AgentFileInfo>handle((info, sink) -> {
+                                        try {
+                                            bound.add(info.path());
+                                        } catch (FileOperationException e) {
+                                            sink.error(e);
+                                            return;
+                                        }
+                                        sink.next(info);
+                                    });
+                                })
+                                .collectList()
+                                .zipWith(names)))
+                .flatMapIterable(t -> {
+                    List<FileInfo> sorted = new ArrayList<>(t.getT1().size());
+                    for (AgentFileInfo info : t.getT1()) {
+                        sorted.add(named(info, t.getT2()));
+                    }
+                    sorted.sort(FileArguments.PRE_ORDER);
                     return sorted;
                 });
     }
 
     @Override
     public Mono<FileInfo> stat(String path) {
-        return resolve("path", path).flatMap(abs -> one(path, c -> c.stat(abs))).map(i -> i.toFileInfo());
+        return resolve("path", path).flatMap(abs -> one(path, c -> c.stat(abs))).zipWith(names, AgentFiles::named);
     }
 
     @Override

@@ -56,20 +56,42 @@ public final class LocalFileIo {
      * @return the content
      */
     public static Flux<ByteBuffer> read(Callable<FileChannel> opener, String shownPath) {
+        return read(opener, shownPath, Long.MAX_VALUE);
+    }
+
+    /**
+     * Streams at most {@code length} bytes of a channel from its position, in chunks, reading one chunk per request,
+     * and closes it at the end.
+     *
+     * @param opener opens (and positions) the channel when the stream is subscribed; may throw a {@link
+     *     FileOperationException}
+     * @param shownPath the path to name in errors
+     * @param length how many bytes at most; {@link Long#MAX_VALUE} for all
+     * @return the content
+     */
+    public static Flux<ByteBuffer> read(Callable<FileChannel> opener, String shownPath, long length) {
         return Flux.using(
                         opener,
-                        channel -> Flux.<ByteBuffer>generate(sink -> {
-                            ByteBuffer buf = ByteBuffer.allocate(CHUNK_SIZE);
-                            try {
-                                if (channel.read(buf) < 0) {
+                        channel -> {
+                            long[] left = {length};
+                            return Flux.<ByteBuffer>generate(sink -> {
+                                if (left[0] <= 0) {
                                     sink.complete();
-                                } else {
-                                    sink.next(buf.flip());
+                                    return;
                                 }
-                            } catch (IOException e) {
-                                sink.error(failure(shownPath, e));
-                            }
-                        }),
+                                ByteBuffer buf = ByteBuffer.allocate((int) Math.min(CHUNK_SIZE, left[0]));
+                                try {
+                                    if (channel.read(buf) < 0) {
+                                        sink.complete();
+                                    } else {
+                                        left[0] -= buf.position();
+                                        sink.next(buf.flip());
+                                    }
+                                } catch (IOException e) {
+                                    sink.error(failure(shownPath, e));
+                                }
+                            });
+                        },
                         LocalFileIo::closeQuietly)
                 .subscribeOn(Schedulers.boundedElastic());
     }

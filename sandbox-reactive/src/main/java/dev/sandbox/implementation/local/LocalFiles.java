@@ -4,6 +4,8 @@ import dev.sandbox.FileEvent;
 import dev.sandbox.FileInfo;
 import dev.sandbox.FileOperationException;
 import dev.sandbox.SandboxFiles;
+import dev.sandbox.WriteOptions;
+import dev.sandbox.implementation.files.FileArguments;
 import dev.sandbox.implementation.files.LocalFileIo;
 import dev.sandbox.implementation.files.SandboxTree;
 import dev.sandbox.implementation.files.TreeTarget;
@@ -83,6 +85,26 @@ final class LocalFiles implements SandboxFiles, TreeTarget {
     }
 
     @Override
+    public Flux<ByteBuffer> read(String path, long offset, long length) {
+        return Flux.defer(() -> {
+            FileArguments.checkRange(offset, length);
+            return LocalFileIo.read(
+                    () -> {
+                        FileChannel channel = openRead(path);
+                        try {
+                            channel.position(offset);
+                        } catch (IOException e) {
+                            channel.close();
+                            throw LocalFileIo.failure(path, e);
+                        }
+                        return channel;
+                    },
+                    path,
+                    length);
+        });
+    }
+
+    @Override
     public Mono<byte[]> readAllBytes(String path, long maxBytes) {
         return blocking(path, () -> {
             try (FileChannel channel = root.openRead("path", path, root.relative("path", path))) {
@@ -113,17 +135,21 @@ final class LocalFiles implements SandboxFiles, TreeTarget {
     }
 
     @Override
-    public Mono<FileInfo> write(String path, Publisher<ByteBuffer> content) {
+    public Mono<FileInfo> write(String path, Publisher<ByteBuffer> content, WriteOptions options) {
+        boolean parents = options.createParents();
         return LocalFileIo.writeAtomically(
-                        () -> rooted(() -> root.destination("path", path, root.relative("path", path))), path, content)
+                        () -> rooted(() -> {
+                            String rel = root.relative("path", path);
+                            int slash = rel.lastIndexOf('/');
+                            if (parents && slash > 0) {
+                                root.mkdirs("path", path, rel.substring(0, slash));
+                            }
+                            return root.destination("path", path, rel);
+                        }),
+                        path,
+                        content)
                 .then(stat(path))
                 .subscribeOn(io);
-    }
-
-    @Override
-    public Mono<FileInfo> write(String path, byte[] content) {
-        byte[] copy = content.clone();
-        return write(path, Mono.fromSupplier(() -> ByteBuffer.wrap(copy)));
     }
 
     @Override
@@ -155,9 +181,15 @@ final class LocalFiles implements SandboxFiles, TreeTarget {
     }
 
     @Override
-    public Flux<FileInfo> list(String path) {
-        return blocking(path, () -> root.list("path", path, root.relative("path", path)))
+    public Flux<FileInfo> list(String path, int depth) {
+        return Mono.fromSupplier(() -> FileArguments.depth(depth))
+                .flatMap(d -> blocking(path, () -> root.list("path", path, root.relative("path", path), d)))
                 .flatMapIterable(list -> list);
+    }
+
+    @Override
+    public Mono<Boolean> exists(String path) {
+        return blocking(path, () -> root.exists("path", path, root.relative("path", path)));
     }
 
     @Override

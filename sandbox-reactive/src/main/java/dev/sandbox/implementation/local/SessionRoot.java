@@ -5,6 +5,9 @@ import dev.sandbox.BackendException;
 import dev.sandbox.FileInfo;
 import dev.sandbox.FileOperationException;
 import dev.sandbox.InvalidArgumentException;
+import dev.sandbox.SandboxFiles;
+import dev.sandbox.implementation.files.FileArguments;
+import dev.sandbox.implementation.files.IdNames;
 import dev.sandbox.implementation.files.LocalFileIo;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
@@ -338,7 +341,7 @@ final class SessionRoot implements AutoCloseable {
     // ---- stat ----
 
     /** What {@code statx} tells of an entry. */
-    record Stat(int mode, long nlink, long size, Instant mtime) {
+    record Stat(int mode, long nlink, long size, Instant mtime, long uid, long gid) {
         int type() {
             return mode & Sys.S_IFMT;
         }
@@ -354,7 +357,9 @@ final class SessionRoot implements AutoCloseable {
                 buf.getInt(Sys.STATX_NLINK_OFFSET) & 0xffffffffL,
                 buf.getLong(Sys.STATX_SIZE_OFFSET),
                 Instant.ofEpochSecond(
-                        buf.getLong(Sys.STATX_MTIME_OFFSET), buf.getInt(Sys.STATX_MTIME_OFFSET + 8) & 0xffffffffL));
+                        buf.getLong(Sys.STATX_MTIME_OFFSET), buf.getInt(Sys.STATX_MTIME_OFFSET + 8) & 0xffffffffL),
+                buf.getInt(Sys.STATX_UID_OFFSET) & 0xffffffffL,
+                buf.getInt(Sys.STATX_GID_OFFSET) & 0xffffffffL);
     }
 
     private Stat stat(int dirFd, String name, int flags, String field, String shown) {
@@ -398,7 +403,11 @@ final class SessionRoot implements AutoCloseable {
                 st.size(),
                 st.mode() & 07777,
                 st.mtime(),
-                target);
+                target,
+                st.uid(),
+                st.gid(),
+                IdNames.HOST.user(st.uid()),
+                IdNames.HOST.group(st.gid()));
     }
 
     // ---- operations ----
@@ -445,28 +454,70 @@ final class SessionRoot implements AutoCloseable {
 
     /** A directory's entries, not following links, sorted by name. */
     List<FileInfo> list(String field, String shown, String rel) {
+        return list(field, shown, rel, 1);
+    }
+
+    /**
+     * A directory's entries to a depth, in pre-order (a directory right before its entries, each directory's entries
+     * sorted by name); links are listed, never followed; more than {@link SandboxFiles#LIST_MAX_ENTRIES} entries (or
+     * {@link SandboxFiles#LIST_MAX_PATH_CHARS} of paths) fail.
+     */
+    List<FileInfo> list(String field, String shown, String rel, int depth) {
         int fd = open(field, shown, rel, Sys.O_PATH | Sys.O_DIRECTORY);
         try {
-            List<String> names = new ArrayList<>();
-            try (DirectoryStream<Path> entries = Files.newDirectoryStream(proc(fd))) {
-                for (Path entry : entries) {
-                    names.add(entry.getFileName().toString());
-                }
-            } catch (IOException e) {
-                throw LocalFileIo.failure(shown, e);
-            }
-            Collections.sort(names);
-            Path dir = display(rel);
-            List<FileInfo> out = new ArrayList<>(names.size());
-            for (String name : names) {
-                Stat st = statx(fd, name, Sys.AT_SYMLINK_NOFOLLOW);
-                if (st != null) { // gone since the listing: skipped
-                    out.add(info(fd, name, dir.resolve(name), field, shown));
-                }
-            }
+            List<FileInfo> out = new ArrayList<>();
+            listInto(fd, display(rel), depth, field, shown, out, new FileArguments.ListBound(shown));
             return out;
         } finally {
             Sys.close(fd);
+        }
+    }
+
+    private void listInto(
+            int fd,
+            Path dir,
+            int depth,
+            String field,
+            String shown,
+            List<FileInfo> out,
+            FileArguments.ListBound bound) {
+        List<String> names = new ArrayList<>();
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(proc(fd))) {
+            for (Path entry : entries) {
+                if (out.size() + names.size() >= SandboxFiles.LIST_MAX_ENTRIES) {
+                    throw FileArguments.tooManyEntries(shown);
+                }
+                names.add(entry.getFileName().toString());
+            }
+        } catch (IOException e) {
+            throw LocalFileIo.failure(shown, e);
+        }
+        Collections.sort(names);
+        for (String name : names) {
+            Stat st = statx(fd, name, Sys.AT_SYMLINK_NOFOLLOW);
+            if (st == null) { // gone since the listing: skipped
+                continue;
+            }
+            FileInfo info = info(fd, name, dir.resolve(name), field, shown);
+            bound.add(info.path());
+            out.add(info);
+            if (depth > 1 && st.type() == Sys.S_IFDIR) {
+                // one component from the open parent, never following a link: stays beneath the root
+                int child = Sys.openat(
+                        fd, Sys.path(name), Sys.O_PATH | Sys.O_DIRECTORY | Sys.O_NOFOLLOW | Sys.O_CLOEXEC, 0);
+                if (child < 0) {
+                    int errno = Sys.errno();
+                    if (errno == Sys.ENOENT || errno == Sys.ENOTDIR || errno == Sys.ELOOP) {
+                        continue; // gone or replaced since: the entry is listed, not its content
+                    }
+                    throw fail(field, shown, errno);
+                }
+                try {
+                    listInto(child, dir.resolve(name), depth - 1, field, shown, out, bound);
+                } finally {
+                    Sys.close(child);
+                }
+            }
         }
     }
 
@@ -747,7 +798,8 @@ final class SessionRoot implements AutoCloseable {
         try (Parent parent = parent(field, shown, rel)) {
             return statx(parent.fd(), parent.name(), Sys.AT_SYMLINK_NOFOLLOW) != null;
         } catch (FileOperationException e) {
-            if (e.reason() == FileOperationException.Reason.NOT_FOUND) {
+            if (e.reason() == FileOperationException.Reason.NOT_FOUND
+                    || e.reason() == FileOperationException.Reason.NOT_A_DIRECTORY) {
                 return false;
             }
             throw e;

@@ -68,6 +68,8 @@ final class Sys {
 
     static final int STATX_BASIC_STATS = 0x7ff;
     static final int STATX_NLINK_OFFSET = 16;
+    static final int STATX_UID_OFFSET = 20;
+    static final int STATX_GID_OFFSET = 24;
     static final int STATX_MODE_OFFSET = 28;
     static final int STATX_SIZE_OFFSET = 40;
     static final int STATX_MTIME_OFFSET = 112;

@@ -10,11 +10,17 @@ import dev.sandbox.implementation.files.LocalTree;
 import dev.sandbox.implementation.files.SandboxTree;
 import dev.sandbox.implementation.files.TarCodec;
 import dev.sandbox.implementation.files.TreeItem;
+import dev.sandbox.WriteOptions;
+import dev.sandbox.implementation.files.FileArguments;
+import dev.sandbox.implementation.files.LocalFileIo;
 import io.netty.handler.codec.http.HttpMethod;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.function.Consumer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -51,6 +57,16 @@ final class RemoteFiles implements SandboxFiles {
     }
 
     @Override
+    public Flux<ByteBuffer> read(String file, long offset, long length) {
+        return Flux.defer(() -> {
+            guard.run();
+            FileArguments.checkRange(offset, length);
+            String range = "&offset=" + offset + (length == Long.MAX_VALUE ? "" : "&length=" + length);
+            return t.download(path + "/content" + q(file) + range).publishOn(io, 2);
+        });
+    }
+
+    @Override
     public Mono<byte[]> readAllBytes(String file, long maxBytes) {
         return Mono.defer(() -> {
             guard.run();
@@ -74,19 +90,33 @@ final class RemoteFiles implements SandboxFiles {
     }
 
     @Override
-    public Mono<FileInfo> write(String file, Publisher<ByteBuffer> content) {
+    public Mono<FileInfo> write(String file, Publisher<ByteBuffer> content, WriteOptions options) {
         return Mono.defer(() -> {
             guard.run();
-            return t.upload(HttpMethod.PUT, path + "/content" + q(file), content, true)
+            String parents = "&parents=" + options.createParents();
+            return t.upload(HttpMethod.PUT, path + "/content" + q(file) + parents, content, true)
                     .map(RemoteFiles::fileInfo)
                     .switchIfEmpty(Mono.error(() -> RemoteErrors.protocol("the server sent no file info")));
         });
     }
 
+    /** One request: the files' contents as base64 in a JSON body, written by the server in the map's order. */
     @Override
-    public Mono<FileInfo> write(String file, byte[] content) {
-        byte[] copy = content.clone();
-        return write(file, Mono.fromSupplier(() -> ByteBuffer.wrap(copy)));
+    public Mono<List<FileInfo>> writeAll(Map<String, byte[]> files) {
+        List<RequestBodies.BatchFile> batch = new ArrayList<>();
+        for (Map.Entry<String, byte[]> e : files.entrySet()) {
+            batch.add(new RequestBodies.BatchFile(e.getKey(), e.getValue().clone()));
+        }
+        return Mono.defer(() -> {
+            guard.run();
+            if (batch.isEmpty()) {
+                return Mono.just(List.<FileInfo>of());
+            }
+            return t.longCall(HttpMethod.POST, path + "/batch", new RequestBodies.BatchBody(batch))
+                    .map(n -> ResourceBodies.read(n, ResourceBodies.FileList.class).entries().stream()
+                            .map(ResourceBodies.FileInfoBody::info)
+                            .toList());
+        });
     }
 
     @Override
@@ -134,10 +164,11 @@ final class RemoteFiles implements SandboxFiles {
     }
 
     @Override
-    public Flux<FileInfo> list(String dir) {
+    public Flux<FileInfo> list(String dir, int depth) {
         return Flux.defer(() -> {
             guard.run();
-            return t.call(HttpMethod.GET, path + "/list" + q(dir), null)
+            int d = FileArguments.depth(depth);
+            return t.call(HttpMethod.GET, path + "/list" + q(dir) + "&depth=" + d, null)
                     .flatMapIterable(n -> ResourceBodies.read(n, ResourceBodies.FileList.class)
                             .entries())
                     .map(ResourceBodies.FileInfoBody::info);

@@ -525,4 +525,30 @@ public final class RequestBodies {
      * @param to the target
      */
     public record MoveBody(String from, String to) {}
+
+    /**
+     * The files of {@code files/batch}: {@code {"files":[{"path":"a.txt","content":"<base64>"},...]}}, written in
+     * this order.
+     *
+     * @param files the files
+     */
+    public record BatchBody(List<BatchFile> files) {
+        /**
+         * The files.
+         *
+         * @return the files, empty when absent
+         */
+        @Override
+        public List<BatchFile> files() {
+            return files == null ? List.of() : files;
+        }
+    }
+
+    /**
+     * One file of a {@link BatchBody}.
+     *
+     * @param path where to write it
+     * @param content its bytes (base64 in JSON)
+     */
+    public record BatchFile(String path, byte[] content) {}
 }

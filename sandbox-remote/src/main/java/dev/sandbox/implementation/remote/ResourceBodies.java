@@ -262,15 +262,20 @@ public final class ResourceBodies {
     }
 
     /**
-     * A file's description: {@code {"path","name","type","size","mode","modifiedAt","symlinkTarget"?}}.
+     * A file's description: {@code {"path","name","type","size","mode","modifiedAt","symlinkTarget"?,"uid"?,"gid"?,
+     * "owner"?,"group"?}}.
      *
      * @param path its absolute path in the sandbox
      * @param name its last path element
      * @param type what kind of file it is
      * @param size its size in bytes
-     * @param mode its permission bits
+     * @param mode its permission bits, setuid, setgid and sticky included
      * @param modifiedAt its last modification
      * @param symlinkTarget a symbolic link's target; left out otherwise
+     * @param uid its owner's user id; left out when unknown
+     * @param gid its group id; left out when unknown
+     * @param owner its owner's name; left out when unknown
+     * @param group its group's name; left out when unknown
      */
     public record FileInfoBody(
             String path,
@@ -279,7 +284,11 @@ public final class ResourceBodies {
             long size,
             int mode,
             Instant modifiedAt,
-            @JsonInclude(JsonInclude.Include.NON_NULL) String symlinkTarget) {
+            @JsonInclude(JsonInclude.Include.NON_NULL) String symlinkTarget,
+            @JsonInclude(JsonInclude.Include.NON_NULL) Long uid,
+            @JsonInclude(JsonInclude.Include.NON_NULL) Long gid,
+            @JsonInclude(JsonInclude.Include.NON_NULL) String owner,
+            @JsonInclude(JsonInclude.Include.NON_NULL) String group) {
 
         /**
          * Encodes a file description.
@@ -295,7 +304,11 @@ public final class ResourceBodies {
                     f.size(),
                     f.mode(),
                     f.modifiedAt(),
-                    f.symlinkTarget().orElse(null));
+                    f.symlinkTarget().orElse(null),
+                    f.uid() < 0 ? null : f.uid(),
+                    f.gid() < 0 ? null : f.gid(),
+                    f.owner().orElse(null),
+                    f.group().orElse(null));
         }
 
         /**
@@ -311,7 +324,11 @@ public final class ResourceBodies {
                     size,
                     mode,
                     modifiedAt,
-                    Optional.ofNullable(symlinkTarget));
+                    Optional.ofNullable(symlinkTarget),
+                    uid == null || uid < 0 ? -1 : uid,
+                    gid == null || gid < 0 ? -1 : gid,
+                    Optional.ofNullable(owner),
+                    Optional.ofNullable(group));
         }
     }
 

@@ -16,6 +16,7 @@ import dev.sandbox.PtySession;
 import dev.sandbox.SandboxFiles;
 import dev.sandbox.SandboxSession;
 import dev.sandbox.SessionOptions;
+import dev.sandbox.WriteOptions;
 import dev.sandbox.implementation.Version;
 import dev.sandbox.implementation.exec.BatchedExec;
 import dev.sandbox.implementation.exec.Framed;
@@ -63,6 +64,9 @@ public final class Api {
     private static final Logger LOG = LoggerFactory.getLogger(Api.class);
     /** Download chunks are cut to this size, bounding what waits in a connection's outbound buffer. */
     private static final int DOWNLOAD_SLICE = 16 * 1024;
+
+    /** The largest body of {@code files/batch}: its contents are base64 in JSON, held in memory while written. */
+    private static final long MAX_BATCH_BYTES = 32L << 20;
     /** The most sessions one lease renewal may name (the remote provider sends at most 512). */
     private static final int MAX_LEASES_PER_RENEWAL = 1024;
     /** The longest a client may wait for an exit in one request. */
@@ -184,6 +188,7 @@ public final class Api {
 
         routes.get("/v1/sessions/{id}/files/content", guard(true, this::fileRead));
         routes.put("/v1/sessions/{id}/files/content", guard(true, this::fileWrite));
+        routes.post("/v1/sessions/{id}/files/batch", guard(true, this::fileWriteAll));
         routes.get("/v1/sessions/{id}/files/list", guard(true, this::fileList));
         routes.get("/v1/sessions/{id}/files/stat", guard(true, this::fileStat));
         routes.post("/v1/sessions/{id}/files/mkdir", guard(true, this::fileMkdir));
@@ -659,8 +664,12 @@ public final class Api {
     private Mono<Void> fileRead(HttpServerRequest req, HttpServerResponse res) {
         String path = requiredQuery(req, "path");
         long maxBytes = Http.longQuery(req, "maxBytes", -1);
+        long offset = Http.longQuery(req, "offset", 0);
+        long length = Http.longQuery(req, "length", Long.MAX_VALUE);
+        boolean ranged = Http.query(req, "offset") != null || Http.query(req, "length") != null;
         return withSession(req, s -> {
             SandboxFiles files = s.files();
+            Flux<ByteBuffer> content = ranged ? files.read(path, offset, length) : files.read(path);
             Mono<Void> check = maxBytes < 0
                     ? Mono.empty()
                     : files.stat(path)
@@ -671,8 +680,7 @@ public final class Api {
                                             path + ": " + info.size() + " bytes is over the cap of " + maxBytes,
                                             null))
                                     : Mono.empty());
-            return check.then(files.read(path)
-                    .switchOnFirst((first, all) -> {
+            return check.then(content.switchOnFirst((first, all) -> {
                         if (first.hasError()) {
                             return Mono.error(first.getThrowable());
                         }
@@ -706,7 +714,8 @@ public final class Api {
                 throw new HttpError(413, "PayloadTooLarge", "the upload is over the limit of " + max + " bytes");
             }
         });
-        return withSession(req, s -> s.files().write(path, body))
+        WriteOptions options = WriteOptions.defaults().withCreateParents(Http.boolQuery(req, "parents", true));
+        return withSession(req, s -> s.files().write(path, body, options))
                 .flatMap(info -> Http.json(res, 200, ResourceBodies.FileInfoBody.of(info)));
     }
 
@@ -751,9 +760,30 @@ public final class Api {
                 .flatMap(info -> Http.json(res, 200, ResourceBodies.FileInfoBody.of(info)));
     }
 
+    /** Several files in one request, base64 in JSON: bounded by the upload limit and by {@link #MAX_BATCH_BYTES}. */
+    private Mono<Void> fileWriteAll(HttpServerRequest req, HttpServerResponse res) {
+        long limit = Math.min(MAX_BATCH_BYTES, config.maxUploadBytes() / 3 * 4 + 64 * 1024);
+        return Http.body(req, (int) limit)
+                .flatMap(n -> {
+                    RequestBodies.BatchBody batch = RequestBodies.read(n, RequestBodies.BatchBody.class);
+                    Map<String, byte[]> files = new LinkedHashMap<>();
+                    for (RequestBodies.BatchFile f : batch.files()) {
+                        if (f == null || f.path() == null) {
+                            throw new InvalidArgumentException("files", "every file needs a path");
+                        }
+                        if (files.put(f.path(), f.content() == null ? new byte[0] : f.content()) != null) {
+                            throw new InvalidArgumentException("files", "path '" + f.path() + "' is given twice");
+                        }
+                    }
+                    return withSession(req, s -> s.files().writeAll(files));
+                })
+                .flatMap(list -> Http.json(res, 200, ResourceBodies.FileList.of(list)));
+    }
+
     private Mono<Void> fileList(HttpServerRequest req, HttpServerResponse res) {
         String path = requiredQuery(req, "path");
-        return withSession(req, s -> s.files().list(path).collectList()).flatMap(list -> {
+        int depth = intQuery(req, "depth", 1);
+        return withSession(req, s -> s.files().list(path, depth).collectList()).flatMap(list -> {
             return Http.json(res, 200, ResourceBodies.FileList.of(list));
         });
     }
