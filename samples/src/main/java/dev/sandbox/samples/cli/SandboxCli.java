@@ -60,6 +60,10 @@ public final class SandboxCli {
         if (System.getProperty("org.slf4j.simpleLogger.defaultLogLevel") == null) {
             System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "error");
         }
+        // docker-java logs the failures it also throws (with stack traces); the CLI prints each error once, one line
+        if (System.getProperty("org.slf4j.simpleLogger.log.com.github.dockerjava") == null) {
+            System.setProperty("org.slf4j.simpleLogger.log.com.github.dockerjava", "off");
+        }
         int code = run(args, System.out, System.err);
         System.exit(code);
     }

@@ -304,7 +304,7 @@ class CommandLineTest {
                 "s",
                 "p");
         assertUsageError(
-                "Invalid value for option '--from': expected OFFSET or OUT,ERR, got '1,2,3'",
+                "Invalid value for option '--from': expected OFFSET, OUT,ERR or stdout=OUT,stderr=ERR, got '1,2,3'",
                 "logs",
                 "--from",
                 "1,2,3",
