@@ -105,7 +105,7 @@ abstract class CommandInSession extends SessionSubcommand {
             try {
                 return new Values.AbsoluteDirectory().convert(text);
             } catch (picocli.CommandLine.TypeConversionException e) {
-                throw usageError("invalid value for option '--workdir': " + e.getMessage());
+                throw usageError("Invalid value for option '--workdir': " + e.getMessage());
             }
         }
         if (!text.startsWith("/")) {
