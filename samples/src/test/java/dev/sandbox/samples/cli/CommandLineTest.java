@@ -716,7 +716,8 @@ class CommandLineTest {
                 "--background",
                 "--",
                 "true");
-        assertUsageError("with --session the session exists", "exec", "--session", "s", "--env", "A=1", "--", "true");
+        assertUsageError(
+                "with --session the session exists", "exec", "--session", "s", "--lifetime", "1m", "--", "true");
     }
 
     private static String[] concat(String[]... parts) {
