@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import javax.tools.JavaCompiler;
+import javax.tools.StandardJavaFileManager;
 import javax.tools.ToolProvider;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
@@ -115,11 +116,15 @@ class ReadmeSnippetsTest {
         }
         JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
         StringWriter diagnostics = new StringWriter();
-        List<String> args = new ArrayList<>(List.of(
-                "-proc:none", "-d", dir.resolve("classes").toString(), "-cp", System.getProperty("java.class.path")));
-        sources.forEach(s -> args.add(s.toString()));
-        boolean compiled =
-                javac.getTask(diagnostics, null, null, args, null, null).call();
+        Path classes = Files.createDirectories(dir.resolve("classes"));
+        List<String> options =
+                List.of("-proc:none", "-d", classes.toString(), "-cp", System.getProperty("java.class.path"));
+        boolean compiled;
+        try (StandardJavaFileManager files = javac.getStandardFileManager(null, null, StandardCharsets.UTF_8)) {
+            compiled = javac.getTask(
+                            diagnostics, files, null, options, null, files.getJavaFileObjectsFromPaths(sources))
+                    .call();
+        }
         assertThat(compiled)
                 .as("README.md's snippets compile on their own:%n%s", diagnostics)
                 .isTrue();
