@@ -158,7 +158,7 @@ abstract class CommandInSession extends SessionSubcommand {
         Duration wait = timeout == null ? UNBOUNDED : timeout.plus(GRACE);
         Thread main = Thread.currentThread();
         CountDownLatch released = new CountDownLatch(1);
-        boolean[] stopping = {false};
+        Interruption interruption = new Interruption(main);
         try (SessionSource source = sessions();
                 SandboxClient client = session == null ? source.create(options, wait) : source.attach(session, wait)) {
             // SIGINT or SIGTERM: cancel the command by interrupting its wait, then let this thread close the client
@@ -166,10 +166,7 @@ abstract class CommandInSession extends SessionSubcommand {
             Runnable closeClient = client::close;
             Thread hook = new Thread(
                     () -> {
-                        synchronized (stopping) {
-                            stopping[0] = true;
-                        }
-                        main.interrupt();
+                        interruption.stop();
                         try {
                             if (!released.await(STOP_WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
                                 closeClient.run();
@@ -181,8 +178,22 @@ abstract class CommandInSession extends SessionSubcommand {
                     "sandbox-cli-shutdown");
             Runtime.getRuntime().addShutdownHook(hook);
             try {
-                int code = run(client, execOptions());
-                code = code == KILLED ? explainKill(client, cli.err) : code;
+                if (!interruption.enter()) {
+                    return INTERRUPTED;
+                }
+                int code;
+                try {
+                    code = run(client, execOptions());
+                    code = code == KILLED ? explainKill(client, cli.err) : code;
+                } catch (SandboxInterruptedException e) {
+                    if (!interruption.leave()) {
+                        throw e;
+                    }
+                    return INTERRUPTED; // the command is cancelled; the closes below get that to the sandbox
+                }
+                if (interruption.leave()) {
+                    return INTERRUPTED;
+                }
                 if (termination == ExecEvent.Termination.TIMED_OUT && timeout != null) {
                     SandboxCli.fail(cli.err, "timed out after " + Durations.format(timeout) + "; killed", code);
                 } else if (termination == ExecEvent.Termination.IDLE_TIMED_OUT && idleTimeout != null) {
@@ -190,14 +201,6 @@ abstract class CommandInSession extends SessionSubcommand {
                             cli.err, "timed out: no output for " + Durations.format(idleTimeout) + "; killed", code);
                 }
                 return code;
-            } catch (SandboxInterruptedException e) {
-                synchronized (stopping) {
-                    if (!stopping[0]) {
-                        throw e;
-                    }
-                }
-                Thread.interrupted(); // the command is cancelled; closing the client and provider must not be
-                return INTERRUPTED;
             } finally {
                 try {
                     Runtime.getRuntime().removeShutdownHook(hook);
@@ -207,6 +210,47 @@ abstract class CommandInSession extends SessionSubcommand {
             }
         } finally {
             released.countDown();
+        }
+    }
+
+    /**
+     * The shutdown hook's interrupt of the thread running the command: it lands only while the command runs, so
+     * that the closes after it (which wait, and fail at once on an interrupted thread) are never cut short.
+     */
+    private static final class Interruption {
+        private final Thread runner;
+        private boolean stopping;
+        private boolean running;
+
+        Interruption(Thread runner) {
+            this.runner = runner;
+        }
+
+        /** From the hook: stop the command if it runs, and keep it from starting. */
+        synchronized void stop() {
+            stopping = true;
+            if (running) {
+                runner.interrupt();
+            }
+        }
+
+        /** Before the command: {@code false} when the CLI is stopping already. */
+        synchronized boolean enter() {
+            running = !stopping;
+            return running;
+        }
+
+        /**
+         * After the command, on its thread: no interrupt can come any more, and one that came is cleared.
+         *
+         * @return whether the hook stopped the command
+         */
+        synchronized boolean leave() {
+            running = false;
+            if (stopping) {
+                Thread.interrupted();
+            }
+            return stopping;
         }
     }
 

@@ -70,8 +70,9 @@ public final class SandboxCli {
 
     /**
      * Runs the CLI: parses {@code args}, runs the command, writes to {@code out} and {@code err}, and returns the
-     * exit code. While the command runs, a JVM shutdown hook destroys the session, so a terminated CLI does not leave
-     * the command running.
+     * exit code. While the command runs, a JVM shutdown hook (SIGINT, SIGTERM) kills it: it destroys a session made
+     * for the command, and cancels a command run in an existing session ({@code --session}), so a terminated CLI does
+     * not leave the command running.
      *
      * <pre>{@code
      * int code = SandboxCli.run(new String[] {"run", "--", "echo", "hi"}, System.out, System.err);
