@@ -70,8 +70,8 @@ class RemoteRetryAndCloseTest {
 
     /**
      * A program that cancels a command and closes its provider at once (a CLI on Ctrl-C) gets the command killed:
-     * the close waits for the cancel's release to reach the server, which would otherwise keep the command for a
-     * client that might resume its stream.
+     * the cancel's release reaches the server before the connections close; without it the server would keep the
+     * command for a client that might resume its stream.
      */
     @Test
     void aCommandCancelledJustBeforeTheProviderClosesIsKilled() throws Exception {

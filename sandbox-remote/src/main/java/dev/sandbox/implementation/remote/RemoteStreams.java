@@ -131,9 +131,8 @@ public final class RemoteStreams {
                         if (upload[0] != null) {
                             upload[0].dispose();
                         }
-                        // releases the server's window; kills the process if it still runs (a cancel); a close of
-                        // the provider right after waits for it
-                        t.release(HttpMethod.DELETE, execPath);
+                        // releases the server's window; kills the process if it still runs (a cancel)
+                        t.fireAndForget(HttpMethod.DELETE, execPath);
                     })
                     // last, so that the operators above see one item per frame: a lines frame becomes its line
                     // events one at a time, as they are asked for, and what is handed out here is what was delivered

@@ -16,9 +16,6 @@ import java.nio.ByteBuffer;
 import java.nio.CharBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.List;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -28,7 +25,6 @@ import java.util.function.Supplier;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Schedulers;
 import reactor.netty.channel.AbortedException;
 import reactor.netty.http.client.HttpClient;
@@ -59,15 +55,6 @@ public final class RemoteTransport implements AutoCloseable {
     private final int reconnectAttempts;
     private final Duration reconnectBackoff;
     private final AtomicBoolean closed = new AtomicBoolean();
-
-    /** How long closing waits for the releases still in flight (each is bounded by the response timeout too). */
-    private static final Duration RELEASE_WAIT = Duration.ofSeconds(5);
-
-    /** Control calls without the closed check, for releases sent before the close and answered after it. */
-    private final HttpClient releasing;
-
-    /** The releases in flight; closing waits for them, so a cancel made just before a close reaches the server. */
-    private final Set<Sinks.Empty<Void>> releases = ConcurrentHashMap.newKeySet();
 
     /**
      * Creates the transport.
@@ -106,11 +93,6 @@ public final class RemoteTransport implements AutoCloseable {
         this.streaming = base;
         Version.get(); // reads a resource: load it here, not on an event loop
         this.control = base.responseTimeout(responseTimeout);
-        this.releasing = HttpClient.create(pool)
-                .baseUrl(this.baseUrl)
-                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int)
-                        Math.min(Integer.MAX_VALUE, connectTimeout.toMillis()))
-                .responseTimeout(responseTimeout);
     }
 
     /** The bearer header of a request; refuses every request once the transport is closed. */
@@ -490,34 +472,6 @@ public final class RemoteTransport implements AutoCloseable {
         call(method, path, null).onErrorResume(e -> Mono.empty()).subscribe();
     }
 
-    /**
-     * Sends a release (a {@code DELETE} that ends a stream on the server and kills its command if it still runs) and
-     * does not wait for it, bounded by the response timeout; failures are ignored. Unlike {@link #fireAndForget}, a
-     * release sent before {@link #closeAsync()} is waited for (a few seconds at most) before the connections close:
-     * a program that cancels a command and then closes its provider, as a CLI does on Ctrl-C, has the command killed
-     * rather than left running until the server gives up on the stream. Sent after the close, it is dropped.
-     *
-     * @param method the method
-     * @param path the path
-     */
-    public void release(HttpMethod method, String path) {
-        String auth;
-        try {
-            auth = authorization();
-        } catch (RuntimeException closedOrNoToken) {
-            return; // closed: the server releases the stream when its client stays away
-        }
-        Sinks.Empty<Void> done = Sinks.empty();
-        releases.add(done);
-        exchange(releasing.headers(h -> h.set(HttpHeaderNames.AUTHORIZATION, auth)), method, path, null, false)
-                .onErrorResume(e -> Mono.empty())
-                .doFinally(signal -> {
-                    releases.remove(done);
-                    done.tryEmitEmpty();
-                })
-                .subscribe();
-    }
-
     /** Closes the connection pool without waiting; requests fail with {@code ProviderClosedException} from now on. */
     @Override
     public void close() {
@@ -525,20 +479,12 @@ public final class RemoteTransport implements AutoCloseable {
     }
 
     /**
-     * Refuses new requests from now on, waits (a few seconds at most) for the {@linkplain #release releases} already
-     * sent, and closes the connection pool, and with it every open connection.
+     * Refuses new requests from now on and closes the connection pool, and with it every open connection.
      *
      * @return completes once the pool is closed
      */
     public Mono<Void> closeAsync() {
         closed.set(true);
-        List<Sinks.Empty<Void>> inFlight = List.copyOf(releases);
-        Mono<Void> released = inFlight.isEmpty()
-                ? Mono.empty()
-                : Flux.fromIterable(inFlight)
-                        .flatMap(Sinks.Empty::asMono)
-                        .then()
-                        .timeout(RELEASE_WAIT, Mono.empty());
-        return released.then(Mono.defer(pool::disposeLater));
+        return pool.disposeLater();
     }
 }
