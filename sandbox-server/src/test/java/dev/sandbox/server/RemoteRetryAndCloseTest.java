@@ -82,7 +82,8 @@ class RemoteRetryAndCloseTest {
             SandboxSession session = remote.create(SessionOptions.defaults()).block(WAIT);
             Path pidFile = tmp.resolve("pid");
             // silent after its first line: the server learns of the cancel from the release alone
-            String started = session.exec(ExecOptions.shell("echo $$ > '" + pidFile + "'; echo started; exec sleep 300"))
+            String started = session.exec(
+                            ExecOptions.shell("echo $$ > '" + pidFile + "'; echo started; exec sleep 300"))
                     .map(Object::toString)
                     .blockFirst(WAIT); // takes the first event and cancels the stream
             assertThat(started).contains("started");
