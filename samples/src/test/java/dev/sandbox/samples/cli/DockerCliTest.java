@@ -231,7 +231,17 @@ class DockerCliTest {
         Outcome o = docker("exec", "--", "sh", "-c", "echo one-shot; exit 4");
         assertThat(o.code()).as(o.err()).isEqualTo(4);
         assertThat(o.out()).isEqualTo("one-shot\n");
-        assertThat(sessionContainers()).isEqualTo(before);
+        assertThat(sessionContainers())
+                .as(() -> "session containers: "
+                        + docker
+                                .listContainersCmd()
+                                .withShowAll(true)
+                                .withLabelFilter(List.of(SESSION_LABEL))
+                                .exec()
+                                .stream()
+                                .map(c -> c.getLabels().get(SESSION_LABEL) + " " + c.getState() + " " + c.getLabels())
+                                .toList())
+                .isEqualTo(before);
     }
 
     @Test
