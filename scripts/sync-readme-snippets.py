@@ -2,8 +2,9 @@
 """Copies each tagged region of a sample source into the README block that names it.
 
 README.md marks a snippet with `<!-- snippet: PATH#TAG -->` followed by a ```java block; the block is replaced by the
-lines between `// tag::TAG[]` and `// end::TAG[]` in PATH, without their common indentation. ReadmeSnippetsTest fails
-the build when the two differ; run this after changing a sample.
+imports of PATH that the region uses, a blank line, and the lines between `// tag::TAG[]` and `// end::TAG[]` in PATH,
+without their common indentation. ReadmeSnippetsTest fails the build when the two differ, when a block shows an import
+its source does not have, or when a block does not compile on its own; run this after changing a sample.
 """
 import pathlib
 import re
@@ -17,7 +18,22 @@ def region(path, tag):
     end = next(i for i, l in enumerate(lines) if l.strip() == f"// end::{tag}[]")
     body = lines[start + 1 : end]
     indent = min(len(l) - len(l.lstrip()) for l in body if l.strip())
-    return "\n".join(l[indent:] if l.strip() else "" for l in body)
+    code = "\n".join(l[indent:] if l.strip() else "" for l in body)
+    imports = [
+        l.strip()
+        for l in lines
+        if l.startswith("import ")
+        and not l.startswith("import static ")
+        and re.search(r"\b" + re.escape(l.strip()[len("import ") : -1].split(".")[-1]) + r"\b", code)
+    ]
+    # types of the source's own package need no import there, but a reader's code does
+    package = next(l.strip()[len("package ") : -1] for l in lines if l.startswith("package "))
+    folder = package.replace(".", "/")
+    for name in sorted(set(re.findall(r"\b([A-Z][A-Za-z0-9]*)\b", code))):
+        if any(root.glob(f"*/src/*/java/{folder}/{name}.java")):
+            imports.append(f"import {package}.{name};")
+    imports.sort()
+    return "\n".join(imports) + "\n\n" + code
 
 
 readme = root / "README.md"

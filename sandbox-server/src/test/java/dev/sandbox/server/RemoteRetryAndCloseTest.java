@@ -68,6 +68,38 @@ class RemoteRetryAndCloseTest {
         return (BackendException) failure.get();
     }
 
+    /**
+     * A program that cancels a command and closes its provider at once (a CLI on Ctrl-C) gets the command killed:
+     * the cancel's release reaches the server before the connections close; without it the server would keep the
+     * command for a client that might resume its stream.
+     */
+    @Test
+    void aCommandCancelledJustBeforeTheProviderClosesIsKilled() throws Exception {
+        try (LocalSandboxProvider local = LocalSandboxProvider.create();
+                SandboxServer server =
+                        SandboxServer.builder(local).port(0).token(TOKEN).start()) {
+            RemoteSandboxProvider remote = remote(server.baseUrl());
+            SandboxSession session = remote.create(SessionOptions.defaults()).block(WAIT);
+            Path pidFile = tmp.resolve("pid");
+            // silent after its first line: the server learns of the cancel from the release alone
+            String started = session.exec(
+                            ExecOptions.shell("echo $$ > '" + pidFile + "'; echo started; exec sleep 300"))
+                    .map(Object::toString)
+                    .blockFirst(WAIT); // takes the first event and cancels the stream
+            assertThat(started).contains("started");
+            long pid = Long.parseLong(java.nio.file.Files.readString(pidFile).strip());
+            remote.close();
+
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            while (ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false) && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
+            assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false))
+                    .as("the cancelled command after the provider closed")
+                    .isFalse();
+        }
+    }
+
     @Test
     void aStoppedServerIsRetryable() {
         try (LocalSandboxProvider local = LocalSandboxProvider.create()) {

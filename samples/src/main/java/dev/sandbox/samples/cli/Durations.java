@@ -39,4 +39,24 @@ final class Durations implements ITypeConverter<Duration> {
         }
         return d;
     }
+
+    /**
+     * Writes a duration the way the CLI reads them: {@code 5s}, {@code 2m}, {@code 1h}, or {@code 1500ms}.
+     *
+     * @param d a positive duration
+     * @return its text
+     */
+    static String format(Duration d) {
+        long ms = d.toMillis();
+        if (ms % 3_600_000 == 0) {
+            return ms / 3_600_000 + "h";
+        }
+        if (ms % 60_000 == 0) {
+            return ms / 60_000 + "m";
+        }
+        if (ms % 1000 == 0) {
+            return ms / 1000 + "s";
+        }
+        return ms + "ms";
+    }
 }

@@ -6,6 +6,7 @@ import dev.sandbox.SessionOptions;
 import dev.sandbox.blocking.ExecStream;
 import dev.sandbox.blocking.SandboxClient;
 import java.util.Iterator;
+import java.util.List;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -16,7 +17,7 @@ import picocli.CommandLine.Option;
  */
 @Command(
         name = "exec",
-        customSynopsis = "sandbox exec [OPTIONS] [--background | --session SESSION] -- CMD [ARG...]",
+        customSynopsis = "sandbox exec [OPTIONS] [--background [--label K=V]... | --session SESSION] -- CMD [ARG...]",
         description = {
             "Runs CMD in a new sandbox session, destroyed when it ends (or, with --session, in an existing one),"
                     + " streams CMD's stdout to stdout and its stderr to stderr, line by line as they are written,"
@@ -31,6 +32,17 @@ final class ExecCommand extends CommandInSession {
             description = "start CMD in a new session that stays (docker, remote) [lifetime 5m]")
     boolean background;
 
+    /**
+     * Labels of the session {@code --background} makes, as {@code create --label} gives them: background processes have
+     * no labels of their own, and {@code sandbox ls --label K=V} finds the session (and with it the process) later.
+     */
+    @Option(
+            names = "--label",
+            paramLabel = "K=V",
+            converter = Values.KeyValue.Converter.class,
+            description = "with --background: label the new session (sandbox ls --label finds it); may be repeated")
+    List<Values.KeyValue> labels = List.of();
+
     /** {@code run}'s option, accepted only to say so. */
     @Option(names = "--max-output", hidden = true)
     String maxOutput;
@@ -44,6 +56,10 @@ final class ExecCommand extends CommandInSession {
         if (session != null && background) {
             throw usageError("--session and --background do not go together: --background makes a session");
         }
+        if (!labels.isEmpty() && !background) {
+            throw usageError("--label labels the session --background makes; without --background the session ends"
+                    + " with the command (or, with --session, exists already)");
+        }
     }
 
     @Override
@@ -53,6 +69,9 @@ final class ExecCommand extends CommandInSession {
         }
         SessionOptions options =
                 lifetime == null ? sessionOptions() : sessionOptions().withLifetime(lifetime);
+        for (Values.KeyValue label : labels) {
+            options = options.withLabel(label.name(), label.value());
+        }
         try (SessionSource source = sessions();
                 SandboxClient client = source.createDetached(options, SandboxClient.DEFAULT_TIMEOUT)) {
             return BackgroundCommand.run(client, execOptions(), cli.out);
@@ -72,7 +91,10 @@ final class ExecCommand extends CommandInSession {
                     case ExecEvent.Stderr line -> stderr.write(line);
                     case ExecEvent.Chunk chunk ->
                         (chunk.stream() == ExecEvent.StreamKind.STDOUT ? stdout : stderr).write(chunk);
-                    case ExecEvent.Exit exit -> code = exit.code();
+                    case ExecEvent.Exit exit -> {
+                        code = exit.code();
+                        termination = exit.termination();
+                    }
                 }
                 if (!events.ready()) {
                     stdout.flush();

@@ -19,7 +19,8 @@ import picocli.CommandLine.TypeConversionException;
  */
 @Command(
         name = "logs",
-        customSynopsis = "sandbox logs [PROVIDER] [--from OFFSET] [--follow] SESSION PROCESS",
+        customSynopsis =
+                "sandbox logs [PROVIDER] [--from OFFSET | --from-stdout OUT --from-stderr ERR] [--follow] SESSION PROCESS",
         description = {
             "Prints what background process PROCESS of session SESSION wrote (see exec --background), from byte"
                     + " offset OFFSET, and exits 0; with --follow, waits for more until the process ends and exits"
@@ -30,8 +31,23 @@ final class LogsCommand extends SessionSubcommand {
             names = "--from",
             paramLabel = "OFFSET",
             converter = Offsets.Converter.class,
-            description = "where to start: OFFSET, or OUT,ERR (one per stream) [0]")
-    Offsets from = new Offsets(0, 0);
+            description = "where to start: OFFSET (both streams), OUT,ERR, or stdout=OUT,stderr=ERR (either may be"
+                    + " left out: 0) [0]")
+    Offsets from;
+
+    @Option(
+            names = "--from-stdout",
+            paramLabel = "OUT",
+            converter = Values.WholeNumber.class,
+            description = "where stdout starts, in bytes [0]")
+    Long fromStdout;
+
+    @Option(
+            names = "--from-stderr",
+            paramLabel = "ERR",
+            converter = Values.WholeNumber.class,
+            description = "where stderr starts, in bytes [0]")
+    Long fromStderr;
 
     @Option(names = "--follow", arity = "0", description = "wait for more output until the process ends")
     boolean follow;
@@ -49,17 +65,58 @@ final class LogsCommand extends SessionSubcommand {
      * @param stderr where stderr starts
      */
     record Offsets(long stdout, long stderr) {
-        /** Reads {@code OFFSET} (both streams) or {@code OUT,ERR}. */
+        /**
+         * Reads {@code OFFSET} (both streams), {@code OUT,ERR}, or the named form {@code stdout=OUT,stderr=ERR}, in
+         * either order, where a stream left out starts at 0.
+         */
         static final class Converter implements ITypeConverter<Offsets> {
             @Override
             public Offsets convert(String text) {
                 String[] parts = text.split(",", -1);
                 if (parts.length > 2) {
-                    throw new TypeConversionException("expected OFFSET or OUT,ERR, got '" + text + "'");
+                    throw new TypeConversionException(
+                            "expected OFFSET, OUT,ERR or stdout=OUT,stderr=ERR, got '" + text + "'");
+                }
+                if (text.contains("=")) {
+                    return named(parts, text);
                 }
                 long out = Values.wholeNumber(parts[0], text);
                 return new Offsets(out, parts.length == 1 ? out : Values.wholeNumber(parts[1], text));
             }
+
+            private static Offsets named(String[] parts, String text) {
+                Long out = null;
+                Long err = null;
+                for (String part : parts) {
+                    int eq = part.indexOf('=');
+                    String name = eq < 0 ? part : part.substring(0, eq);
+                    if (eq < 0 || !(name.equals("stdout") || name.equals("stderr"))) {
+                        throw new TypeConversionException(
+                                "expected stdout=OUT and/or stderr=ERR, got '" + part + "' in '" + text + "'");
+                    }
+                    long value = Values.wholeNumber(part.substring(eq + 1), text);
+                    if (name.equals("stdout") ? out != null : err != null) {
+                        throw new TypeConversionException(name + " is given twice in '" + text + "'");
+                    }
+                    if (name.equals("stdout")) {
+                        out = value;
+                    } else {
+                        err = value;
+                    }
+                }
+                return new Offsets(out == null ? 0 : out, err == null ? 0 : err);
+            }
+        }
+    }
+
+    @Override
+    void validate() {
+        super.validate();
+        if (from != null && (fromStdout != null || fromStderr != null)) {
+            throw usageError("--from and --from-stdout/--from-stderr do not go together: use one form");
+        }
+        if (from == null) {
+            from = new Offsets(fromStdout == null ? 0 : fromStdout, fromStderr == null ? 0 : fromStderr);
         }
     }
 

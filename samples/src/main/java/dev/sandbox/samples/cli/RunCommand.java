@@ -49,6 +49,7 @@ final class RunCommand extends CommandInSession {
     @Override
     int run(SandboxClient client, ExecOptions options) {
         ExecResult result = client.process().run(options);
+        termination = result.termination();
         cli.out.println(toJson(result));
         cli.out.flush();
         return result.exitCode();

@@ -60,14 +60,19 @@ public final class SandboxCli {
         if (System.getProperty("org.slf4j.simpleLogger.defaultLogLevel") == null) {
             System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "error");
         }
+        // docker-java logs the failures it also throws (with stack traces); the CLI prints each error once, one line
+        if (System.getProperty("org.slf4j.simpleLogger.log.com.github.dockerjava") == null) {
+            System.setProperty("org.slf4j.simpleLogger.log.com.github.dockerjava", "off");
+        }
         int code = run(args, System.out, System.err);
         System.exit(code);
     }
 
     /**
      * Runs the CLI: parses {@code args}, runs the command, writes to {@code out} and {@code err}, and returns the
-     * exit code. While the command runs, a JVM shutdown hook destroys the session, so a terminated CLI does not leave
-     * the command running.
+     * exit code. While the command runs, a JVM shutdown hook (SIGINT, SIGTERM) kills it: it destroys a session made
+     * for the command, and cancels a command run in an existing session ({@code --session}), so a terminated CLI does
+     * not leave the command running.
      *
      * <pre>{@code
      * int code = SandboxCli.run(new String[] {"run", "--", "echo", "hi"}, System.out, System.err);

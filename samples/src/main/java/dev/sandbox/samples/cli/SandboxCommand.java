@@ -49,7 +49,8 @@ import picocli.CommandLine.UnmatchedArgumentException;
         })
 final class SandboxCommand implements Callable<Integer> {
     static final String USAGE = """
-            usage: sandbox exec [OPTIONS] [--background | --session SESSION] -- CMD [ARG...]
+            usage: sandbox exec [OPTIONS] [--background [--label K=V]... | --session SESSION]
+                                -- CMD [ARG...]
                    sandbox run [OPTIONS] [--max-output BYTES] [--session SESSION] -- CMD [ARG...]
                    sandbox create [PROVIDER] [--label K=V]... [--lifetime D] [--idle-timeout D]
                                   [--from-snapshot REF]
@@ -79,16 +80,18 @@ final class SandboxCommand implements Callable<Integer> {
               create    makes a session and prints its id; with --from-snapshot, from a
                         snapshot (docker) [lifetime 5m]
               exec --session SESSION, run --session SESSION
-                        run CMD in an existing session, which stays
+                        run CMD in an existing session, which stays; --workdir and --env
+                        are CMD's own there; SIGINT or SIGTERM kills CMD
               ls        prints "SESSION PROVIDER CREATED LABELS" for each session that has all
                         the given labels
               destroy   removes the sessions; exits 1 if one of them could not be removed
               snapshot  saves session SESSION as an image and prints its reference (docker)
               exec --background
-                        starts CMD in a new session that stays, prints "SESSION PROCESS" (the
-                        ids sandbox logs takes) and exits 0
+                        starts CMD in a new session that stays (labelled with --label K=V),
+                        prints "SESSION PROCESS" (the ids sandbox logs takes) and exits 0
               logs      prints what background process PROCESS of session SESSION wrote, from
-                        byte offset OFFSET (OUT,ERR: one per stream) [0], and exits 0; with
+                        byte offset OFFSET (OUT,ERR or stdout=OUT,stderr=ERR: one per stream)
+                        [0], and exits 0; with
                         --follow, waits for more until the process ends and exits with its
                         exit code
               cp        copies a file between this machine and a session; one of SRC and DST
@@ -132,18 +135,23 @@ final class SandboxCommand implements Callable<Integer> {
               --pids-limit N      the most processes at once
             OPTIONS also:
               --workdir DIR       run in DIR (must exist; kept) instead of a fresh temporary
-                                  directory (deleted afterwards)
-              --env NAME=VALUE    set an environment variable; may be repeated
-              --timeout D         kill CMD after D; exit code 124
+                                  directory (deleted afterwards); with --session, CMD's
+                                  directory in the session (absolute)
+              --env NAME=VALUE    set an environment variable (with --session, CMD's own);
+                                  may be repeated
+              --timeout D         kill CMD after D; exit code 124 and "timed out" on stderr
               --idle-timeout D    kill CMD after D without output; exit code 124
               --lifetime D        end the session after D, killing CMD (exit code 124)
                                   [as long as CMD runs; 5m with --background]
               --max-output BYTES  run only: keep at most BYTES of each stream [1048576]
               --background        exec only: see above
               --session SESSION   exec and run: use this existing session
-              --label K=V         create: add a label; ls: list only sessions with it
+              --label K=V         create, exec --background: label the new session; ls: list
+                                  only sessions with it
               --from-snapshot REF create only: start from this snapshot
-              --from OFFSET       logs only: where to start, OFFSET or OUT,ERR bytes [0]
+              --from OFFSET       logs only: where to start, OFFSET, OUT,ERR or
+                                  stdout=OUT,stderr=ERR bytes [0] (also --from-stdout OUT,
+                                  --from-stderr ERR)
               --follow            logs only: wait for more output until the process ends
               -h, --help          print this help (after a subcommand: that subcommand's)
               -V, --version       print the SDK's version

@@ -28,9 +28,9 @@ public final class LogSubscribersSample {
      * @return the early subscriber's lines, then the late subscriber's lines
      */
     public static List<List<String>> run() {
+        // tag::logs[]
         Duration timeout = Duration.ofSeconds(30);
         List<List<String>> seen = new ArrayList<>();
-        // tag::logs[]
         try (LocalSandboxProvider provider = LocalSandboxProvider.create()) {
             SandboxSession session = provider.create(SessionOptions.defaults()).block(timeout);
             BackgroundProcess process = session.start(
@@ -51,15 +51,11 @@ public final class LogSubscribersSample {
                     .collectList()
                     .block(timeout);
 
-            seen.add(texts(early)); // log line 1 to 3
-            seen.add(texts(late)); // log line 4 to 6
+            seen.add(early.stream().map(ExecEvent.Stdout::text).toList()); // log line 1 to 3
+            seen.add(late.stream().map(ExecEvent.Stdout::text).toList()); // log line 4 to 6
         }
         // end::logs[]
         return seen;
-    }
-
-    private static List<String> texts(List<ExecEvent.Stdout> lines) {
-        return lines.stream().map(ExecEvent.Stdout::text).toList();
     }
 
     /**

@@ -288,6 +288,84 @@ class CommandLineTest {
     }
 
     @Test
+    void logsFromPerStreamInTheNamedFormsAndTheirErrors() {
+        assertThat(logs("logs", "--from", "stdout=10,stderr=20", "s", "p"))
+                .isEqualTo(logs(Provider.LOCAL, "s", "p", 10, 20, false));
+        assertThat(logs("logs", "--from=stderr=7", "s", "p")).isEqualTo(logs(Provider.LOCAL, "s", "p", 0, 7, false));
+        assertThat(logs("logs", "--from=stderr=7,stdout=3", "s", "p"))
+                .isEqualTo(logs(Provider.LOCAL, "s", "p", 3, 7, false));
+        assertThat(logs("logs", "--from-stdout", "5", "--from-stderr=9", "s", "p"))
+                .isEqualTo(logs(Provider.LOCAL, "s", "p", 5, 9, false));
+        assertThat(logs("logs", "--from-stderr", "9", "s", "p")).isEqualTo(logs(Provider.LOCAL, "s", "p", 0, 9, false));
+
+        assertUsageError(
+                "Invalid value for option '--from': expected stdout=OUT and/or stderr=ERR, got 'out=1' in 'out=1'",
+                "logs",
+                "--from",
+                "out=1",
+                "s",
+                "p");
+        assertUsageError(
+                "Invalid value for option '--from': stdout is given twice in 'stdout=1,stdout=2'",
+                "logs",
+                "--from",
+                "stdout=1,stdout=2",
+                "s",
+                "p");
+        assertUsageError(
+                "Invalid value for option '--from': expected a whole number, got 'stdout=x'",
+                "logs",
+                "--from",
+                "stdout=x",
+                "s",
+                "p");
+        assertUsageError(
+                "--from and --from-stdout/--from-stderr do not go together",
+                "logs",
+                "--from",
+                "1",
+                "--from-stderr",
+                "2",
+                "s",
+                "p");
+    }
+
+    @Test
+    void execInASessionTakesTheCommandsOwnEnvAndWorkdir() {
+        ExecCommand cl = exec("exec", "--session", "s-1", "--env", "A=1", "--workdir", "/srv/app", "--", "env");
+
+        assertThat(cl.execOptions().env()).containsExactly(Map.entry("A", "1"));
+        assertThat(cl.execOptions().cwd()).contains("/srv/app");
+
+        assertUsageError(
+                "--workdir with --session is a directory in the session and must be absolute, got 'rel'",
+                "exec",
+                "--session",
+                "s-1",
+                "--workdir",
+                "rel",
+                "--",
+                "pwd");
+        assertUsageError(
+                "--lifetime sets up a new session; with --session the session exists",
+                "exec",
+                "--session",
+                "s-1",
+                "--lifetime",
+                "1m",
+                "--",
+                "pwd");
+    }
+
+    @Test
+    void labelsGoWithBackgroundOnly() {
+        ExecCommand cl = exec("exec", "--background", "--label", "team=search", "--label=job=7", "--", "sleep", "1");
+        assertThat(cl.labels).containsExactly(new Values.KeyValue("team", "search"), new Values.KeyValue("job", "7"));
+
+        assertUsageError("--label labels the session --background makes", "exec", "--label", "a=b", "--", "true");
+    }
+
+    @Test
     void logsUsageErrors() {
         assertUsageError("Missing required parameters: 'SESSION', 'PROCESS'", "logs");
         assertUsageError("Missing required parameter: 'PROCESS'", "logs", "sess-1");
@@ -304,7 +382,7 @@ class CommandLineTest {
                 "s",
                 "p");
         assertUsageError(
-                "Invalid value for option '--from': expected OFFSET or OUT,ERR, got '1,2,3'",
+                "Invalid value for option '--from': expected OFFSET, OUT,ERR or stdout=OUT,stderr=ERR, got '1,2,3'",
                 "logs",
                 "--from",
                 "1,2,3",
@@ -638,7 +716,8 @@ class CommandLineTest {
                 "--background",
                 "--",
                 "true");
-        assertUsageError("with --session the session exists", "exec", "--session", "s", "--env", "A=1", "--", "true");
+        assertUsageError(
+                "with --session the session exists", "exec", "--session", "s", "--lifetime", "1m", "--", "true");
     }
 
     private static String[] concat(String[]... parts) {

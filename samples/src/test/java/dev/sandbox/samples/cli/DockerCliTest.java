@@ -165,12 +165,83 @@ class DockerCliTest {
     }
 
     @Test
+    void backgroundTakesLabelsAndASessionCommandItsOwnEnvWorkdirAndLogOffsets() {
+        Outcome started = docker(
+                "exec",
+                "--background",
+                "--label",
+                "cli-test=" + run,
+                "--label",
+                "job=bg",
+                "--lifetime",
+                "3m",
+                "--",
+                "sh",
+                "-c",
+                "echo out-1; echo err-1 >&2; echo out-2; echo err-2 >&2");
+        assertThat(started.code()).as(started.err()).isZero();
+        String[] ids = started.out().strip().split(" ");
+        assertThat(ids).hasSize(2);
+
+        // the labels are the new session's: ls finds it by them
+        Outcome listed = docker("ls", "--label", "cli-test=" + run, "--label", "job=bg");
+        assertThat(listed.code()).as(listed.err()).isZero();
+        assertThat(listed.out()).startsWith(ids[0] + " docker ").contains("job=bg");
+
+        // each stream from its own offset: "out-1\n" and "err-1\n" are 6 bytes each
+        Outcome followed = docker("logs", "--follow", "--from", "stdout=6,stderr=0", ids[0], ids[1]);
+        assertThat(followed.code()).as(followed.err()).isZero();
+        assertThat(followed.out()).isEqualTo("out-2\n");
+        assertThat(followed.err()).isEqualTo("err-1\nerr-2\n");
+        Outcome split = docker("logs", "--from-stderr", "6", ids[0], ids[1]);
+        assertThat(split.out()).isEqualTo("out-1\nout-2\n");
+        assertThat(split.err()).isEqualTo("err-2\n");
+
+        // --env and --workdir are the command's own in an existing session
+        Outcome inSession = docker(
+                "exec",
+                "--session",
+                ids[0],
+                "--env",
+                "GREETING=hi there",
+                "--workdir",
+                "/tmp",
+                "--",
+                "sh",
+                "-c",
+                "echo \"$GREETING\"; pwd");
+        assertThat(inSession.code()).as(inSession.err()).isZero();
+        assertThat(inSession.out()).isEqualTo("hi there\n/tmp\n");
+        Outcome without = docker("exec", "--session", ids[0], "--", "sh", "-c", "echo \"[$GREETING]\"");
+        assertThat(without.out())
+                .as("the variable was the command's, not the session's")
+                .isEqualTo("[]\n");
+
+        // a timeout says so
+        Outcome timedOut = docker("exec", "--session", ids[0], "--timeout", "300ms", "--", "sleep", "5");
+        assertThat(timedOut.code()).isEqualTo(124);
+        assertThat(timedOut.err()).isEqualTo("sandbox: timed out after 300ms; killed\n");
+
+        assertThat(docker("destroy", ids[0]).code()).isZero();
+    }
+
+    @Test
     void aOneShotExecMakesAndRemovesItsOwnContainer() {
         int before = sessionContainers();
         Outcome o = docker("exec", "--", "sh", "-c", "echo one-shot; exit 4");
         assertThat(o.code()).as(o.err()).isEqualTo(4);
         assertThat(o.out()).isEqualTo("one-shot\n");
-        assertThat(sessionContainers()).isEqualTo(before);
+        assertThat(sessionContainers())
+                .as(() -> "session containers: "
+                        + docker
+                                .listContainersCmd()
+                                .withShowAll(true)
+                                .withLabelFilter(List.of(SESSION_LABEL))
+                                .exec()
+                                .stream()
+                                .map(c -> c.getLabels().get(SESSION_LABEL) + " " + c.getState() + " " + c.getLabels())
+                                .toList())
+                .isEqualTo(before);
     }
 
     @Test

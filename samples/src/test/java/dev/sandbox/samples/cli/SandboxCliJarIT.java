@@ -125,6 +125,24 @@ class SandboxCliJarIT {
 
         assertThat(r.code()).isEqualTo(124);
         assertThat(r.took()).isLessThan(Duration.ofSeconds(5));
+        assertThat(r.err().head()).isEqualTo("sandbox: timed out after 500ms; killed\n");
+
+        Result run = run("run", "--idle-timeout", "1s", "--", "sleep", "5");
+        assertThat(run.code()).isEqualTo(124);
+        assertThat(run.out().head()).contains("\"termination\":\"idle_timed_out\"");
+        assertThat(run.err().head()).isEqualTo("sandbox: timed out: no output for 1s; killed\n");
+    }
+
+    /** The jar declares native access (JNA, the local provider's launcher): the JDK prints no warning for it. */
+    @Test
+    void theLocalProviderRunsWithoutANativeAccessWarning() throws Exception {
+        Result r = run("exec", "--", "sh", "-c", "echo ran");
+
+        assertThat(r.code()).isZero();
+        assertThat(r.out().head()).isEqualTo("ran\n");
+        assertThat(r.err().head())
+                .doesNotContain("WARNING: A restricted method")
+                .isEmpty();
     }
 
     @Test

@@ -78,6 +78,15 @@ class SandboxCliTest {
 
         assertThat(o.code()).isEqualTo(124);
         assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isLessThan(4000);
+        assertThat(o.err()).isEqualTo("sandbox: timed out after 500ms; killed\n");
+    }
+
+    @Test
+    void aCommandThatExits124ByItselfIsNotCalledTimedOut() {
+        Outcome o = cli("exec", "--timeout", "10s", "--", "sh", "-c", "exit 124");
+
+        assertThat(o.code()).isEqualTo(124);
+        assertThat(o.err()).isEmpty();
     }
 
     @Test
@@ -86,6 +95,7 @@ class SandboxCliTest {
 
         assertThat(o.code()).isEqualTo(124);
         assertThat(o.out()).isEqualTo("started\n");
+        assertThat(o.err()).isEqualTo("sandbox: timed out: no output for 300ms; killed\n");
     }
 
     @Test
@@ -128,6 +138,7 @@ class SandboxCliTest {
         assertThat(json.get("exitCode").asInt()).isEqualTo(124);
         assertThat(json.get("stdout").asText()).isEqualTo("partial\n");
         assertThat(json.get("termination").asText()).isEqualTo("timed_out");
+        assertThat(o.err()).isEqualTo("sandbox: timed out after 300ms; killed\n");
     }
 
     @Test

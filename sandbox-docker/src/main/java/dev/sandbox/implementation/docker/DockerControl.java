@@ -168,7 +168,7 @@ public final class DockerControl implements AutoCloseable {
     private void pull(String image) {
         try {
             boolean done = client.pullImageCmd(image)
-                    .exec(new PullImageResultCallback())
+                    .exec(new QuietPull())
                     .awaitCompletion(PULL_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
             if (!done) {
                 throw DockerErrors.pullTimedOut(image, PULL_TIMEOUT);
@@ -618,12 +618,83 @@ public final class DockerControl implements AutoCloseable {
     public static String message(Throwable e) {
         String m = String.valueOf(e.getMessage());
         int i = m.indexOf("\"message\":\"");
-        if (i >= 0) {
-            int start = i + 11;
-            int end = m.indexOf('"', start);
-            return end > start ? m.substring(start, end) : m.substring(start);
+        String text = i >= 0 ? jsonString(m, i + 11) : m;
+        // one line, bounded: the daemon's message goes into exception messages and the CLI's one-line errors
+        text = text.strip().replaceAll("\\s*[\\r\\n]+\\s*", " ");
+        return text.length() <= MAX_MESSAGE ? text : text.substring(0, MAX_MESSAGE) + "...";
+    }
+
+    /** The longest daemon message passed on. */
+    private static final int MAX_MESSAGE = 2000;
+
+    /**
+     * Decodes the JSON string whose characters start at {@code start} (after its opening quote) up to its closing
+     * quote or the end of the text: the daemon's messages quote image names and URLs ({@code Get \"https://...\"}).
+     */
+    private static String jsonString(String s, int start) {
+        StringBuilder b = new StringBuilder();
+        for (int i = start; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c == '"') {
+                break;
+            }
+            if (c != '\\' || i + 1 >= s.length()) {
+                b.append(c);
+                continue;
+            }
+            char e = s.charAt(++i);
+            switch (e) {
+                case 'n', 'r', 't' -> b.append(' ');
+                case 'b', 'f' -> {}
+                case 'u' -> {
+                    if (i + 4 < s.length()) {
+                        try {
+                            b.append((char) Integer.parseInt(s.substring(i + 1, i + 5), 16));
+                            i += 4;
+                        } catch (NumberFormatException bad) {
+                            b.append('u');
+                        }
+                    }
+                }
+                default -> b.append(e); // \" \\ \/
+            }
         }
-        return m.strip();
+        return b.toString();
+    }
+
+    /**
+     * A pull whose failure goes to the caller alone: docker-java's callbacks also log every failure with its stack
+     * trace at ERROR, which a program using the provider (the CLI) would print besides its own one-line message.
+     */
+    private static final class QuietPull extends PullImageResultCallback {
+        private volatile Throwable failure;
+
+        @Override
+        public void onError(Throwable t) {
+            if (failure == null) {
+                failure = t;
+            }
+            try {
+                close();
+            } catch (IOException e) {
+                // the pull's stream is closed anyway; its failure above is what the caller gets
+            }
+        }
+
+        @Override
+        protected void throwFirstError() {
+            Throwable t = failure;
+            if (t instanceof RuntimeException r) {
+                throw r;
+            }
+            if (t instanceof Error e) {
+                throw e;
+            }
+            if (t != null) {
+                throw new IllegalStateException(t);
+            }
+            super.throwFirstError();
+        }
     }
 
     @Override

@@ -3,6 +3,7 @@ package dev.sandbox.samples.quickstart;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
+import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -10,8 +11,12 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import javax.tools.JavaCompiler;
+import javax.tools.StandardJavaFileManager;
+import javax.tools.ToolProvider;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Keeps the README's code honest: every Java block in README.md that follows a marker
@@ -26,6 +31,7 @@ import org.junit.jupiter.api.Test;
 class ReadmeSnippetsTest {
     private static final Pattern SNIPPET =
             Pattern.compile("<!--\\s*snippet:\\s*(\\S+?)#(\\S+?)\\s*-->\\s*\\n```java\\n(.*?)\\n```", Pattern.DOTALL);
+    private static final Pattern JAVA_BLOCK = Pattern.compile("```java\\n(.*?)\\n```", Pattern.DOTALL);
     private static final String REACTIVE_QUICK_START =
             "samples/webflux-demo/src/main/java/dev/sandbox/samples/quickstart/ReactiveQuickStart.java#quickstart";
 
@@ -46,12 +52,99 @@ class ReadmeSnippetsTest {
         while (m.find()) {
             String file = m.group(1);
             String tag = m.group(2);
-            assertThat(normalize(m.group(3)))
+            Snippet snippet = Snippet.of(m.group(3));
+            assertThat(normalize(snippet.body()))
                     .as("README.md's snippet of %s#%s", file, tag)
                     .isEqualTo(normalize(region(repoRoot().resolve(file), tag)));
+            List<String> source = Files.readAllLines(repoRoot().resolve(file), StandardCharsets.UTF_8).stream()
+                    .map(String::strip)
+                    .toList();
+            String ownPackage = source.stream()
+                    .filter(l -> l.startsWith("package "))
+                    .map(l -> "import " + l.substring("package ".length(), l.length() - 1) + ".")
+                    .findFirst()
+                    .orElseThrow();
+            // what the source imports, or a type of its own package (which it uses without an import)
+            assertThat(snippet.imports())
+                    .as("the imports %s#%s shows are those of its source", file, tag)
+                    .allMatch(i -> source.contains(i)
+                            || (i.startsWith(ownPackage) && i.indexOf('.', ownPackage.length()) < 0));
             checked.add(file + "#" + tag);
         }
         assertThat(checked).as("snippets marked in README.md").contains(REACTIVE_QUICK_START);
+    }
+
+    /** No Java block escapes the check above: each is a marked copy of compiled code. */
+    @Test
+    void every_java_block_in_the_readme_is_a_marked_snippet() throws IOException {
+        String text = Files.readString(repoRoot().resolve("README.md"), StandardCharsets.UTF_8);
+        int blocks = 0;
+        Matcher m = JAVA_BLOCK.matcher(text);
+        while (m.find()) {
+            blocks++;
+            String before = text.substring(0, m.start()).stripTrailing();
+            assertThat(before.substring(before.lastIndexOf('\n') + 1))
+                    .as(
+                            "the line before README.md's Java block %s",
+                            m.group(1).lines().findFirst().orElse(""))
+                    .matches("<!--\\s*snippet:\\s*\\S+#\\S+\\s*-->");
+        }
+        assertThat(blocks).isPositive();
+    }
+
+    /**
+     * A reader copies a block as it is: with the imports it shows and nothing else, it compiles (as the body of a
+     * method that may throw), so it names no type it does not import and no variable it does not define.
+     */
+    @Test
+    void every_readme_snippet_compiles_on_its_own(@TempDir Path dir) throws IOException {
+        String text = Files.readString(repoRoot().resolve("README.md"), StandardCharsets.UTF_8);
+        List<Path> sources = new ArrayList<>();
+        Matcher m = SNIPPET.matcher(text);
+        while (m.find()) {
+            Snippet snippet = Snippet.of(m.group(3));
+            assertThat(snippet.imports())
+                    .as("README.md's snippet of %s#%s shows its imports", m.group(1), m.group(2))
+                    .isNotEmpty();
+            String name = "ReadmeSnippet" + sources.size();
+            Path source = dir.resolve(name + ".java");
+            Files.writeString(
+                    source,
+                    String.join("\n", snippet.imports()) + "\n\n// " + m.group(1) + "#" + m.group(2) + "\nclass " + name
+                            + " {\n    static void example() throws Exception {\n" + snippet.body() + "\n    }\n}\n");
+            sources.add(source);
+        }
+        JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
+        StringWriter diagnostics = new StringWriter();
+        Path classes = Files.createDirectories(dir.resolve("classes"));
+        List<String> options =
+                List.of("-proc:none", "-d", classes.toString(), "-cp", System.getProperty("java.class.path"));
+        boolean compiled;
+        try (StandardJavaFileManager files = javac.getStandardFileManager(null, null, StandardCharsets.UTF_8)) {
+            compiled = javac.getTask(
+                            diagnostics, files, null, options, null, files.getJavaFileObjectsFromPaths(sources))
+                    .call();
+        }
+        assertThat(compiled)
+                .as("README.md's snippets compile on their own:%n%s", diagnostics)
+                .isTrue();
+    }
+
+    /** A README block: its leading {@code import} lines, and the rest. */
+    record Snippet(List<String> imports, String body) {
+        static Snippet of(String block) {
+            List<String> lines = block.lines().toList();
+            int i = 0;
+            List<String> imports = new ArrayList<>();
+            while (i < lines.size()
+                    && (lines.get(i).startsWith("import ") || lines.get(i).isBlank())) {
+                if (!lines.get(i).isBlank()) {
+                    imports.add(lines.get(i).strip());
+                }
+                i++;
+            }
+            return new Snippet(imports, String.join("\n", lines.subList(i, lines.size())));
+        }
     }
 
     /** The lines between the tag comments, without them. */

@@ -148,6 +148,13 @@ class BrowserTest {
                 + "while [ ! -e " + go + " ]; do sleep 0.05; done; "
                 + "echo tests passed; echo 'error: 1 file not formatted' >&2; exit 7");
 
+        // the page says what the default provider gives: nothing between the command and this machine
+        new WebDriverWait(browser, WAIT)
+                .withMessage(() -> "the isolation on the page")
+                .until(d -> d.findElement(By.id("isolation")).getText().equals("local processes: no isolation"));
+        assertThat(browser.findElement(By.id("isolation")).getAttribute("class"))
+                .isEqualTo("none");
+
         // the command is blocked on a file the test has not made yet: whatever shows now arrived live
         awaitLine("stdout", "waiting for go");
         awaitLine("stderr", "warning: unused variable");

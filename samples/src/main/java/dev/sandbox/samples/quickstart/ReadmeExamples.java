@@ -1,0 +1,128 @@
+package dev.sandbox.samples.quickstart;
+
+import dev.sandbox.ExecOptions;
+import dev.sandbox.SandboxException;
+import dev.sandbox.SandboxSession;
+import dev.sandbox.SessionOptions;
+import dev.sandbox.docker.DockerSandboxProvider;
+import dev.sandbox.docker.DockerSettings;
+import dev.sandbox.local.LocalSandboxProvider;
+import dev.sandbox.remote.RemoteSandboxProvider;
+import dev.sandbox.server.SandboxServer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import reactor.util.retry.Retry;
+
+/**
+ * The README's examples that are not quick starts of their own, each a whole program between its tags: the README
+ * shows each region with the imports it needs, and a test checks that what it shows is this code, compiles on its own
+ * and names nothing it does not define.
+ *
+ * <pre>{@code
+ * java -cp samples/target/sandbox.jar dev.sandbox.samples.quickstart.ReadmeExamples retry
+ * }</pre>
+ */
+public final class ReadmeExamples {
+    private ReadmeExamples() {}
+
+    /**
+     * The Docker provider: a session on gVisor with limits, a command, a snapshot, and the end of the session.
+     *
+     * @throws Exception when Docker cannot run it
+     */
+    public static void docker() throws Exception {
+        // tag::docker[]
+        try (DockerSandboxProvider docker = DockerSandboxProvider.create(DockerSettings.of("sandbox-test:busybox")
+                .withPullPolicy(DockerSettings.PullPolicy.NEVER)
+                .withMemoryLimit(256L << 20)
+                .withPidsLimit(128)
+                .withRuntime(DockerSettings.Runtime.RUNSC))) {
+            SandboxSession session = docker.create(SessionOptions.defaults()
+                            .withLabel("team", "search")
+                            .withLifetime(Duration.ofMinutes(30)))
+                    .block(Duration.ofSeconds(30));
+            session.exec(ExecOptions.shell("for i in 1 2 3; do echo $i; sleep 1; done"))
+                    .doOnNext(System.out::println)
+                    .blockLast(Duration.ofSeconds(10));
+            String snapshot = docker.snapshot(session.id()).block(Duration.ofMinutes(1));
+            System.out.println("saved as " + snapshot);
+            session.destroy().block(Duration.ofSeconds(30));
+        }
+        // end::docker[]
+    }
+
+    /**
+     * Retrying only what may pass.
+     *
+     * @throws Exception never, for the local provider
+     */
+    public static void retry() throws Exception {
+        // tag::retry[]
+        try (LocalSandboxProvider provider = LocalSandboxProvider.create()) {
+            SessionOptions options = SessionOptions.defaults().withLabel("job", "nightly");
+            SandboxSession session = provider.create(options)
+                    .retryWhen(Retry.backoff(3, Duration.ofMillis(200))
+                            .filter(e -> e instanceof SandboxException s && s.isRetryable()))
+                    .block(Duration.ofSeconds(30));
+            System.out.println("session " + session.id());
+        }
+        // end::retry[]
+    }
+
+    /**
+     * Closing a provider without blocking the calling thread.
+     *
+     * @throws Exception never
+     */
+    public static void closeAsync() throws Exception {
+        // tag::close-async[]
+        Logger log = LoggerFactory.getLogger("sandbox-example");
+        LocalSandboxProvider provider = LocalSandboxProvider.create();
+        provider.closeAsync()
+                .timeout(Duration.ofSeconds(30))
+                .subscribe(null, e -> log.warn("the provider did not close cleanly", e));
+        // end::close-async[]
+    }
+
+    /**
+     * A server over the local provider on port 7070, and the remote provider reaching it with the token in the file
+     * {@code token}.
+     *
+     * @throws Exception when the token file cannot be read or the port is taken
+     */
+    public static void server() throws Exception {
+        // tag::server[]
+        char[] token = Files.readString(Path.of("token")).strip().toCharArray(); // the file `sandbox serve` reads
+        try (LocalSandboxProvider local = LocalSandboxProvider.create();
+                SandboxServer server =
+                        SandboxServer.builder(local).port(7070).token(token).start();
+                RemoteSandboxProvider remote = RemoteSandboxProvider.builder()
+                        .baseUrl(server.baseUrl())
+                        .token(token)
+                        .build()) {
+            remote.withSession(SessionOptions.defaults(), s -> s.exec(ExecOptions.of("seq", "1", "3")))
+                    .doOnNext(System.out::println)
+                    .blockLast(Duration.ofSeconds(30));
+        }
+        // end::server[]
+    }
+
+    /**
+     * Runs one example: {@code docker}, {@code retry}, {@code close-async} or {@code server}.
+     *
+     * @param args the example's name
+     * @throws Exception what the example throws
+     */
+    public static void main(String[] args) throws Exception {
+        switch (args.length == 0 ? "" : args[0]) {
+            case "docker" -> docker();
+            case "retry" -> retry();
+            case "close-async" -> closeAsync();
+            case "server" -> server();
+            default -> System.err.println("usage: ReadmeExamples docker|retry|close-async|server");
+        }
+    }
+}

@@ -1,0 +1,37 @@
+package dev.sandbox.samples.webflux;
+
+import dev.sandbox.samples.webflux.SandboxConfiguration.Isolation;
+import org.springframework.http.MediaType;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.RestController;
+
+/**
+ * {@code GET /api/isolation}: which provider runs the commands and what isolation that gives, for the page to show:
+ *
+ * <pre>{@code
+ * {"provider":"docker","description":"Docker (gVisor)","isolated":true}
+ * }</pre>
+ */
+@RestController
+public class IsolationController {
+    private final Isolation isolation;
+
+    /**
+     * Creates the controller.
+     *
+     * @param isolation the isolation of the configured provider
+     */
+    public IsolationController(Isolation isolation) {
+        this.isolation = isolation;
+    }
+
+    /**
+     * The isolation in effect.
+     *
+     * @return the provider's name, a description and whether the commands are isolated from this server
+     */
+    @GetMapping(path = "/api/isolation", produces = MediaType.APPLICATION_JSON_VALUE)
+    public Isolation isolation() {
+        return isolation;
+    }
+}
