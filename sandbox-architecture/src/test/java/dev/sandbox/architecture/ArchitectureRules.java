@@ -49,6 +49,12 @@ final class ArchitectureRules {
      */
     static final List<String> EXEC_CONTRACT_SHARED_WITH_SERVER = List.of("BatchedExec", "LineRun", "Framed");
 
+    /**
+     * The directory transfer contract: the tar format of {@code files/tree} and the walk and write of a tree through
+     * the public {@code SandboxFiles}, which the server runs over any provider's files.
+     */
+    static final List<String> TREE_CONTRACT_SHARED_WITH_SERVER = List.of("SandboxTree", "TarCodec", "TreeItem");
+
     private final String root;
 
     ArchitectureRules(String root) {
@@ -103,7 +109,9 @@ final class ArchitectureRules {
                         .as("reside in another module's implementation package, other than the wire format ("
                                 + pkg("implementation.remote..") + "), the exec framing contract ("
                                 + String.join(", ", EXEC_CONTRACT_SHARED_WITH_SERVER) + " in "
-                                + pkg("implementation.exec") + ") and " + pkg("implementation")))
+                                + pkg("implementation.exec") + "), the directory transfer contract ("
+                                + String.join(", ", TREE_CONTRACT_SHARED_WITH_SERVER) + " in "
+                                + pkg("implementation.files") + ") and " + pkg("implementation")))
                 .because("the server exposes any provider's sessions through the public API");
     }
 
@@ -113,9 +121,15 @@ final class ArchitectureRules {
                 type -> type.getPackageName().equals(pkg("implementation.exec"))
                         && EXEC_CONTRACT_SHARED_WITH_SERVER.contains(
                                 outermost(type).getSimpleName()));
+        DescribedPredicate<JavaClass> treeContract = DescribedPredicate.describe(
+                "the directory transfer contract",
+                type -> type.getPackageName().equals(pkg("implementation.files"))
+                        && TREE_CONTRACT_SHARED_WITH_SERVER.contains(
+                                outermost(type).getSimpleName()));
         return resideInAPackage(pkg("implementation"))
                 .or(resideInAPackage(pkg("implementation.remote..")))
-                .or(execContract);
+                .or(execContract)
+                .or(treeContract);
     }
 
     private static JavaClass outermost(JavaClass type) {

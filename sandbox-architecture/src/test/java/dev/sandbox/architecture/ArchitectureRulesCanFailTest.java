@@ -80,7 +80,9 @@ class ArchitectureRulesCanFailTest {
                 "server.implementation.ServerUsesDockerInternals",
                 ROOT + ".implementation.docker.InternalExposesNetty");
         reports(violations, "server.implementation.ServerUsesExecRunner", ROOT + ".implementation.exec.ExecRunner");
-        // the wire format, the framing contract (nested types included), Version and its own internals are allowed
+        reports(violations, "server.implementation.ServerUsesLocalFileIo", ROOT + ".implementation.files.LocalFileIo");
+        // the wire format, the framing and tree contracts (nested types included), Version and its own internals are
+        // allowed
         assertThatNoViolationMentions(violations, "server.ServerUsesShared");
     }
 
