@@ -185,6 +185,13 @@ abstract class CommandInSession extends SessionSubcommand {
                 try {
                     code = run(client, execOptions());
                     code = code == KILLED ? explainKill(client, cli.err) : code;
+                } catch (SessionClosedException e) {
+                    // the session's end cut the command: by its lifetime or idle timeout, that is this CLI's timeout
+                    if (!endedByATimer(e)) {
+                        throw e;
+                    }
+                    code = SandboxCli.fail(
+                            cli.err, e.getMessage() + "; the command was killed", SandboxCli.EXIT_TIMEOUT);
                 } catch (SandboxInterruptedException e) {
                     if (!interruption.leave()) {
                         throw e;
@@ -262,10 +269,14 @@ abstract class CommandInSession extends SessionSubcommand {
         try {
             client.ping();
         } catch (SessionClosedException e) {
-            if (e.reason() == SessionEndReason.LIFETIME_EXPIRED || e.reason() == SessionEndReason.IDLE_TIMEOUT) {
+            if (endedByATimer(e)) {
                 return SandboxCli.fail(err, e.getMessage() + "; the command was killed", SandboxCli.EXIT_TIMEOUT);
             }
         }
         return KILLED;
+    }
+
+    private static boolean endedByATimer(SessionClosedException e) {
+        return e.reason() == SessionEndReason.LIFETIME_EXPIRED || e.reason() == SessionEndReason.IDLE_TIMEOUT;
     }
 }

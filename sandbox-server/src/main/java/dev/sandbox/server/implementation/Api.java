@@ -704,16 +704,21 @@ public final class Api {
         return out;
     }
 
-    private Mono<Void> fileWrite(HttpServerRequest req, HttpServerResponse res) {
-        String path = requiredQuery(req, "path");
+    /** The request's body, failing with 413 once it passes the server's upload limit. */
+    private Flux<ByteBuffer> uploadBody(HttpServerRequest req) {
         long max = config.maxUploadBytes();
         long[] seen = {0};
-        Flux<ByteBuffer> body = Http.rawBody(req).doOnNext(bytes -> {
+        return Http.rawBody(req).doOnNext(bytes -> {
             seen[0] += bytes.remaining();
             if (seen[0] > max) {
                 throw new HttpError(413, "PayloadTooLarge", "the upload is over the limit of " + max + " bytes");
             }
         });
+    }
+
+    private Mono<Void> fileWrite(HttpServerRequest req, HttpServerResponse res) {
+        String path = requiredQuery(req, "path");
+        Flux<ByteBuffer> body = uploadBody(req);
         WriteOptions options = WriteOptions.defaults().withCreateParents(Http.boolQuery(req, "parents", true));
         return withSession(req, s -> s.files().write(path, body, options))
                 .flatMap(info -> Http.json(res, 200, ResourceBodies.FileInfoBody.of(info)));
@@ -748,14 +753,7 @@ public final class Api {
     /** A tar stream written into a sandbox directory; the whole body is bounded like a file upload's. */
     private Mono<Void> treeWrite(HttpServerRequest req, HttpServerResponse res) {
         String path = requiredQuery(req, "path");
-        long max = config.maxUploadBytes();
-        long[] seen = {0};
-        Flux<ByteBuffer> body = Http.rawBody(req).doOnNext(bytes -> {
-            seen[0] += bytes.remaining();
-            if (seen[0] > max) {
-                throw new HttpError(413, "PayloadTooLarge", "the upload is over the limit of " + max + " bytes");
-            }
-        });
+        Flux<ByteBuffer> body = uploadBody(req);
         return withSession(req, s -> SandboxTree.write(s.files(), TarCodec.decode(body), path, null))
                 .flatMap(info -> Http.json(res, 200, ResourceBodies.FileInfoBody.of(info)));
     }
