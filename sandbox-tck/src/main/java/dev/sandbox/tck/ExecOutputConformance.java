@@ -149,9 +149,20 @@ public interface ExecOutputConformance extends ConformanceBase {
                     s.exec(ExecOptions.of("seq", "1", "20000")).collectList().block(WAIT);
             exitLast(ev, 0);
             List<ExecEvent.Line> out = contiguous(ev, ExecEvent.StreamKind.STDOUT);
-            assertThat(out).hasSize(20000);
-            assertThat(out).noneMatch(ExecEvent.Line::partial);
-            assertThat(out.get(19999).text()).isEqualTo("20000");
+            StringBuilder joined = new StringBuilder();
+            StringBuilder expected = new StringBuilder();
+            for (ExecEvent.Line line : out) {
+                joined.append(line.text()).append(line.partial() ? "" : "\n");
+            }
+            for (int i = 1; i <= 20000; i++) {
+                expected.append(i).append('\n');
+            }
+            assertThat(joined.toString()).isEqualTo(expected.toString());
+            // seq writes 4 KiB blocks that end mid-line: a timer that fired on those without a real pause would cut
+            // some 27 lines; only a stall of seq itself longer than the delay (a loaded machine) may cut one or two
+            assertThat(out.stream().filter(ExecEvent.Line::partial).count())
+                    .as("lines cut although seq wrote on")
+                    .isLessThanOrEqualTo(2);
         });
     }
 
