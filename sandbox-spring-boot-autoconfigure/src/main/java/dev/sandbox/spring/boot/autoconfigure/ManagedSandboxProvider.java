@@ -12,6 +12,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -78,11 +79,10 @@ public final class ManagedSandboxProvider implements SandboxProvider {
                         .timeout(shutdownTimeout)
                         .onErrorResume(e -> {
                             LOG.warn(
-                                    "the sessions this application created on provider {} were not all destroyed"
-                                            + " within {}: {}",
+                                    "the sessions this application created on provider {} were not all destroyed: {}",
                                     delegate.name(),
-                                    shutdownTimeout,
-                                    e.toString());
+                                    e instanceof TimeoutException ? "the shutdown timeout of " + shutdownTimeout
+                                            + " ran out" : e.toString());
                             return Mono.empty();
                         })
                         .then(delegate.closeAsync()))

@@ -22,7 +22,6 @@ import org.springframework.context.annotation.Bean;
 @AutoConfiguration(after = SandboxAutoConfiguration.class)
 @ConditionalOnClass(ReactiveHealthIndicator.class)
 @ConditionalOnBean(SandboxProvider.class)
-@ConditionalOnEnabledHealthIndicator("sandbox")
 public final class SandboxHealthAutoConfiguration {
 
     /** Created by Spring. */
@@ -38,6 +37,8 @@ public final class SandboxHealthAutoConfiguration {
      */
     @Bean
     @ConditionalOnMissingBean(name = "sandboxHealthIndicator")
+    // on the method, so that its condition class is looked at only once the class condition above has passed
+    @ConditionalOnEnabledHealthIndicator("sandbox")
     public SandboxHealthIndicator sandboxHealthIndicator(SandboxProvider provider, SandboxProperties properties) {
         return new SandboxHealthIndicator(
                 provider, Settings.positive("sandbox.health-timeout", properties.healthTimeout(), true));
