@@ -22,4 +22,6 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param execTimeout how long one command may run before it is killed (exit code 124)
  */
 @ConfigurationProperties("sandbox.demo")
-public record DemoProperties(@DefaultValue List<String> allowedHosts, @DefaultValue("10m") Duration execTimeout) {}
+public record DemoProperties(
+        @DefaultValue List<String> allowedHosts,
+        @DefaultValue("10m") Duration execTimeout) {}

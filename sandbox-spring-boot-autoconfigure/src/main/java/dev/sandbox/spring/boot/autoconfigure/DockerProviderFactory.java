@@ -64,7 +64,8 @@ final class DockerProviderFactory implements SandboxProviderFactory {
             settings = docker.cpuLimit() == 0 ? settings.withoutCpuLimit() : settings.withCpuLimit(docker.cpuLimit());
         }
         if (docker.pidsLimit() != null) {
-            settings = docker.pidsLimit() == 0 ? settings.withoutPidsLimit() : settings.withPidsLimit(docker.pidsLimit());
+            settings =
+                    docker.pidsLimit() == 0 ? settings.withoutPidsLimit() : settings.withPidsLimit(docker.pidsLimit());
         }
         if (docker.diskLimit() != null) {
             settings = settings.withDiskLimit(docker.diskLimit().toBytes());

@@ -49,6 +49,9 @@ public final class InvalidSandboxSettingFailureAnalyzer extends AbstractFailureA
 
     /** The environment variable Boot binds to a property: {@code sandbox.docker.image} is {@code SANDBOX_DOCKER_IMAGE}. */
     private static String environmentName(String property) {
-        return property.replaceAll("\\[(\\d+)]", "_$1").replace('.', '_').replace("-", "").toUpperCase(java.util.Locale.ROOT);
+        return property.replaceAll("\\[(\\d+)]", "_$1")
+                .replace('.', '_')
+                .replace("-", "")
+                .toUpperCase(java.util.Locale.ROOT);
     }
 }

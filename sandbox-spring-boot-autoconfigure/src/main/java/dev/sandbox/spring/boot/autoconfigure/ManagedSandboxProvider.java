@@ -81,8 +81,9 @@ public final class ManagedSandboxProvider implements SandboxProvider {
                             LOG.warn(
                                     "the sessions this application created on provider {} were not all destroyed: {}",
                                     delegate.name(),
-                                    e instanceof TimeoutException ? "the shutdown timeout of " + shutdownTimeout
-                                            + " ran out" : e.toString());
+                                    e instanceof TimeoutException
+                                            ? "the shutdown timeout of " + shutdownTimeout + " ran out"
+                                            : e.toString());
                             return Mono.empty();
                         })
                         .then(delegate.closeAsync()))
@@ -320,7 +321,8 @@ public final class ManagedSandboxProvider implements SandboxProvider {
         public Builder label(String key, String value) {
             if (key == null || key.isEmpty() || key.equals(OWNER_LABEL)) {
                 throw new InvalidArgumentException(
-                        "labels", "a session label key must be non-empty and not " + OWNER_LABEL + ", got '" + key + "'");
+                        "labels",
+                        "a session label key must be non-empty and not " + OWNER_LABEL + ", got '" + key + "'");
             }
             labels.put(key, Objects.requireNonNull(value, key));
             return this;
@@ -334,8 +336,8 @@ public final class ManagedSandboxProvider implements SandboxProvider {
          * @throws InvalidArgumentException when it is not positive
          */
         public Builder shutdownTimeout(Duration shutdownTimeout) {
-            this.shutdownTimeout = Objects.requireNonNull(
-                    positiveOrNull("shutdownTimeout", shutdownTimeout), "shutdownTimeout");
+            this.shutdownTimeout =
+                    Objects.requireNonNull(positiveOrNull("shutdownTimeout", shutdownTimeout), "shutdownTimeout");
             return this;
         }
 

@@ -130,12 +130,11 @@ public final class SandboxAutoConfiguration {
         if (factory != null) {
             return factory;
         }
-        String missing =
-                switch (wanted) {
-                    case "docker" -> ": add the dependency dev.sandbox:sandbox-docker to use it";
-                    case "remote" -> ": add the dependency dev.sandbox:sandbox-remote to use it";
-                    default -> "";
-                };
+        String missing = switch (wanted) {
+            case "docker" -> ": add the dependency dev.sandbox:sandbox-docker to use it";
+            case "remote" -> ": add the dependency dev.sandbox:sandbox-remote to use it";
+            default -> "";
+        };
         throw new InvalidArgumentException(
                 "sandbox.provider",
                 "sandbox.provider must be one of " + byName.keySet() + ", got '" + name + "'" + missing);

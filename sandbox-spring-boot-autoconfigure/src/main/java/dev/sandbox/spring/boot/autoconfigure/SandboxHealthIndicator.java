@@ -56,9 +56,7 @@ public final class SandboxHealthIndicator implements ReactiveHealthIndicator {
                 .timeout(timeout)
                 .map(sessions -> {
                     Health.Builder up = Health.up().withDetail("provider", name);
-                    return (provider instanceof ManagedSandboxProvider
-                                    ? up.withDetail("sessions", sessions)
-                                    : up)
+                    return (provider instanceof ManagedSandboxProvider ? up.withDetail("sessions", sessions) : up)
                             .build();
                 })
                 .onErrorResume(e -> Mono.just(Health.down()

@@ -140,7 +140,10 @@ public record SandboxProperties(
      *     unset)
      * @param labels labels added to every session, unless its options set the same key
      */
-    public record Session(Duration lifetime, Duration idleTimeout, @DefaultValue Map<String, String> labels) {}
+    public record Session(
+            Duration lifetime,
+            Duration idleTimeout,
+            @DefaultValue Map<String, String> labels) {}
 
     /**
      * The blocking clients' settings, under {@code sandbox.client}.
@@ -152,5 +155,7 @@ public record SandboxProperties(
      * @param timeout how long a blocking call waits when no timeout is passed to it
      * @param streamPrefetch how many events a blocking output stream buffers ahead of its reader
      */
-    public record Client(@DefaultValue("5m") Duration timeout, @DefaultValue("256") int streamPrefetch) {}
+    public record Client(
+            @DefaultValue("5m") Duration timeout,
+            @DefaultValue("256") int streamPrefetch) {}
 }

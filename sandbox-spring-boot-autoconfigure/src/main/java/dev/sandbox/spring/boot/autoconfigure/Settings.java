@@ -48,7 +48,8 @@ final class Settings {
 
     /** Rethrows an SDK setting error under the property's name: {@code memoryLimit} becomes {@code memory-limit}. */
     static InvalidArgumentException renamed(String prefix, InvalidArgumentException e) {
-        String property = prefix + e.field().replaceAll("([a-z])([A-Z])", "$1-$2").toLowerCase(Locale.ROOT);
+        String property =
+                prefix + e.field().replaceAll("([a-z])([A-Z])", "$1-$2").toLowerCase(Locale.ROOT);
         return new InvalidArgumentException(property, property + ": " + e.getMessage());
     }
 }

@@ -2,7 +2,6 @@ package dev.sandbox.spring.boot.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -88,8 +87,7 @@ class BomTest {
         assertThat(child(bom, "version")).isEqualTo(child(root, "version"));
 
         Set<String> listed = new TreeSet<>();
-        for (Element dependency :
-                children(only(only(bom, "dependencyManagement"), "dependencies"), "dependency")) {
+        for (Element dependency : children(only(only(bom, "dependencyManagement"), "dependencies"), "dependency")) {
             assertThat(child(dependency, "groupId")).isEqualTo("dev.sandbox");
             assertThat(child(dependency, "version")).isEqualTo("${project.version}");
             assertThat(child(dependency, "scope")).isNull();

@@ -52,13 +52,18 @@ class DockerProviderAutoConfigurationTest {
                     assertThat(docker.settings().image()).isEqualTo(IMAGE);
                     assertThat(docker.settings().runtime()).isEqualTo(DockerSettings.Runtime.RUNC);
 
-                    Health health = context.getBean(SandboxHealthIndicator.class).health().block(WAIT);
+                    Health health = context.getBean(SandboxHealthIndicator.class)
+                            .health()
+                            .block(WAIT);
                     assertThat(health.getStatus()).isEqualTo(Status.UP);
                     assertThat(health.getDetails()).containsEntry("provider", "docker");
 
-                    try (SandboxClient client = context.getBean(SandboxClientFactory.class).create()) {
-                        // process 1 is the SDK's agent: a container, with the user, workdir and network the properties say
-                        assertThat(run(client, "tr '\\0' ' ' < /proc/1/cmdline")).startsWith("/.dev-sandbox/agent");
+                    try (SandboxClient client =
+                            context.getBean(SandboxClientFactory.class).create()) {
+                        // process 1 is the SDK's agent: a container, with the user, workdir and network the properties
+                        // say
+                        assertThat(run(client, "tr '\\0' ' ' < /proc/1/cmdline"))
+                                .startsWith("/.dev-sandbox/agent");
                         assertThat(run(client, "id -u; id -g; pwd; ls /sys/class/net"))
                                 .isEqualTo("1234\n2345\n/tmp/starter-work\nlo");
                         assertThat(docker.settings().memoryLimit()).hasValue(64L * 1024 * 1024);
@@ -68,19 +73,21 @@ class DockerProviderAutoConfigurationTest {
 
     @Test
     void the_bound_image_is_the_one_sessions_start_from() {
-        docker().withPropertyValues("sandbox.docker.image=sandbox-test:no-such-tag").run(context -> {
-            assertThat(context).hasNotFailed();
-            SandboxProvider provider = context.getBean(SandboxProvider.class);
-            assertThatThrownBy(() -> provider.create(SessionOptions.defaults()).block(WAIT))
-                    .isInstanceOf(InvalidArgumentException.class)
-                    .hasMessageContaining("sandbox-test:no-such-tag");
-        });
+        docker().withPropertyValues("sandbox.docker.image=sandbox-test:no-such-tag")
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    SandboxProvider provider = context.getBean(SandboxProvider.class);
+                    assertThatThrownBy(() ->
+                                    provider.create(SessionOptions.defaults()).block(WAIT))
+                            .isInstanceOf(InvalidArgumentException.class)
+                            .hasMessageContaining("sandbox-test:no-such-tag");
+                });
     }
 
     @Test
     void closing_the_context_removes_the_applications_containers_and_no_others() {
-        try (DockerSandboxProvider outside = DockerSandboxProvider.create(DockerSettings.of(IMAGE)
-                .withPullPolicy(DockerSettings.PullPolicy.NEVER))) {
+        try (DockerSandboxProvider outside = DockerSandboxProvider.create(
+                DockerSettings.of(IMAGE).withPullPolicy(DockerSettings.PullPolicy.NEVER))) {
             SandboxSession other = outside.create(SessionOptions.defaults()).block(WAIT);
             try {
                 String[] own = new String[1];
@@ -95,7 +102,8 @@ class DockerProviderAutoConfigurationTest {
                 // removed at shutdown, not a lease later
                 assertThatThrownBy(() -> outside.attach(own[0]).block(WAIT))
                         .satisfies(e -> assertThat(Exceptions.unwrap(e)).isInstanceOf(SessionNotFoundException.class));
-                assertThat(other.run(ExecOptions.of("true")).block(WAIT).exitCode()).isZero();
+                assertThat(other.run(ExecOptions.of("true")).block(WAIT).exitCode())
+                        .isZero();
             } finally {
                 other.destroy().block(WAIT);
             }

@@ -47,7 +47,9 @@ class LocalProviderAutoConfigurationTest {
     /** Runs {@code sh -c line} in the session and returns its stdout, checking it exited 0. */
     static String run(SandboxClient client, String line) {
         ExecResult result = client.process().run(ExecOptions.shell(line));
-        assertThat(result.exitCode()).as("exit of %s: %s", line, result.stderr()).isZero();
+        assertThat(result.exitCode())
+                .as("exit of %s: %s", line, result.stderr())
+                .isZero();
         return result.stdout().strip();
     }
 
@@ -82,7 +84,8 @@ class LocalProviderAutoConfigurationTest {
             assertThat(before.getStatus()).isEqualTo(Status.UP);
             assertThat(before.getDetails()).containsEntry("provider", "local").containsEntry("sessions", 0L);
 
-            try (SandboxClient client = context.getBean(SandboxClientFactory.class).create()) {
+            try (SandboxClient client =
+                    context.getBean(SandboxClientFactory.class).create()) {
                 assertThat(run(client, "echo hello; echo oops >&2")).isEqualTo("hello");
                 assertThat(health.health().block(WAIT).getDetails()).containsEntry("sessions", 1L);
             }
@@ -107,8 +110,7 @@ class LocalProviderAutoConfigurationTest {
                         assertThat(client.defaultTimeout()).isEqualTo(Duration.ofSeconds(17));
                         Instant now = Instant.now();
                         var status = client.ping();
-                        assertThat(status.expiresAt())
-                                .isBetween(now.plusSeconds(80), now.plusSeconds(91));
+                        assertThat(status.expiresAt()).isBetween(now.plusSeconds(80), now.plusSeconds(91));
                         assertThat(status.idleTimeout()).isEqualTo(Duration.ofSeconds(45));
                         assertThat(Path.of(run(client, "pwd"))).startsWith(tempRoot);
                         SandboxProvider provider = context.getBean(SandboxProvider.class);
@@ -202,7 +204,8 @@ class LocalProviderAutoConfigurationTest {
             assertThat(provider).isSameAs(context.getBean("myProvider")).isNotInstanceOf(ManagedSandboxProvider.class);
             // the starter's other beans use it
             assertThat(context.getBean(SandboxClientFactory.class).provider()).isSameAs(provider);
-            Health health = context.getBean(SandboxHealthIndicator.class).health().block(WAIT);
+            Health health =
+                    context.getBean(SandboxHealthIndicator.class).health().block(WAIT);
             assertThat(health.getStatus()).isEqualTo(Status.UP);
             assertThat(health.getDetails()).containsEntry("provider", "local").doesNotContainKey("sessions");
         });
@@ -240,14 +243,18 @@ class LocalProviderAutoConfigurationTest {
     void closing_the_context_destroys_the_sessions_the_application_made_and_no_others() throws Exception {
         try (LocalSandboxProvider outside = LocalSandboxProvider.create()) {
             SandboxSession other = outside.create(SessionOptions.defaults()).block(WAIT);
-            Path otherDir = Path.of(other.run(ExecOptions.of("pwd")).block(WAIT).stdout().strip());
+            Path otherDir = Path.of(
+                    other.run(ExecOptions.of("pwd")).block(WAIT).stdout().strip());
             Path[] ownDirs = new Path[2];
             runner().run(context -> {
                 SandboxProvider provider = context.getBean(SandboxProvider.class);
                 // one made through the reactive bean and one through a blocking client, neither ended by the app
-                SandboxSession session = provider.create(SessionOptions.defaults()).block(WAIT);
-                ownDirs[0] = Path.of(session.run(ExecOptions.of("pwd")).block(WAIT).stdout().strip());
-                SandboxClient client = context.getBean(SandboxClientFactory.class).create();
+                SandboxSession session =
+                        provider.create(SessionOptions.defaults()).block(WAIT);
+                ownDirs[0] = Path.of(
+                        session.run(ExecOptions.of("pwd")).block(WAIT).stdout().strip());
+                SandboxClient client =
+                        context.getBean(SandboxClientFactory.class).create();
                 ownDirs[1] = Path.of(run(client, "pwd"));
                 assertThat(ownDirs).allSatisfy(dir -> assertThat(dir).isDirectory());
             });

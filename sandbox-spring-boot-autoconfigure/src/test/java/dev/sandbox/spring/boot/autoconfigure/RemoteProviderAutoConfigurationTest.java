@@ -50,7 +50,10 @@ class RemoteProviderAutoConfigurationTest {
     @BeforeEach
     void startServer() throws IOException {
         backend = LocalSandboxProvider.create();
-        server = SandboxServer.builder(backend).port(0).token(TOKEN.toCharArray()).start();
+        server = SandboxServer.builder(backend)
+                .port(0)
+                .token(TOKEN.toCharArray())
+                .start();
         tokenFile = Files.writeString(dir.resolve("token"), TOKEN + "\n");
     }
 
@@ -75,17 +78,20 @@ class RemoteProviderAutoConfigurationTest {
             assertThat(provider.delegate()).isInstanceOf(RemoteSandboxProvider.class);
             assertThat(((RemoteSandboxProvider) provider.delegate()).baseUrl()).isEqualTo(server.baseUrl());
 
-            Health health = context.getBean(SandboxHealthIndicator.class).health().block(WAIT);
+            Health health =
+                    context.getBean(SandboxHealthIndicator.class).health().block(WAIT);
             assertThat(health.getStatus()).isEqualTo(Status.UP);
             assertThat(health.getDetails()).containsEntry("provider", "remote");
 
-            try (SandboxClient client = context.getBean(SandboxClientFactory.class).create()) {
+            try (SandboxClient client =
+                    context.getBean(SandboxClientFactory.class).create()) {
                 assertThat(run(client, "echo through-the-server")).isEqualTo("through-the-server");
                 // the session lives on the server's provider, with the lifetime the property set
                 SandboxSession onServer = backend.attach(client.sessionId()).block(WAIT);
                 assertThat(onServer.labels()).containsEntry(ManagedSandboxProvider.OWNER_LABEL, provider.owner());
                 assertThat(Duration.between(
-                                java.time.Instant.now(), onServer.ping().block(WAIT).expiresAt()))
+                                java.time.Instant.now(),
+                                onServer.ping().block(WAIT).expiresAt()))
                         .isBetween(Duration.ofSeconds(100), Duration.ofSeconds(121));
             }
         });
@@ -130,7 +136,9 @@ class RemoteProviderAutoConfigurationTest {
                         "sandbox.health-timeout=5s")
                 .run(context -> {
                     assertThat(context).hasNotFailed();
-                    Health health = context.getBean(SandboxHealthIndicator.class).health().block(WAIT);
+                    Health health = context.getBean(SandboxHealthIndicator.class)
+                            .health()
+                            .block(WAIT);
                     assertThat(health.getStatus()).isEqualTo(Status.DOWN);
                     assertThat(health.getDetails()).containsEntry("provider", "remote");
                     assertThat(health.getDetails().get("error").toString()).containsIgnoringCase("refused");
