@@ -45,9 +45,10 @@ import java.util.Objects;
  * thread that may block: a request thread of a servlet application, a virtual thread, or {@code
  * Schedulers.boundedElastic()} in a reactive one, never a Reactor or Netty event loop. On a non-blocking thread
  * ({@code Schedulers.isInNonBlockingThread()}) the methods start nothing and throw {@link IllegalStateException}
- * saying so. With a {@code StreamingChatModel}, LangChain4j runs tools on the thread that delivers the model's
- * response unless {@code executeToolsConcurrently(...)} is set: set it (its default executor may block) when the
- * model's HTTP client delivers on an event loop.
+ * saying so; LangChain4j's default tool error handler passes that message to the model. With a {@code
+ * StreamingChatModel}, LangChain4j runs the tools on the thread that delivers the model's response (after {@code
+ * executeToolsConcurrently(...)}, on its executor, while the delivering thread waits for them): use a streaming model
+ * whose client delivers on a thread that may block.
  *
  * <p>The toolbox does not own the {@link SandboxTools}: closing them (and so destroying a lazy session) is the
  * caller's.
