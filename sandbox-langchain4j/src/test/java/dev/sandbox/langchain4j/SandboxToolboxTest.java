@@ -173,6 +173,53 @@ class SandboxToolboxTest {
     }
 
     @Test
+    void aCommandThatRunsTooLongIsKilledAndTheModelIsToldSo() {
+        try (SandboxTools quick = SandboxTools.lazy(
+                provider, SessionOptions.defaults(), ToolLimits.defaults().withTimeout(Duration.ofMillis(300)))) {
+            ScriptedChatModel model =
+                    ScriptedChatModel.calling(call("run_command", "command", "echo begun; sleep 30; echo done"));
+            Assistant assistant = AiServices.builder(Assistant.class)
+                    .chatModel(model)
+                    .tools(SandboxToolbox.of(quick))
+                    .build();
+
+            String reply = assistant.chat("wait");
+
+            assertThat(reply)
+                    .startsWith("the tools answered:\n[run_command] exit code: ")
+                    .contains("[timed out after 300 ms: the command was killed]\nstdout:\nbegun\n")
+                    .doesNotContain("done");
+        }
+    }
+
+    @Test
+    void toolsTheModelCallsAtOnceAreAllAnsweredWhenLangChain4jRunsThemConcurrently() {
+        ScriptedChatModel model = ScriptedChatModel.callingAtOnce(
+                call("run_command", "command", "echo one"),
+                call("run_code", "language", "sh", "code", "echo two"),
+                call("write_file", "path", "three.txt", "content", "3"));
+        Assistant assistant = AiServices.builder(Assistant.class)
+                .chatModel(model)
+                .tools(SandboxToolbox.of(tools))
+                .executeToolsConcurrently()
+                .build();
+
+        assistant.chat("all at once");
+
+        assertThat(model.lastResults())
+                .extracting(ToolExecutionResultMessage::text)
+                .containsExactly(
+                        "exit code: 0\nstdout:\none\nstderr: (empty)",
+                        "exit code: 0\nstdout:\ntwo\nstderr: (empty)",
+                        "wrote 1 bytes to "
+                                + session()
+                                        .files()
+                                        .stat("three.txt")
+                                        .block(WAIT)
+                                        .path());
+    }
+
+    @Test
     void aBadArgumentReachesTheModelAsAnErrorNamingIt() {
         ScriptedChatModel model = ScriptedChatModel.calling(
                 call("run_code", "language", "cobol", "code", "DISPLAY 'HI'"),

@@ -18,14 +18,25 @@ import java.util.concurrent.CopyOnWriteArrayList;
  */
 final class ScriptedChatModel implements ChatModel {
     private final List<ToolExecutionRequest> script;
+    private final boolean atOnce;
     private final List<ChatRequest> requests = new CopyOnWriteArrayList<>();
 
-    private ScriptedChatModel(List<ToolExecutionRequest> script) {
+    private ScriptedChatModel(List<ToolExecutionRequest> script, boolean atOnce) {
         this.script = script;
+        this.atOnce = atOnce;
     }
 
     /** A model that makes these calls, one per turn, then answers with what they returned. */
     static ScriptedChatModel calling(Call... calls) {
+        return new ScriptedChatModel(requests(calls), false);
+    }
+
+    /** A model that makes all these calls in its first answer, then answers with what they returned. */
+    static ScriptedChatModel callingAtOnce(Call... calls) {
+        return new ScriptedChatModel(requests(calls), true);
+    }
+
+    private static List<ToolExecutionRequest> requests(Call... calls) {
         List<ToolExecutionRequest> script = new ArrayList<>();
         for (int i = 0; i < calls.length; i++) {
             script.add(ToolExecutionRequest.builder()
@@ -34,7 +45,7 @@ final class ScriptedChatModel implements ChatModel {
                     .arguments(calls[i].arguments())
                     .build());
         }
-        return new ScriptedChatModel(List.copyOf(script));
+        return List.copyOf(script);
     }
 
     /** One tool call: the tool's name and its arguments as a JSON object. */
@@ -59,7 +70,10 @@ final class ScriptedChatModel implements ChatModel {
                 .filter(ToolExecutionResultMessage.class::isInstance)
                 .map(ToolExecutionResultMessage.class::cast)
                 .toList();
-        if (results.size() < script.size()) {
+        if (atOnce && results.isEmpty() && !script.isEmpty()) {
+            return ChatResponse.builder().aiMessage(AiMessage.from(script)).build();
+        }
+        if (!atOnce && results.size() < script.size()) {
             return ChatResponse.builder()
                     .aiMessage(AiMessage.from(script.get(results.size())))
                     .build();
