@@ -49,10 +49,10 @@ public final class SandboxHealthIndicator implements ReactiveHealthIndicator {
     @Override
     public Mono<Health> health() {
         String name = provider.name();
-        Flux<SessionInfo> probe =
-                provider instanceof ManagedSandboxProvider managed ? managed.sessions() : provider.list(NO_SESSION);
-        return Flux.defer(() -> probe)
-                .count()
+        // deferred: a provider that refuses at once (closed, misconfigured) is reported down like one that fails later
+        Flux<SessionInfo> probe = Flux.defer(() ->
+                provider instanceof ManagedSandboxProvider managed ? managed.sessions() : provider.list(NO_SESSION));
+        return probe.count()
                 .timeout(timeout)
                 .map(sessions -> {
                     Health.Builder up = Health.up().withDetail("provider", name);

@@ -240,6 +240,32 @@ class LocalProviderAutoConfigurationTest {
     }
 
     @Test
+    void a_provider_that_does_not_answer_in_time_or_is_closed_is_down() {
+        LocalSandboxProvider local = LocalSandboxProvider.create();
+        try {
+            SandboxProvider silent = new ForwardingProvider(local) {
+                @Override
+                public reactor.core.publisher.Flux<dev.sandbox.SessionInfo> list(Map<String, String> labels) {
+                    return reactor.core.publisher.Flux.never();
+                }
+            };
+            Health slow = new SandboxHealthIndicator(silent, Duration.ofMillis(200))
+                    .health()
+                    .block(WAIT);
+            assertThat(slow.getStatus()).isEqualTo(Status.DOWN);
+            assertThat(slow.getDetails())
+                    .containsEntry("provider", "local")
+                    .containsEntry("error", "the provider did not answer within PT0.2S");
+
+        } finally {
+            local.close();
+        }
+        Health closed = new SandboxHealthIndicator(local, WAIT).health().block(WAIT);
+        assertThat(closed.getStatus()).isEqualTo(Status.DOWN);
+        assertThat(closed.getDetails().get("error").toString()).contains("ProviderClosedException");
+    }
+
+    @Test
     void closing_the_context_destroys_the_sessions_the_application_made_and_no_others() throws Exception {
         try (LocalSandboxProvider outside = LocalSandboxProvider.create()) {
             SandboxSession other = outside.create(SessionOptions.defaults()).block(WAIT);
