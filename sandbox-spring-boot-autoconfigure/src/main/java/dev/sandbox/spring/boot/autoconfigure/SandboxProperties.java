@@ -20,14 +20,14 @@ import org.springframework.util.unit.DataSize;
  * sandbox.session.lifetime=15m
  * }</pre>
  *
- * @param provider which provider runs the sessions: {@code local} (the default; processes of this host, no
- *     isolation), {@code docker} (a container per session; needs {@code sandbox-docker}) or {@code remote} (a sandbox
- *     server; needs {@code sandbox-remote})
- * @param local the local provider's settings, used when {@code provider} is {@code local}
- * @param docker the Docker provider's settings, used when {@code provider} is {@code docker}
- * @param remote the remote provider's settings, used when {@code provider} is {@code remote}
+ * @param provider which provider runs the sessions: local (the default; processes of this host, no
+ *     isolation), docker (a container per session; needs sandbox-docker) or remote (a sandbox
+ *     server; needs sandbox-remote)
+ * @param local the local provider's settings, used when provider is local
+ * @param docker the Docker provider's settings, used when provider is docker
+ * @param remote the remote provider's settings, used when provider is remote
  * @param session what every session created through the application's provider gets unless its options say otherwise
- * @param client the settings of the blocking clients the {@link SandboxClientFactory} makes
+ * @param client the settings of the blocking clients the SandboxClientFactory makes
  * @param shutdownTimeout how long shutdown waits for the sessions the application created to be destroyed, before the
  *     provider is closed anyway
  * @param healthTimeout how long the health check waits for the provider to answer before reporting it down
@@ -51,7 +51,7 @@ public record SandboxProperties(
      * }</pre>
      *
      * @param tempRoot an existing directory under which each session without a workdir of its own gets a fresh one
-     *     (the JVM's {@code java.io.tmpdir} when unset)
+     *     (the JVM's java.io.tmpdir when unset)
      */
     public record Local(Path tempRoot) {}
 
@@ -67,20 +67,20 @@ public record SandboxProperties(
      * sandbox.docker.network=bridge
      * }</pre>
      *
-     * @param image the image each session's container starts from (required with {@code sandbox.provider=docker})
-     * @param pull when to pull the image: {@code if-not-present} (the default), {@code always} or {@code never}
-     * @param runtime {@code runc} (the default) or {@code runsc}, gVisor's user-space kernel
-     * @param network {@code none} (the default: loopback only) or {@code bridge} (outbound access)
+     * @param image the image each session's container starts from (required with sandbox.provider=docker)
+     * @param pull when to pull the image: if-not-present (the default), always or never
+     * @param runtime runc (the default) or runsc, gVisor's user-space kernel
+     * @param network none (the default: loopback only) or bridge (outbound access)
      * @param workdir the containers' working directory, an absolute path (the image's when unset)
-     * @param user the user the containers run as, a name or {@code uid[:gid]} (the image's when unset)
-     * @param memoryLimit the containers' memory limit, swap included; {@code 0} for none
-     * @param cpuLimit the CPUs each container may use, such as {@code 1.5}; {@code 0} for no limit
-     * @param pidsLimit how many processes and threads a sandbox may have at once; {@code 0} for no limit
+     * @param user the user the containers run as, a name or uid[:gid] (the image's when unset)
+     * @param memoryLimit the containers' memory limit, swap included; 0 for none
+     * @param cpuLimit the CPUs each container may use, such as 1.5; 0 for no limit
+     * @param pidsLimit how many processes and threads a sandbox may have at once; 0 for no limit
      * @param diskLimit the size limit of each container's writable layer (only some storage drivers allow one)
-     * @param capabilities the Linux capabilities the containers keep, without the {@code CAP_} prefix (the SDK's
+     * @param capabilities the Linux capabilities the containers keep, without the CAP_ prefix (the SDK's
      *     default set when unset)
      * @param readOnlyRootFilesystem whether the containers' root file system is read-only
-     * @param host the daemon's address, such as {@code unix:///var/run/docker.sock} ({@code DOCKER_HOST} when unset)
+     * @param host the daemon's address, such as unix:///var/run/docker.sock (DOCKER_HOST when unset)
      * @param lease how long a session without a chosen lifetime outlives the provider that held it
      * @param sweepInterval how often the provider looks for expired sessions
      * @param reaper whether to use the reaper container that removes expired sessions when no client is alive
@@ -111,10 +111,10 @@ public record SandboxProperties(
      * sandbox.remote.token-file=/etc/sandbox/token
      * }</pre>
      *
-     * @param url the server's base URL, such as {@code http://127.0.0.1:7070} (required with {@code
-     *     sandbox.provider=remote})
+     * @param url the server's base URL, such as http://127.0.0.1:7070 (required with
+     *     sandbox.provider=remote)
      * @param tokenFile the file holding the token the server accepts: its content, without surrounding whitespace, read
-     *     once at startup (required with {@code sandbox.provider=remote})
+     *     once at startup (required with sandbox.provider=remote)
      * @param connectTimeout how long opening a connection to the server may take
      * @param responseTimeout how long a control call (create, stat, signal...) may wait for the server
      */
