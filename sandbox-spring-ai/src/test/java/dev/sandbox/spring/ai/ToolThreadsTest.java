@@ -4,18 +4,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.sandbox.ExecOptions;
-import dev.sandbox.FileEvent;
 import dev.sandbox.SandboxSession;
 import dev.sandbox.SessionOptions;
 import dev.sandbox.local.LocalSandboxProvider;
 import dev.sandbox.tools.SandboxTools;
 import dev.sandbox.tools.ToolLimits;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Queue;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -118,31 +117,31 @@ class ToolThreadsTest {
     @Test
     void interruptingTheCallingThreadCancelsTheCallAndKillsTheCommand() throws Exception {
         ToolCallback runCommand = SandboxToolCallbacks.of(tools).get(0);
+        assertThat(session.run(ExecOptions.shell("mkfifo started")).block(WAIT).exitCode())
+                .isZero();
         AtomicReference<Throwable> failure = new AtomicReference<>();
-        AtomicReference<Boolean> stillInterrupted = new AtomicReference<>();
-        Mono<FileEvent> started = session.files()
-                .watch(".")
-                .filter(event -> event.path().endsWith("pid"))
-                .next()
-                .cache();
-        started.subscribe();
+        AtomicBoolean stillInterrupted = new AtomicBoolean();
         Thread caller = Thread.ofPlatform().start(() -> {
             try {
-                runCommand.call("{\"command\": \"sleep 60 & echo $! > pid.tmp && mv pid.tmp pid; wait\"}");
+                runCommand.call("{\"command\": \"sleep 60 & echo $! > started; wait\"}");
             } catch (Throwable e) {
                 failure.set(e);
                 stillInterrupted.set(Thread.currentThread().isInterrupted());
             }
         });
 
-        started.block(WAIT);
+        // the command blocks writing the FIFO until this reads it: then its sleep runs
+        String pid = session.run(ExecOptions.shell("cat started").withTimeout(WAIT))
+                .block(WAIT)
+                .stdout()
+                .strip();
         caller.interrupt();
         caller.join(WAIT.toMillis());
 
         assertThat(caller.isAlive()).isFalse();
         assertThat(failure.get()).isInstanceOf(CancellationException.class).hasMessageContaining("'run_command'");
-        assertThat(stillInterrupted.get()).isTrue();
-        String pid = new String(session.files().readAllBytes("pid", 64).block(WAIT), StandardCharsets.UTF_8).strip();
+        assertThat(stillInterrupted).isTrue();
+        assertThat(pid).containsOnlyDigits();
         int gone = session.run(ExecOptions.shell("while kill -0 " + pid + " 2>/dev/null; do sleep 0.05; done")
                         .withTimeout(Duration.ofSeconds(10)))
                 .block(WAIT)
