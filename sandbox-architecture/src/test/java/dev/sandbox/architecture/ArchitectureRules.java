@@ -93,6 +93,26 @@ final class ArchitectureRules {
                 .because("the blocking facade is built only by adapting the reactive API");
     }
 
+    /** The packages of the integrations: the AI tools core, Micrometer, Spring, LangChain4j and MCP. */
+    static final List<String> INTEGRATIONS = List.of("tools", "micrometer", "spring", "langchain4j", "mcp");
+
+    /**
+     * Each integration (the AI tools core, Micrometer observations, the Spring Boot starter and Spring AI tools,
+     * LangChain4j, the MCP server) is built on the SDK's public API: it uses no implementation package but its own.
+     */
+    ArchRule integrationsUseOnlyThePublicApi() {
+        String[] integrations =
+                INTEGRATIONS.stream().map(name -> pkg(name + "..")).toArray(String[]::new);
+        return noClasses()
+                .that()
+                .resideInAnyPackage(integrations)
+                .should()
+                .dependOnClassesThat(resideInAPackage("..implementation..")
+                        .and(not(resideInAnyPackage(integrations)))
+                        .as("reside in an implementation package of the SDK's modules"))
+                .because("an integration depends only on the public API, so the SDK's internals stay free to change");
+    }
+
     /**
      * The server uses its own implementation packages and, of other modules' internals, only what it is designed to
      * share: the wire format ({@code implementation.remote..}, shared with the remote client), the exec framing

@@ -72,6 +72,14 @@ class ArchitectureRulesCanFailTest {
     }
 
     @Test
+    void an_integration_using_an_implementation_package_fails() {
+        List<String> violations = violations(RULES.integrationsUseOnlyThePublicApi());
+
+        reports(violations, "tools.ToolsUseImplementation", ROOT + ".implementation.exec.LineRun");
+        assertThatNoViolationMentions(violations, "tools.ToolsUseApi", "mcp.McpUsesItsOwnImplementation");
+    }
+
+    @Test
     void the_server_using_internals_it_does_not_share_fails() {
         List<String> violations = violations(RULES.serverUsesOnlySharedImplementation());
 

@@ -32,6 +32,9 @@ class ArchitectureTest {
             RULES.serverUsesOnlySharedImplementation();
 
     @ArchTest
+    static final ArchRule integrations_use_only_the_public_api = RULES.integrationsUseOnlyThePublicApi();
+
+    @ArchTest
     static final ArchRule providers_do_not_use_each_other = RULES.providersAreIndependent();
 
     @ArchTest
@@ -54,7 +57,8 @@ class ArchitectureTest {
                         "dev.sandbox.implementation.remote",
                         "dev.sandbox.server",
                         "dev.sandbox.server.implementation",
-                        "dev.sandbox.blocking");
+                        "dev.sandbox.blocking",
+                        "dev.sandbox.tools");
         assertThat(packages).noneMatch(name -> name.startsWith("dev.sandbox.architecture"));
     }
 }
