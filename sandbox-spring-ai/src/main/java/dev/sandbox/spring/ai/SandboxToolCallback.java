@@ -82,7 +82,8 @@ final class SandboxToolCallback implements ToolCallback {
             new SandboxToolCallback(
                     prefix + SandboxToolCallbacks.RUN_CODE,
                     "Runs a snippet of Python (python3), JavaScript (node) or POSIX shell in the sandbox and answers"
-                            + " its exit code, stdout and stderr; print what you want to see. " + bounds,
+                            + " its exit code, stdout and stderr; print what you want to see. The answer says so when the"
+                            + " sandbox lacks the interpreter. " + bounds,
                     schema(LANGUAGE, CODE),
                     block,
                     args -> {

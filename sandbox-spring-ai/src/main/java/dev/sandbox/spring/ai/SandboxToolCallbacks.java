@@ -53,18 +53,18 @@ import org.springframework.ai.tool.ToolCallbackProvider;
  *       missing argument 'command' (string): the shell command line to run}; the chat goes on and the model may correct
  *       its call. This answer is returned by the callback itself, so it reaches the model whatever {@code
  *       ToolExecutionExceptionProcessor} the application configured.
- *   <li>A sandbox that is gone or failing (the session closed, the provider unreachable, no answer within the block
- *       timeout) is thrown as Spring AI's {@code ToolExecutionException}: Spring AI's default processor sends its
+ *   <li>A sandbox that is gone or failing (the session ended, the tools or the provider closed, the provider
+ *       unreachable, no answer 30 s past the timeout) is thrown as Spring AI's {@code ToolExecutionException}: Spring AI's default processor sends its
  *       message to the model, and an application that configured {@code alwaysThrow} gets the exception from its
  *       {@code ChatClient} call.
  * </ul>
  *
  * <h2>Where they run</h2>
  *
- * <p>Spring AI calls tools synchronously, and these callbacks block the calling thread until the sandbox answers: at
- * most {@link #blockTimeout(ToolLimits)}, the tools' timeout plus {@link #BLOCK_MARGIN} (for creating a lazy
- * session, uploading the code, collecting the output). Which thread that is depends on how the application calls
- * the model:
+ * <p>Spring AI calls tools synchronously, and these callbacks block the calling thread until the sandbox answers: for
+ * as long as the command runs, at most the tools' timeout plus 30 s (after which {@link SandboxTools} gives up), and
+ * in no case longer than {@link #blockTimeout(ToolLimits)}. Which thread that is depends on how the application
+ * calls the model:
  *
  * <ul>
  *   <li>{@code ChatClient...call()}: the tools run on the thread that called {@code call()}, one after the other.
@@ -98,10 +98,11 @@ public final class SandboxToolCallbacks {
     public static final String LIST_FILES = "list_files";
 
     /**
-     * How much longer than the tools' timeout a callback waits for an answer before it gives up and cancels: time to
-     * create a lazy session (a container, for Docker), send the code and collect the output.
+     * How much longer than the tools' timeout a callback waits for an answer before it gives up and cancels. {@link
+     * SandboxTools} itself fails a call that takes 30 s longer than its timeout (creating a lazy session, a slow
+     * daemon); this wait is longer still, a backstop that only a tools implementation that never answers reaches.
      */
-    public static final Duration BLOCK_MARGIN = Duration.ofSeconds(30);
+    public static final Duration BLOCK_MARGIN = Duration.ofSeconds(45);
 
     /** The longest name prefix {@link #of(SandboxTools, String)} accepts. */
     public static final int MAX_PREFIX_LENGTH = 48;
