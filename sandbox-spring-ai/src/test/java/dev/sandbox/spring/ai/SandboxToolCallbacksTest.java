@@ -173,12 +173,13 @@ class SandboxToolCallbacksTest {
                 new Call(SandboxToolCallbacks.RUN_COMMAND, "[\"ls\"]"),
                 new Call(SandboxToolCallbacks.RUN_CODE, "{\"language\": \"cobol\", \"code\": \"DISPLAY 1\"}"),
                 new Call(SandboxToolCallbacks.WRITE_FILE, "{\"path\": \"a.txt\"}"),
-                new Call(SandboxToolCallbacks.LIST_FILES, "{\"path\": [\"a\", \"b\"]}"));
+                new Call(SandboxToolCallbacks.LIST_FILES, "{\"path\": [\"a\", \"b\"]}"),
+                new Call(SandboxToolCallbacks.RUN_COMMAND, "{\"command\": \" \"}"));
 
         String reply = chat(model, tools());
 
         List<String> answers = model.toolAnswers();
-        assertThat(answers).hasSize(7).allSatisfy(answer -> assertThat(answer).startsWith("error: "));
+        assertThat(answers).hasSize(8).allSatisfy(answer -> assertThat(answer).startsWith("error: "));
         assertThat(answers.get(0)).contains("missing argument 'command'");
         assertThat(answers.get(1)).contains("argument 'command' must be a string, got a number");
         assertThat(answers.get(2)).contains("not valid JSON");
@@ -186,6 +187,7 @@ class SandboxToolCallbacksTest {
         assertThat(answers.get(4)).contains("'language'").contains("cobol");
         assertThat(answers.get(5)).contains("missing argument 'content'");
         assertThat(answers.get(6)).contains("argument 'path' must be a string, got an array");
+        assertThat(answers.get(7)).isEqualTo("error: invalid argument 'command': command must not be empty");
         assertThat(reply).startsWith("The tools answered:");
         assertThat(session.files().exists("a.txt").block(WAIT)).isFalse();
     }
