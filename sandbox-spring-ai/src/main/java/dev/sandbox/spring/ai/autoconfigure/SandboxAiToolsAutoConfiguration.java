@@ -25,6 +25,10 @@ import org.springframework.context.annotation.Bean;
  * <p>The tools share one sandbox between every conversation of the application. Give each conversation (or user) its
  * own with {@code SandboxToolCallbacks.of(SandboxTools.lazy(provider, options, limits))}, closed when it ends.
  *
+ * <p>Spring AI's MCP server starter publishes every {@link ToolCallbackProvider} bean as MCP tools: in an application
+ * that has it, this bean offers the sandbox to every MCP client of the application too. Turn it off with {@code
+ * sandbox.ai.tools.enabled=false} when that is not meant.
+ *
  * <pre>{@code
  * @Bean
  * ChatClient chatClient(ChatClient.Builder builder, ToolCallbackProvider sandboxToolCallbackProvider) {
