@@ -16,6 +16,7 @@ import org.springframework.ai.model.tool.DefaultToolCallingChatOptions;
 import org.springframework.ai.model.tool.ToolCallingChatOptions;
 import org.springframework.ai.tool.ToolCallback;
 import reactor.core.publisher.Flux;
+import reactor.core.scheduler.Schedulers;
 
 /**
  * A chat model without a language model: it answers the first requests with the scripted tool calls, one per request,
@@ -30,6 +31,7 @@ final class ScriptedChatModel implements ChatModel {
     private final List<Call> script;
     private final List<String> toolAnswers = Collections.synchronizedList(new ArrayList<>());
     private final List<List<String>> offeredTools = Collections.synchronizedList(new ArrayList<>());
+    private final List<String> streamThreads = Collections.synchronizedList(new ArrayList<>());
     private int turn;
 
     private ScriptedChatModel(List<Call> script) {
@@ -82,9 +84,22 @@ final class ScriptedChatModel implements ChatModel {
         return new ChatResponse(List.of(new Generation(new AssistantMessage(finalText(toolAnswers)))));
     }
 
+    /**
+     * Answers as {@link #call(Prompt)} does, in one chunk emitted on a Reactor non-blocking thread, as a streaming model
+     * client's event loop (Netty, for one on WebClient) would emit it.
+     */
     @Override
     public Flux<ChatResponse> stream(Prompt prompt) {
-        return Flux.defer(() -> Flux.just(call(prompt)));
+        return Flux.defer(() -> {
+                    streamThreads.add(Thread.currentThread().getName());
+                    return Flux.just(call(prompt));
+                })
+                .subscribeOn(Schedulers.parallel());
+    }
+
+    /** The threads {@link #stream(Prompt)} emitted on. */
+    List<String> streamThreads() {
+        return List.copyOf(streamThreads);
     }
 
     /** The tool answers the model read, in order. */

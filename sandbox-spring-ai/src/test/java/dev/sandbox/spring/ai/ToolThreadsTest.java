@@ -91,7 +91,7 @@ class ToolThreadsTest {
     }
 
     @Test
-    void streamRunsTheToolsOnBoundedElasticEvenWhenSubscribedOnANonBlockingThread() {
+    void streamRunsTheToolsOnBoundedElasticThoughTheModelStreamsOnANonBlockingThread() {
         ScriptedChatModel model =
                 ScriptedChatModel.calling(SandboxToolCallbacks.RUN_COMMAND, "{\"command\": \"echo streamed\"}");
         Queue<String> threads = new ConcurrentLinkedQueue<>();
@@ -105,6 +105,7 @@ class ToolThreadsTest {
                 .collectList()
                 .block(WAIT);
 
+        assertThat(model.streamThreads()).hasSize(2).allMatch(name -> name.startsWith("parallel-"));
         assertThat(threads).singleElement().asString().startsWith("boundedElastic-");
         assertThat(model.toolAnswers())
                 .singleElement()
