@@ -12,6 +12,7 @@ import dev.sandbox.local.LocalSandboxProvider;
 import dev.sandbox.spring.ai.ScriptedChatModel.Call;
 import dev.sandbox.tools.SandboxTools;
 import dev.sandbox.tools.ToolLimits;
+import io.micrometer.observation.ObservationRegistry;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
@@ -22,7 +23,11 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.ai.chat.client.ChatClient;
+import org.springframework.ai.chat.client.advisor.ToolCallingAdvisor;
+import org.springframework.ai.model.tool.ToolCallingManager;
 import org.springframework.ai.tool.ToolCallback;
+import org.springframework.ai.tool.execution.DefaultToolExecutionExceptionProcessor;
+import org.springframework.ai.tool.execution.ToolExecutionException;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -204,6 +209,41 @@ class SandboxToolCallbacksTest {
         assertThat(model.toolAnswers()).hasSize(1);
         assertThat(model.toolAnswers().get(0)).doesNotContain("never").contains(session.id());
         assertThat(reply).contains(session.id());
+    }
+
+    @Test
+    void anApplicationThatAlwaysThrowsGetsTheGoneSessionFromItsCallButBadInputStillGoesToTheModel() {
+        SandboxTools tools = tools();
+        ToolCallingAdvisor.Builder<?> alwaysThrow = ToolCallingAdvisor.builder()
+                .toolCallingManager(ToolCallingManager.builder()
+                        .toolExecutionExceptionProcessor(new DefaultToolExecutionExceptionProcessor(true))
+                        .build());
+        ScriptedChatModel badInput = ScriptedChatModel.calling(SandboxToolCallbacks.RUN_COMMAND, "{}");
+
+        ChatClient.builder(badInput, ObservationRegistry.NOOP, null, null, alwaysThrow)
+                .build()
+                .prompt("use the sandbox")
+                .tools(SandboxToolCallbacks.of(tools))
+                .call()
+                .content();
+
+        assertThat(badInput.toolAnswers()).singleElement().asString().startsWith("error: missing argument 'command'");
+        session.destroy().block(WAIT);
+        ScriptedChatModel model =
+                ScriptedChatModel.calling(SandboxToolCallbacks.RUN_COMMAND, "{\"command\": \"echo never\"}");
+        ChatClient chat = ChatClient.builder(model, ObservationRegistry.NOOP, null, null, alwaysThrow)
+                .build();
+
+        assertThatThrownBy(() -> chat.prompt("use the sandbox")
+                        .tools(SandboxToolCallbacks.of(tools))
+                        .call()
+                        .content())
+                .isInstanceOf(ToolExecutionException.class)
+                .hasMessageContaining(session.id())
+                .satisfies(e -> assertThat(
+                                ((ToolExecutionException) e).getToolDefinition().name())
+                        .isEqualTo("run_command"));
+        assertThat(model.toolAnswers()).isEmpty();
     }
 
     @Test
