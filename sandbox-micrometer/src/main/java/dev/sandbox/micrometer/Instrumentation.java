@@ -12,6 +12,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
 import io.micrometer.observation.contextpropagation.ObservationThreadLocalAccessor;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiConsumer;
 import java.util.function.Supplier;
 import org.reactivestreams.Publisher;
@@ -41,7 +42,8 @@ final class Instrumentation {
     }
 
     /** Observes a call that answers at most one value. */
-    <T> Mono<T> mono(String name, String sessionId, Supplier<? extends Mono<T>> call, BiConsumer<Call, ? super T> onValue) {
+    <T> Mono<T> mono(
+            String name, String sessionId, Supplier<? extends Mono<T>> call, BiConsumer<Call, ? super T> onValue) {
         return Mono.fromDirect(flux(name, sessionId, call, onValue));
     }
 
@@ -52,10 +54,7 @@ final class Instrumentation {
      * the session id in its Reactor context.
      */
     <T> Flux<T> flux(
-            String name,
-            String sessionId,
-            Supplier<? extends Publisher<T>> call,
-            BiConsumer<Call, ? super T> onValue) {
+            String name, String sessionId, Supplier<? extends Publisher<T>> call, BiConsumer<Call, ? super T> onValue) {
         return Flux.deferContextual(callerContext -> {
             Observation parent = callerContext.getOrDefault(ObservationThreadLocalAccessor.KEY, null);
             Observation observation = Observation.createNotStarted(name, registry)
@@ -88,8 +87,10 @@ final class Instrumentation {
             return subscribedWithin
                     .contextWrite(c -> c.putAll(inner.readOnly()))
                     .doOnNext(value -> onValue.accept(observed, value))
-                    .doOnError(observed::failed)
-                    .doFinally(observed::stop);
+                    // before the terminal signal goes on: whoever waits for the call sees its observation stopped
+                    .doOnComplete(() -> observed.stop(SignalType.ON_COMPLETE, null))
+                    .doOnError(e -> observed.stop(SignalType.ON_ERROR, e))
+                    .doOnCancel(() -> observed.stop(SignalType.CANCEL, null));
         });
     }
 
@@ -134,7 +135,7 @@ final class Instrumentation {
         private final ContextView context;
         private volatile String exitCode = NONE;
         private volatile String termination = NONE;
-        private volatile Throwable error;
+        private final AtomicBoolean stopped = new AtomicBoolean();
 
         Call(String name, String sessionId, Observation observation, ContextView context) {
             this.name = name;
@@ -153,28 +154,24 @@ final class Instrumentation {
             observation.highCardinalityKeyValue(SESSION_ID, id);
         }
 
-        void failed(Throwable e) {
-            error = e;
-        }
-
         private String inSession() {
             return sessionId == null ? "" : " in session " + sessionId;
         }
 
-        void stop(SignalType signal) {
-            Throwable failure = error;
-            String outcome =
-                    switch (signal) {
-                        case CANCEL -> OUTCOME_CANCELLED;
-                        case ON_ERROR -> OUTCOME_ERROR;
-                        default -> OUTCOME_SUCCESS;
-                    };
+        /** Stops the observation, once: a cancellation racing the end of the call counts only if it came first. */
+        void stop(SignalType signal, Throwable failure) {
+            if (!stopped.compareAndSet(false, true)) {
+                return;
+            }
+            String outcome = switch (signal) {
+                case CANCEL -> OUTCOME_CANCELLED;
+                case ON_ERROR -> OUTCOME_ERROR;
+                default -> OUTCOME_SUCCESS;
+            };
             String endReason = failure instanceof SessionClosedException closed && closed.reason() != null
                     ? closed.reason().name()
                     : NONE;
-            observation
-                    .lowCardinalityKeyValue(OUTCOME, outcome)
-                    .lowCardinalityKeyValue(END_REASON, endReason);
+            observation.lowCardinalityKeyValue(OUTCOME, outcome).lowCardinalityKeyValue(END_REASON, endReason);
             if (name.equals(EXEC) || name.equals(RUN)) {
                 observation
                         .lowCardinalityKeyValue(EXIT_CODE, exitCode)

@@ -32,8 +32,10 @@ final class ObservedFiles implements SandboxFiles {
     @Override
     public Flux<ByteBuffer> read(String path) {
         return instrumentation.flux(
-                FILE_READ, sessionId, () -> delegate.read(path), (call, b) -> instrumentation.fileBytes(
-                        "read", b.remaining()));
+                FILE_READ,
+                sessionId,
+                () -> delegate.read(path),
+                (call, b) -> instrumentation.fileBytes("read", b.remaining()));
     }
 
     @Override

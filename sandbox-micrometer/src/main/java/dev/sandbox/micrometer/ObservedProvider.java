@@ -26,15 +26,22 @@ final class ObservedProvider implements SandboxProvider {
     @Override
     public Mono<SandboxSession> create(SessionOptions options) {
         return instrumentation
-                .mono(SandboxObservationNames.CREATE, null, () -> delegate.create(options), (call, session) -> call.session(
-                        session.id()))
+                .mono(
+                        SandboxObservationNames.CREATE,
+                        null,
+                        () -> delegate.create(options),
+                        (call, session) -> call.session(session.id()))
                 .map(this::observed);
     }
 
     @Override
     public Mono<SandboxSession> attach(String sessionId) {
         return instrumentation
-                .mono(SandboxObservationNames.ATTACH, sessionId, () -> delegate.attach(sessionId), (call, session) -> {})
+                .mono(
+                        SandboxObservationNames.ATTACH,
+                        sessionId,
+                        () -> delegate.attach(sessionId),
+                        (call, session) -> {})
                 .map(this::observed);
     }
 

@@ -53,7 +53,8 @@ public final class SandboxObservations {
      * @param meters where the counters go, or {@code null} for none
      * @return a provider whose sessions are observed, or {@code provider} itself when there is nothing to record
      */
-    public static SandboxProvider observe(SandboxProvider provider, ObservationRegistry registry, MeterRegistry meters) {
+    public static SandboxProvider observe(
+            SandboxProvider provider, ObservationRegistry registry, MeterRegistry meters) {
         Objects.requireNonNull(provider, "provider");
         Objects.requireNonNull(registry, "registry");
         if (provider instanceof ObservedProvider || (registry.isNoop() && meters == null)) {
