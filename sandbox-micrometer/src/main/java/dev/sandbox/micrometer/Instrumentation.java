@@ -44,7 +44,7 @@ final class Instrumentation {
     /** Observes a call that answers at most one value. */
     <T> Mono<T> mono(
             String name, String sessionId, Supplier<? extends Mono<T>> call, BiConsumer<Call, ? super T> onValue) {
-        return Mono.fromDirect(flux(name, sessionId, call, onValue));
+        return Mono.fromDirect(observe(name, sessionId, call, onValue, true));
     }
 
     /**
@@ -55,6 +55,19 @@ final class Instrumentation {
      */
     <T> Flux<T> flux(
             String name, String sessionId, Supplier<? extends Publisher<T>> call, BiConsumer<Call, ? super T> onValue) {
+        return observe(name, sessionId, call, onValue, false);
+    }
+
+    /**
+     * The observed call. A single-valued call (a Mono's) stops its observation at its value, before handing it on:
+     * a subscriber such as {@code block()} takes the value as the end of the call, without waiting for completion.
+     */
+    private <T> Flux<T> observe(
+            String name,
+            String sessionId,
+            Supplier<? extends Publisher<T>> call,
+            BiConsumer<Call, ? super T> onValue,
+            boolean single) {
         return Flux.deferContextual(callerContext -> {
             Observation parent = callerContext.getOrDefault(ObservationThreadLocalAccessor.KEY, null);
             Observation observation = Observation.createNotStarted(name, registry)
@@ -86,7 +99,12 @@ final class Instrumentation {
             Context inner = extra;
             return subscribedWithin
                     .contextWrite(c -> c.putAll(inner.readOnly()))
-                    .doOnNext(value -> onValue.accept(observed, value))
+                    .doOnNext(value -> {
+                        onValue.accept(observed, value);
+                        if (single) {
+                            observed.stop(SignalType.ON_COMPLETE, null);
+                        }
+                    })
                     // before the terminal signal goes on: whoever waits for the call sees its observation stopped
                     .doOnComplete(() -> observed.stop(SignalType.ON_COMPLETE, null))
                     .doOnError(e -> observed.stop(SignalType.ON_ERROR, e))
