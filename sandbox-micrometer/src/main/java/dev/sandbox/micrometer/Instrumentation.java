@@ -154,6 +154,7 @@ final class Instrumentation {
         private volatile String exitCode = NONE;
         private volatile String termination = NONE;
         private final AtomicBoolean stopped = new AtomicBoolean();
+        private volatile String created;
 
         Call(String name, String sessionId, Observation observation, ContextView context) {
             this.name = name;
@@ -167,8 +168,9 @@ final class Instrumentation {
             termination = how == null ? NONE : how.name();
         }
 
-        /** The session the call made (create): its id becomes a high-cardinality tag. */
+        /** The session the call made (create): its id becomes a high-cardinality tag and is logged. */
         void session(String id) {
+            created = id;
             observation.highCardinalityKeyValue(SESSION_ID, id);
         }
 
@@ -203,6 +205,8 @@ final class Instrumentation {
                     LOG.debug("{}{} ends: {}: {}", name, inSession(), outcome, failure.toString());
                 } else if (!NONE.equals(exitCode)) {
                     LOG.debug("{}{} ends: {}, exit {} ({})", name, inSession(), outcome, exitCode, termination);
+                } else if (created != null) {
+                    LOG.debug("{} ends: {}, session {}", name, outcome, created);
                 } else {
                     LOG.debug("{}{} ends: {}", name, inSession(), outcome);
                 }

@@ -73,7 +73,8 @@ class WebFluxTraceTest {
             return provider.create(SessionOptions.defaults())
                     .flatMap(session -> session.run(ExecOptions.of("echo", "hello"))
                             .flatMap(result -> session.destroy()
-                                    .thenReturn(session.id() + " " + result.stdout().strip())));
+                                    .thenReturn(
+                                            session.id() + " " + result.stdout().strip())));
         }
     }
 
