@@ -72,6 +72,12 @@ package dev.sandbox.micrometer;
  * While an observed session serves an operation, the session's id is in the Reactor {@code Context} under {@value
  * #SESSION_ID} and, wherever the SDK or the decorator logs for that operation, in the slf4j MDC under {@value
  * #MDC_SESSION_ID} (see {@link SessionIdThreadLocalAccessor}).
+ *
+ * <pre>{@code
+ * double failedExecs = meterRegistry.get(SandboxObservationNames.EXEC)
+ *         .tag(SandboxObservationNames.OUTCOME, SandboxObservationNames.OUTCOME_ERROR)
+ *         .timers().stream().mapToLong(Timer::count).sum();
+ * }</pre>
  */
 public final class SandboxObservationNames {
 
