@@ -131,6 +131,23 @@ class SandboxObservationsTest {
     }
 
     @Test
+    void anExecWithByteOutputCountsItsBytes() {
+        SandboxSession session = session();
+        try {
+            session.exec(ExecOptions.shell("printf 'abc'; printf 'de' >&2").withByteOutput(true))
+                    .blockLast(WAIT);
+
+            assertThat(counter(OUTPUT_BYTES, OPERATION, "exec", STREAM, "stdout"))
+                    .isEqualTo(3);
+            assertThat(counter(OUTPUT_BYTES, OPERATION, "exec", STREAM, "stderr"))
+                    .isEqualTo(2);
+            assertThat(counter(OUTPUT_LINES, STREAM, "stdout")).isZero();
+        } finally {
+            session.destroy().block(WAIT);
+        }
+    }
+
+    @Test
     void anExecThatTimesOutIsTaggedTimedOut() {
         SandboxSession session = session();
         try {
