@@ -65,11 +65,17 @@ class ConfigurationMetadataTest {
         assertThat(conditions)
                 .containsEntry(
                         SandboxHealthAutoConfiguration.class.getName() + ".ConditionalOnClass",
-                        "org.springframework.boot.health.contributor.ReactiveHealthIndicator");
+                        "org.springframework.boot.health.contributor.ReactiveHealthIndicator")
+                .containsEntry(
+                        SandboxObservationAutoConfiguration.class.getName() + ".ConditionalOnClass",
+                        "dev.sandbox.micrometer.SandboxObservations,io.micrometer.core.instrument.MeterRegistry,"
+                                + "io.micrometer.observation.ObservationRegistry");
         assertThat(resource("META-INF/spring/org.springframework.boot.autoconfigure.AutoConfiguration.imports")
                         .lines()
                         .toList())
                 .containsExactly(
-                        SandboxAutoConfiguration.class.getName(), SandboxHealthAutoConfiguration.class.getName());
+                        SandboxAutoConfiguration.class.getName(),
+                        SandboxHealthAutoConfiguration.class.getName(),
+                        SandboxObservationAutoConfiguration.class.getName());
     }
 }
