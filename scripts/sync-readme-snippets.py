@@ -29,7 +29,8 @@ def region(path, tag):
     # types of the source's own package need no import there, but a reader's code does
     package = next(l.strip()[len("package ") : -1] for l in lines if l.startswith("package "))
     folder = package.replace(".", "/")
-    for name in sorted(set(re.findall(r"\b([A-Z][A-Za-z0-9]*)\b", code))):
+    declared = set(re.findall(r"\b(?:class|record|interface|enum)\s+([A-Z][A-Za-z0-9]*)", code))
+    for name in sorted(set(re.findall(r"\b([A-Z][A-Za-z0-9]*)\b", code)) - declared):
         if any(root.glob(f"*/src/*/java/{folder}/{name}.java")):
             imports.append(f"import {package}.{name};")
     imports.sort()

@@ -14,10 +14,10 @@ import io.micrometer.observation.ObservationRegistry;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
-/** The README's example (its code is {@link #example}), run: the timers and counters it promises are there. */
+/** The README's example (its code is {@link #example}, the region {@code micrometer} the README copies), run: the timers and counters it promises are there. */
 class ReadmeExampleTest {
 
-    // README: begin
+    // tag::micrometer[]
     static ExecResult example(ObservationRegistry observations, MeterRegistry meters) {
         try (SandboxProvider provider =
                 SandboxObservations.observe(LocalSandboxProvider.create(), observations, meters)) {
@@ -26,7 +26,7 @@ class ReadmeExampleTest {
                     .blockLast(Duration.ofSeconds(30));
         }
     }
-    // README: end
+    // end::micrometer[]
 
     @Test
     void theExampleIsObserved() {

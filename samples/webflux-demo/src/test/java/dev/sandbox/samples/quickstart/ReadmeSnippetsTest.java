@@ -108,10 +108,14 @@ class ReadmeSnippetsTest {
                     .isNotEmpty();
             String name = "ReadmeSnippet" + sources.size();
             Path source = dir.resolve(name + ".java");
+            // a block of statements becomes a method's body; a block declaring a type or a method, a member
+            String body = snippet.declaresMembers()
+                    ? snippet.body()
+                    : "    static void example() throws Exception {\n" + snippet.body() + "\n    }";
             Files.writeString(
                     source,
                     String.join("\n", snippet.imports()) + "\n\n// " + m.group(1) + "#" + m.group(2) + "\nclass " + name
-                            + " {\n    static void example() throws Exception {\n" + snippet.body() + "\n    }\n}\n");
+                            + " {\n" + body + "\n}\n");
             sources.add(source);
         }
         JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
@@ -132,6 +136,23 @@ class ReadmeSnippetsTest {
 
     /** A README block: its leading {@code import} lines, and the rest. */
     record Snippet(List<String> imports, String body) {
+        /**
+         * A declaration with a modifier no local declaration may have ({@code public class Grader}, {@code static
+         * String example()}): such a block is a class member, not statements.
+         */
+        private static final Pattern MEMBER =
+                Pattern.compile("(?:public|protected|private|static)\\b.*", Pattern.DOTALL);
+
+        /** Whether the block declares a class member (a type or a method) rather than being statements. */
+        boolean declaresMembers() {
+            String code = body.lines()
+                    .map(String::strip)
+                    .filter(l -> !l.isEmpty() && !l.startsWith("//") && !l.startsWith("@"))
+                    .findFirst()
+                    .orElse("");
+            return MEMBER.matcher(code).matches();
+        }
+
         static Snippet of(String block) {
             List<String> lines = block.lines().toList();
             int i = 0;

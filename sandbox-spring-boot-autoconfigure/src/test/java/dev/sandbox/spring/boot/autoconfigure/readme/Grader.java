@@ -1,6 +1,5 @@
 package dev.sandbox.spring.boot.autoconfigure.readme;
 
-// tag::starter[]
 import dev.sandbox.ExecEvent;
 import dev.sandbox.ExecOptions;
 import dev.sandbox.ExecResult;
@@ -11,6 +10,7 @@ import dev.sandbox.spring.boot.autoconfigure.SandboxClientFactory;
 import org.springframework.stereotype.Service;
 import reactor.core.publisher.Flux;
 
+// tag::starter[]
 @Service
 public class Grader {
     private final SandboxProvider sandboxes; // sandbox.provider=local|docker|remote chooses it
