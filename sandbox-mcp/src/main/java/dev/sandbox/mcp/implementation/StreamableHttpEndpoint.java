@@ -288,11 +288,13 @@ public final class StreamableHttpEndpoint implements McpStreamableServerTranspor
     }
 
     private Response jsonError(int status, String message) {
-        McpSchema.JSONRPCResponse body = new McpSchema.JSONRPCResponse(
-                McpSchema.JSONRPC_VERSION,
-                null,
-                null,
-                new McpSchema.JSONRPCResponse.JSONRPCError(McpSchema.ErrorCodes.INVALID_REQUEST, message, null));
+        Map<String, Object> error = new java.util.LinkedHashMap<>();
+        error.put("code", McpSchema.ErrorCodes.INVALID_REQUEST);
+        error.put("message", message);
+        Map<String, Object> body = new java.util.LinkedHashMap<>();
+        body.put("jsonrpc", McpSchema.JSONRPC_VERSION);
+        body.put("id", null);
+        body.put("error", error);
         String text;
         try {
             text = json.writeValueAsString(body);
