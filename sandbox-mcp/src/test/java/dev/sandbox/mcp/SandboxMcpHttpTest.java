@@ -47,7 +47,9 @@ class SandboxMcpHttpTest {
     static void start() {
         provider = LocalSandboxProvider.create();
         mcp = SandboxMcpServer.builder(provider)
-                .limits(ToolLimits.defaults().withTimeout(Duration.ofSeconds(20)).withMaxOutputBytes(4096))
+                .limits(ToolLimits.defaults()
+                        .withTimeout(Duration.ofSeconds(20))
+                        .withMaxOutputBytes(4096))
                 .build();
         server = SandboxServer.builder(provider)
                 .port(0)
@@ -140,7 +142,9 @@ class SandboxMcpHttpTest {
         List<String> lines = progress.messages("run-1");
         assertThat(lines).containsExactlyInAnyOrder("stdout: one", "stdout: two", "stderr: three");
         assertThat(lines.indexOf("stdout: one")).isLessThan(lines.indexOf("stdout: two"));
-        assertThat(answer.progressBefore()).as("notifications received before the result").isEqualTo(3);
+        assertThat(answer.progressBefore())
+                .as("notifications received before the result")
+                .isEqualTo(3);
         List<Double> counts = progress.received.stream()
                 .filter(n -> "run-1".equals(n.progressToken()))
                 .map(McpSchema.ProgressNotification::progress)
@@ -154,19 +158,22 @@ class SandboxMcpHttpTest {
         String id = sessionId(call(client, "create_session", Map.of("lifetime_seconds", 120)));
         assertThat(call(client, "list_sessions", Map.of()).text()).contains(id).contains("lifetime 2m");
 
-        McpClients.Answer shell = call(
-                client, "run_code", Map.of("session_id", id, "language", "shell", "code", "x=6; echo $((x * 7))"));
+        McpClients.Answer shell =
+                call(client, "run_code", Map.of("session_id", id, "language", "shell", "code", "x=6; echo $((x * 7))"));
         assertThat(shell.text()).startsWith("exit code: 0").contains("stdout:\n42");
 
-        McpClients.Answer wrote = call(
-                client, "write_file", Map.of("session_id", id, "path", "notes/a.txt", "content", "hello mcp\n"));
+        McpClients.Answer wrote =
+                call(client, "write_file", Map.of("session_id", id, "path", "notes/a.txt", "content", "hello mcp\n"));
         assertThat(wrote.isError()).as(wrote.text()).isFalse();
         assertThat(wrote.text()).contains("10 bytes").contains("notes/a.txt");
-        assertThat(call(client, "read_file", Map.of("session_id", id, "path", "notes/a.txt")).text())
+        assertThat(call(client, "read_file", Map.of("session_id", id, "path", "notes/a.txt"))
+                        .text())
                 .contains("hello mcp");
-        assertThat(call(client, "list_files", Map.of("session_id", id, "path", "notes")).text())
+        assertThat(call(client, "list_files", Map.of("session_id", id, "path", "notes"))
+                        .text())
                 .contains("a.txt");
-        assertThat(call(client, "run_command", Map.of("session_id", id, "command", "cat notes/a.txt")).text())
+        assertThat(call(client, "run_command", Map.of("session_id", id, "command", "cat notes/a.txt"))
+                        .text())
                 .contains("hello mcp");
 
         McpClients.Answer destroyed = call(client, "destroy_session", Map.of("session_id", id));
@@ -199,8 +206,7 @@ class SandboxMcpHttpTest {
         McpAsyncClient client = client(TOKEN);
         String id = sessionId(call(client, "create_session", Map.of()));
 
-        McpClients.Answer answer =
-                call(client, "run_command", Map.of("session_id", id, "command", "seq 1 20000"));
+        McpClients.Answer answer = call(client, "run_command", Map.of("session_id", id, "command", "seq 1 20000"));
 
         assertThat(answer.text()).contains("exit code: 0").contains("truncated").contains("4096");
         assertThat(answer.text().length()).isLessThan(6000);
@@ -242,7 +248,8 @@ class SandboxMcpHttpTest {
         assertThat(used.text()).contains("no session '" + id + "'");
         assertThat(call(theirs, "destroy_session", Map.of("session_id", id)).isError())
                 .isTrue();
-        assertThat(call(mine, "run_command", Map.of("session_id", id, "command", "echo still here")).text())
+        assertThat(call(mine, "run_command", Map.of("session_id", id, "command", "echo still here"))
+                        .text())
                 .contains("still here");
     }
 
@@ -259,7 +266,9 @@ class SandboxMcpHttpTest {
 
         HttpResponse<String> none = http.send(post.build(), HttpResponse.BodyHandlers.ofString());
         HttpResponse<String> wrong = http.send(
-                post.copy().header("Authorization", "Bearer not-the-token-at-all").build(),
+                post.copy()
+                        .header("Authorization", "Bearer not-the-token-at-all")
+                        .build(),
                 HttpResponse.BodyHandlers.ofString());
         HttpResponse<String> right = http.send(
                 post.copy().header("Authorization", "Bearer " + TOKEN).build(), HttpResponse.BodyHandlers.ofString());

@@ -61,6 +61,8 @@ class SandboxMcpStdioTest {
         } finally {
             client.closeGracefully().block(McpClients.WAIT);
         }
-        assertThat(Files.exists(workdir)).as("the session's workdir after the server stopped").isFalse();
+        assertThat(Files.exists(workdir))
+                .as("the session's workdir after the server stopped")
+                .isFalse();
     }
 }
