@@ -4,6 +4,7 @@ import dev.sandbox.InvalidArgumentException;
 import dev.sandbox.SandboxProvider;
 import dev.sandbox.SessionOptions;
 import dev.sandbox.mcp.implementation.SandboxToolSpecs;
+import dev.sandbox.mcp.implementation.SerializedStdio;
 import dev.sandbox.mcp.implementation.SessionRegistry;
 import dev.sandbox.mcp.implementation.StreamableHttpEndpoint;
 import dev.sandbox.server.ServerEndpoint;
@@ -140,7 +141,8 @@ public final class SandboxMcpServer implements AutoCloseable {
                 super.close();
             }
         };
-        McpAsyncServer server = start(McpServer.async(new StdioServerTransportProvider(json, watched, out)));
+        McpAsyncServer server =
+                start(McpServer.async(new SerializedStdio(new StdioServerTransportProvider(json, watched, out))));
         closers.add(ended::countDown);
         try {
             ended.await();

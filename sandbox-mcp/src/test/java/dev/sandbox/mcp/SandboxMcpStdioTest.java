@@ -58,6 +58,26 @@ class SandboxMcpStdioTest {
             assertThat(answer.progressBefore()).isEqualTo(3);
             workdir = Path.of(lines.get(2).substring("stdout: ".length()));
             assertThat(workdir).isDirectory();
+
+            // calls at once: their progress and results share stdout, written by several threads
+            List<McpClients.Answer> answers = reactor.core.publisher.Flux.range(0, 12)
+                    .flatMap(
+                            i -> client.callTool(McpSchema.CallToolRequest.builder("run_command")
+                                            .arguments(Map.of("session_id", id, "command", "seq 1 40; echo done-" + i))
+                                            .progressToken("c" + i)
+                                            .build())
+                                    .map(r -> new McpClients.Answer(
+                                            r, progress.messages("c" + i).size())),
+                            12)
+                    .collectList()
+                    .block(McpClients.WAIT);
+            assertThat(answers).hasSize(12).allSatisfy(a -> assertThat(a.text()).startsWith("exit code: 0"));
+            for (int i = 0; i < 12; i++) {
+                assertThat(progress.messages("c" + i))
+                        .as("progress of call " + i)
+                        .hasSize(41)
+                        .endsWith("stdout: done-" + i);
+            }
         } finally {
             client.closeGracefully().block(McpClients.WAIT);
         }
