@@ -50,6 +50,11 @@ public interface ServerEndpoint {
     /**
      * One request to an endpoint.
      *
+     * <pre>{@code
+     * String session = request.header("Mcp-Session-Id");
+     * Mono<String> text = request.body().map(bytes -> new String(bytes, StandardCharsets.UTF_8));
+     * }</pre>
+     *
      * @param method the HTTP method, upper case, such as {@code POST}
      * @param path the decoded path, such as {@code /mcp}
      * @param headers the headers, by lower-case name
@@ -90,6 +95,12 @@ public interface ServerEndpoint {
 
     /**
      * An endpoint's answer.
+     *
+     * <pre>{@code
+     * Response json = Response.text(200, "application/json", "{\"ok\":true}");
+     * Response events = new Response(200, Map.of("content-type", "text/event-stream"),
+     *         Flux.just("data: one\n\n".getBytes(StandardCharsets.UTF_8)));
+     * }</pre>
      *
      * @param status the HTTP status, from 100 to 599
      * @param headers the headers to send (the server adds none but those of its HTTP codec)

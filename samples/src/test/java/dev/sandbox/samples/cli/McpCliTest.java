@@ -31,10 +31,10 @@ import reactor.core.publisher.Mono;
  * (its main class on this test's class path), driven by the MCP SDK's own client.
  */
 class McpCliTest {
-    private static final Duration WAIT = Duration.ofSeconds(30);
+    static final Duration WAIT = Duration.ofSeconds(30);
     private static final String TOKEN = "cli-mcp-token-0123456789";
 
-    private static List<String> cli(String... args) {
+    static List<String> cli(String... args) {
         List<String> command = new java.util.ArrayList<>(List.of(
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "--enable-native-access=ALL-UNNAMED",
@@ -45,17 +45,17 @@ class McpCliTest {
         return command;
     }
 
-    private static McpSchema.CallToolResult call(McpAsyncClient client, String tool, Map<String, Object> args) {
+    static McpSchema.CallToolResult call(McpAsyncClient client, String tool, Map<String, Object> args) {
         return client.callTool(
                         McpSchema.CallToolRequest.builder(tool).arguments(args).build())
                 .block(WAIT);
     }
 
-    private static String text(McpSchema.CallToolResult r) {
+    static String text(McpSchema.CallToolResult r) {
         return r.content().stream().map(c -> ((McpSchema.TextContent) c).text()).reduce("", String::concat);
     }
 
-    private static String created(McpSchema.CallToolResult r) {
+    static String created(McpSchema.CallToolResult r) {
         Matcher m = Pattern.compile("created session (\\S+) ").matcher(text(r));
         assertThat(m.find()).as(text(r)).isTrue();
         return m.group(1);
