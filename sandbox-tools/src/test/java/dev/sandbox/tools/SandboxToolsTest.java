@@ -117,7 +117,9 @@ class SandboxToolsTest {
                 .block(WAIT);
         try {
             String answer = ask(SandboxTools.of(bare, ToolLimits.defaults()).runCode(CodeLanguage.PYTHON, "print(1)"));
-            assertThat(answer).startsWith("python3 could not be started in this sandbox: ").contains("python3");
+            assertThat(answer)
+                    .startsWith("python3 could not be started in this sandbox: ")
+                    .contains("python3");
         } finally {
             bare.destroy().block(WAIT);
         }
