@@ -101,6 +101,7 @@ public final class SessionRegistry {
             if (closed.get()) {
                 return Mono.error(new SandboxStateException("this MCP server is stopping"));
             }
+            forgetExpired();
             if (reserved.incrementAndGet() > max) {
                 reserved.decrementAndGet();
                 return Mono.error(new SandboxStateException("this MCP server already has " + max
@@ -132,6 +133,7 @@ public final class SessionRegistry {
      * @return the entry, or {@code null} when the owner has no such session
      */
     public Entry get(String owner, String id) {
+        forgetExpired();
         Entry e = entries.get(id);
         return e != null && e.owner().equals(owner) ? e : null;
     }
@@ -143,6 +145,7 @@ public final class SessionRegistry {
      * @return the entries
      */
     public List<Entry> list(String owner) {
+        forgetExpired();
         List<Entry> out = new ArrayList<>();
         for (Entry e : entries.values()) {
             if (e.owner().equals(owner)) {
@@ -161,6 +164,20 @@ public final class SessionRegistry {
     public void forget(Entry entry) {
         if (entries.remove(entry.id(), entry)) {
             reserved.decrementAndGet();
+        }
+    }
+
+    /**
+     * Forgets the sessions whose lifetime has run out, so they no longer count or show: the provider ends them (and
+     * a destroy is sent in case it has not yet).
+     */
+    private void forgetExpired() {
+        Instant now = Instant.now();
+        for (Entry e : entries.values()) {
+            if (e.lifetime() != null && e.createdAt().plus(e.lifetime()).isBefore(now) && entries.remove(e.id(), e)) {
+                reserved.decrementAndGet();
+                e.session().destroy().onErrorResume(t -> Mono.empty()).subscribe();
+            }
         }
     }
 
