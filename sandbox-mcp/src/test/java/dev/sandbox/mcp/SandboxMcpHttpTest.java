@@ -202,14 +202,40 @@ class SandboxMcpHttpTest {
     }
 
     @Test
-    void a_long_output_is_cut_and_the_answer_says_so() {
+    void a_long_output_is_cut_and_so_is_its_stream_and_both_say_so() {
         McpAsyncClient client = client(TOKEN);
         String id = sessionId(call(client, "create_session", Map.of()));
 
-        McpClients.Answer answer = call(client, "run_command", Map.of("session_id", id, "command", "seq 1 20000"));
+        McpClients.Answer answer = callWithProgress(
+                client, progress, "long", "run_command", Map.of("session_id", id, "command", "seq 1 20000"));
 
         assertThat(answer.text()).contains("exit code: 0").contains("truncated").contains("4096");
         assertThat(answer.text().length()).isLessThan(6000);
+        List<String> streamed = progress.messages("long");
+        assertThat(streamed)
+                .as("lines streamed, at most 4096 characters' worth")
+                .hasSizeLessThan(700);
+        assertThat(streamed.get(0)).isEqualTo("stdout: 1");
+        assertThat(streamed.get(streamed.size() - 1)).startsWith("[no more output is streamed");
+        assertThat(answer.progressBefore()).isEqualTo(streamed.size());
+    }
+
+    @Test
+    void a_call_may_shorten_the_timeout_and_the_answer_says_the_command_was_killed() {
+        McpAsyncClient client = client(TOKEN);
+        String id = sessionId(call(client, "create_session", Map.of()));
+
+        McpClients.Answer answer = call(
+                client,
+                "run_command",
+                Map.of("session_id", id, "command", "echo started; sleep 30", "timeout_seconds", 1));
+
+        assertThat(answer.isError()).isFalse();
+        assertThat(answer.text()).contains("timed out after 1").contains("started");
+        McpClients.Answer tooLong =
+                call(client, "run_command", Map.of("session_id", id, "command", "true", "timeout_seconds", 21));
+        assertThat(tooLong.isError()).isTrue();
+        assertThat(tooLong.text()).contains("timeout_seconds");
     }
 
     @Test
