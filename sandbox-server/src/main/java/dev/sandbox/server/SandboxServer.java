@@ -425,7 +425,8 @@ public final class SandboxServer implements AutoCloseable {
          * }</pre>
          *
          * @param path the path, such as {@code /mcp}: a slash followed by letters, digits, {@code -}, {@code _},
-         *     {@code .} and further slashes, not ending with a slash, and not {@code /v1} or under it
+         *     {@code .} and further slashes, not ending with a slash, without {@code .} or {@code ..} segments, and
+         *     not {@code /v1} or under it
          * @param endpoint the endpoint
          * @return this builder
          * @throws InvalidArgumentException naming {@code path} when it is malformed, reserved or already mounted
@@ -433,7 +434,8 @@ public final class SandboxServer implements AutoCloseable {
         public Builder endpoint(String path, ServerEndpoint endpoint) {
             Objects.requireNonNull(path, "path");
             Objects.requireNonNull(endpoint, "endpoint");
-            if (!path.matches("(/[A-Za-z0-9._-]+)+") || path.contains("/./") || path.contains("/../")) {
+            if (!path.matches("(/[A-Za-z0-9._-]+)+")
+                    || java.util.Arrays.stream(path.split("/")).anyMatch(p -> p.equals(".") || p.equals(".."))) {
                 throw new InvalidArgumentException(
                         "path",
                         "an endpoint's path must be / followed by letters, digits, '-', '_', '.' and further"

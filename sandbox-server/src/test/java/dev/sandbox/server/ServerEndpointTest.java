@@ -148,6 +148,9 @@ class ServerEndpointTest {
                 .isInstanceOf(InvalidArgumentException.class)
                 .extracting(e -> ((InvalidArgumentException) e).field())
                 .isEqualTo("path");
+        assertThatThrownBy(() -> builder.endpoint("/a/..", none))
+                .isInstanceOf(InvalidArgumentException.class)
+                .hasMessageContaining("'/a/..'");
         builder.endpoint("/mcp", none);
         assertThatThrownBy(() -> builder.endpoint("/mcp/inner", none))
                 .isInstanceOf(InvalidArgumentException.class)
