@@ -11,6 +11,7 @@ import dev.sandbox.server.ServerEndpoint;
 import dev.sandbox.tools.ToolLimits;
 import io.modelcontextprotocol.json.McpJsonDefaults;
 import io.modelcontextprotocol.json.McpJsonMapper;
+import io.modelcontextprotocol.json.schema.JsonSchemaValidator;
 import io.modelcontextprotocol.server.McpAsyncServer;
 import io.modelcontextprotocol.server.McpServer;
 import io.modelcontextprotocol.server.transport.StdioServerTransportProvider;
@@ -21,6 +22,7 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -179,13 +181,19 @@ public final class SandboxMcpServer implements AutoCloseable {
     }
 
     private McpAsyncServer start(McpServer.AsyncSpecification<?> spec) {
+        var specifications = tools.specifications();
+        // the tools' schemas compiled now, on this thread: the first call may come on an event loop, which must not
+        // load the validator's classes and meta-schemas
+        JsonSchemaValidator validator = McpJsonDefaults.getSchemaValidator();
+        specifications.forEach(t -> validator.validate(t.tool().inputSchema(), Map.of()));
         McpAsyncServer server = spec.serverInfo(settings.name, settings.version)
+                .jsonSchemaValidator(validator)
                 .instructions("Tools to run commands and code in isolated sandbox sessions: create_session first, then"
                         + " pass its session_id to run_command, run_code, read_file, write_file and list_files;"
                         + " destroy_session when done.")
                 .capabilities(
                         McpSchema.ServerCapabilities.builder().tools(false).build())
-                .tools(tools.specifications())
+                .tools(specifications)
                 .build();
         servers.add(server);
         return server;
