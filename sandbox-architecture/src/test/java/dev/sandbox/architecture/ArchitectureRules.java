@@ -213,7 +213,12 @@ final class ArchitectureRules {
                         pkg("implementation.remote.."),
                         pkg("server.."),
                         pkg("blocking.."),
-                        pkg("tck.."))
+                        pkg("tck.."),
+                        // the integrations bring their frameworks (Spring, Micrometer, LangChain4j, the MCP SDK)
+                        pkg("micrometer.."),
+                        pkg("spring.."),
+                        pkg("langchain4j.."),
+                        pkg("mcp.."))
                 .should()
                 .dependOnClassesThat()
                 .resideInAnyPackage(NOT_IN_CORE)

@@ -58,7 +58,11 @@ class ArchitectureTest {
                         "dev.sandbox.server",
                         "dev.sandbox.server.implementation",
                         "dev.sandbox.blocking",
-                        "dev.sandbox.tools");
+                        "dev.sandbox.tools",
+                        "dev.sandbox.micrometer",
+                        "dev.sandbox.spring.boot.autoconfigure",
+                        "dev.sandbox.spring.ai",
+                        "dev.sandbox.langchain4j");
         assertThat(packages).noneMatch(name -> name.startsWith("dev.sandbox.architecture"));
     }
 }

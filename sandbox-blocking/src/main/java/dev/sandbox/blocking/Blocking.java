@@ -13,8 +13,10 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
+import org.reactivestreams.Publisher;
 import reactor.core.Disposable;
 import reactor.core.Exceptions;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 
@@ -35,6 +37,22 @@ final class Blocking {
         }
     }
 
+    /**
+     * The call with the calling thread's context: when Micrometer's context-propagation library is on the class path,
+     * the thread locals it knows (the current observation and so the trace id, MDC entries with a registered
+     * accessor) are captured at subscription into the Reactor {@code Context} the reactive call sees, where
+     * operators and observations find them; without the library this is the call itself (Reactor checks once).
+     * Subscribe to the result on the caller's thread.
+     */
+    static <T> Mono<T> withCallerContext(Mono<T> call) {
+        return call.contextCapture();
+    }
+
+    /** The stream with the calling thread's context, as {@link #withCallerContext(Mono)}. */
+    static <T> Flux<T> withCallerContext(Publisher<? extends T> stream) {
+        return Flux.<T>from(stream).contextCapture();
+    }
+
     /** Fails, without clearing the flag, when the caller is already interrupted. */
     static void checkNotInterrupted(String operation) {
         if (Thread.currentThread().isInterrupted()) {
@@ -50,8 +68,8 @@ final class Blocking {
         checkCanBlock(method);
         checkNotInterrupted(operation);
         CompletableFuture<T> result = new CompletableFuture<>();
-        Disposable subscription =
-                mono.subscribe(result::complete, result::completeExceptionally, () -> result.complete(null));
+        Disposable subscription = withCallerContext(mono)
+                .subscribe(result::complete, result::completeExceptionally, () -> result.complete(null));
         try {
             return result.get(nanos(timeout), TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {

@@ -365,7 +365,8 @@ public final class FileClient {
         Duration timeout = core.defaultTimeout;
         ContentPump content = new ContentPump();
         CompletableFuture<FileInfo> result = new CompletableFuture<>();
-        Disposable subscription = files.write(path, content).subscribe(result::complete, result::completeExceptionally);
+        Disposable subscription = Blocking.withCallerContext(files.write(path, content))
+                .subscribe(result::complete, result::completeExceptionally);
         result.whenComplete((info, error) -> content.stop());
         Progress progress = new Progress(listener, total);
         boolean done = false;
@@ -566,10 +567,10 @@ public final class FileClient {
         AtomicReference<TransferProgress> latest = new AtomicReference<>(new TransferProgress(0, 0));
         Semaphore signal = new Semaphore(0);
         CompletableFuture<T> result = new CompletableFuture<>();
-        Disposable subscription = start.apply(files, p -> {
+        Disposable subscription = Blocking.withCallerContext(start.apply(files, p -> {
                     latest.set(p);
                     signal.release();
-                })
+                }))
                 .subscribe(result::complete, result::completeExceptionally);
         result.whenComplete((x, e) -> signal.release());
         Progress progress = new Progress(listener, totalBytes);

@@ -38,9 +38,9 @@ final class QueueReader<T> {
         this.replenish = Math.max(1, prefetch - (prefetch >> 2));
     }
 
-    /** Subscribes to the source; call once. */
+    /** Subscribes to the source, with the calling thread's context (see {@link Blocking#withCallerContext}); call once. */
     QueueReader<T> subscribe(Publisher<? extends T> source) {
-        source.subscribe(subscriber);
+        Blocking.<T>withCallerContext(source).subscribe(subscriber);
         return this;
     }
 

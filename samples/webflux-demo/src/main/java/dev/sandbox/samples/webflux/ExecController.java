@@ -40,17 +40,17 @@ public class ExecController {
     private static final Logger LOG = LoggerFactory.getLogger(ExecController.class);
 
     private final SandboxProvider provider;
-    private final SandboxProperties properties;
+    private final DemoProperties properties;
     private final JsonMapper json;
 
     /**
      * Creates the controller.
      *
-     * @param provider the provider that runs the commands
-     * @param properties the demo's settings
+     * @param provider the provider that runs the commands, configured by the starter from {@code sandbox.*}
+     * @param properties the demo's settings ({@code sandbox.demo.*})
      * @param json the application's JSON mapper, which writes each event's data
      */
-    public ExecController(SandboxProvider provider, SandboxProperties properties, JsonMapper json) {
+    public ExecController(SandboxProvider provider, DemoProperties properties, JsonMapper json) {
         this.provider = provider;
         this.properties = properties;
         this.json = json;

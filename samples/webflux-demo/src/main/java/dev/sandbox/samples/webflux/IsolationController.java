@@ -1,6 +1,6 @@
 package dev.sandbox.samples.webflux;
 
-import dev.sandbox.samples.webflux.SandboxConfiguration.Isolation;
+import dev.sandbox.SandboxProvider;
 import org.springframework.http.MediaType;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
@@ -19,10 +19,10 @@ public class IsolationController {
     /**
      * Creates the controller.
      *
-     * @param isolation the isolation of the configured provider
+     * @param provider the provider the starter configured from {@code sandbox.*}
      */
-    public IsolationController(Isolation isolation) {
-        this.isolation = isolation;
+    public IsolationController(SandboxProvider provider) {
+        this.isolation = Isolation.of(provider);
     }
 
     /**

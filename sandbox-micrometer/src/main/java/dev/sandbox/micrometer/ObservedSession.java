@@ -1,0 +1,124 @@
+package dev.sandbox.micrometer;
+
+import dev.sandbox.BackgroundOptions;
+import dev.sandbox.BackgroundProcess;
+import dev.sandbox.ExecEvent;
+import dev.sandbox.ExecOptions;
+import dev.sandbox.ExecResult;
+import dev.sandbox.ProcessInfo;
+import dev.sandbox.PtyOptions;
+import dev.sandbox.PtySession;
+import dev.sandbox.SandboxFiles;
+import dev.sandbox.SandboxSession;
+import dev.sandbox.SessionStatus;
+import java.time.Duration;
+import java.util.Map;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/** A session whose operations are observed. */
+final class ObservedSession implements SandboxSession {
+    private final SandboxSession delegate;
+    private final Instrumentation instrumentation;
+    private final ObservedFiles files;
+
+    ObservedSession(SandboxSession delegate, Instrumentation instrumentation) {
+        this.delegate = delegate;
+        this.instrumentation = instrumentation;
+        this.files = new ObservedFiles(delegate.files(), delegate.id(), instrumentation);
+    }
+
+    @Override
+    public String id() {
+        return delegate.id();
+    }
+
+    @Override
+    public Map<String, String> labels() {
+        return delegate.labels();
+    }
+
+    @Override
+    public Flux<ExecEvent> exec(ExecOptions options) {
+        return instrumentation.flux(
+                SandboxObservationNames.EXEC, id(), () -> delegate.exec(options), instrumentation::execEvent);
+    }
+
+    @Override
+    public Mono<ExecResult> run(ExecOptions options) {
+        return instrumentation.mono(
+                SandboxObservationNames.RUN, id(), () -> delegate.run(options), instrumentation::runResult);
+    }
+
+    @Override
+    public Mono<BackgroundProcess> start(ExecOptions options) {
+        return instrumentation.mono(
+                SandboxObservationNames.START, id(), () -> delegate.start(options), (call, process) -> {});
+    }
+
+    @Override
+    public Mono<BackgroundProcess> start(ExecOptions options, BackgroundOptions background) {
+        return instrumentation.mono(
+                SandboxObservationNames.START, id(), () -> delegate.start(options, background), (call, process) -> {});
+    }
+
+    @Override
+    public Flux<ProcessInfo> processes() {
+        return delegate.processes();
+    }
+
+    @Override
+    public Mono<BackgroundProcess> process(String processId) {
+        return delegate.process(processId);
+    }
+
+    @Override
+    public Mono<PtySession> pty(PtyOptions options) {
+        return delegate.pty(options);
+    }
+
+    @Override
+    public Flux<ProcessInfo> ptys() {
+        return delegate.ptys();
+    }
+
+    @Override
+    public Mono<PtySession> attachPty(String ptyId) {
+        return delegate.attachPty(ptyId);
+    }
+
+    @Override
+    public SandboxFiles files() {
+        return files;
+    }
+
+    @Override
+    public Mono<Void> setLifetime(Duration fromNow) {
+        return delegate.setLifetime(fromNow);
+    }
+
+    @Override
+    public Mono<Void> setIdleTimeout(Duration idleTimeout) {
+        return delegate.setIdleTimeout(idleTimeout);
+    }
+
+    @Override
+    public Mono<SessionStatus> ping() {
+        return delegate.ping();
+    }
+
+    @Override
+    public Mono<Void> close() {
+        return delegate.close();
+    }
+
+    @Override
+    public Mono<Void> destroy() {
+        return instrumentation.mono(SandboxObservationNames.DESTROY, id(), delegate::destroy, (call, nothing) -> {});
+    }
+
+    @Override
+    public String toString() {
+        return "observed " + delegate;
+    }
+}

@@ -1,0 +1,161 @@
+package dev.sandbox.spring.boot.autoconfigure;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.bind.DefaultValue;
+import org.springframework.util.unit.DataSize;
+
+/**
+ * The Sandbox SDK's settings, under the prefix {@code sandbox}: which provider runs the sessions, how it reaches
+ * them, what every session gets unless told otherwise, and how long shutdown and health checks may take. A value
+ * that cannot be used stops the application at startup with a message naming the property.
+ *
+ * <pre>{@code
+ * sandbox.provider=docker
+ * sandbox.docker.image=python:3.12-slim
+ * sandbox.docker.runtime=runsc
+ * sandbox.session.lifetime=15m
+ * }</pre>
+ *
+ * @param provider which provider runs the sessions: local (the default; processes of this host, no
+ *     isolation), docker (a container per session; needs sandbox-docker) or remote (a sandbox
+ *     server; needs sandbox-remote)
+ * @param local the local provider's settings, used when provider is local
+ * @param docker the Docker provider's settings, used when provider is docker
+ * @param remote the remote provider's settings, used when provider is remote
+ * @param session what every session created through the application's provider gets unless its options say otherwise
+ * @param client the settings of the blocking clients the SandboxClientFactory makes
+ * @param shutdownTimeout how long shutdown waits for the sessions the application created to be destroyed, before the
+ *     provider is closed anyway
+ * @param healthTimeout how long the health check waits for the provider to answer before reporting it down
+ */
+@ConfigurationProperties("sandbox")
+public record SandboxProperties(
+        @DefaultValue("local") String provider,
+        @DefaultValue Local local,
+        @DefaultValue Docker docker,
+        @DefaultValue Remote remote,
+        @DefaultValue Session session,
+        @DefaultValue Client client,
+        @DefaultValue("30s") Duration shutdownTimeout,
+        @DefaultValue("5s") Duration healthTimeout) {
+
+    /**
+     * The local provider's settings, under {@code sandbox.local}.
+     *
+     * <pre>{@code
+     * sandbox.local.temp-root=/var/tmp/sandboxes
+     * }</pre>
+     *
+     * @param tempRoot an existing directory under which each session without a workdir of its own gets a fresh one
+     *     (the JVM's java.io.tmpdir when unset)
+     */
+    public record Local(Path tempRoot) {}
+
+    /**
+     * The Docker provider's settings, under {@code sandbox.docker}: the default profile of every session's container.
+     * A limit left unset keeps the SDK's default profile (1 GiB of memory, one CPU, 512 processes); {@code 0} lifts
+     * it, as with {@code docker run}.
+     *
+     * <pre>{@code
+     * sandbox.docker.image=python:3.12-slim
+     * sandbox.docker.runtime=runsc
+     * sandbox.docker.memory-limit=512MB
+     * sandbox.docker.network=bridge
+     * }</pre>
+     *
+     * @param image the image each session's container starts from (required with sandbox.provider=docker)
+     * @param pull when to pull the image: if-not-present (the default), always or never
+     * @param runtime runc (the default) or runsc, gVisor's user-space kernel
+     * @param network none (the default: loopback only) or bridge (outbound access)
+     * @param workdir the containers' working directory, an absolute path (the image's when unset)
+     * @param user the user the containers run as, a name or uid[:gid] (the image's when unset)
+     * @param memoryLimit the containers' memory limit, swap included; 0 for none
+     * @param cpuLimit the CPUs each container may use, such as 1.5; 0 for no limit
+     * @param pidsLimit how many processes and threads a sandbox may have at once; 0 for no limit
+     * @param diskLimit the size limit of each container's writable layer (only some storage drivers allow one)
+     * @param capabilities the Linux capabilities the containers keep, without the CAP_ prefix (the SDK's
+     *     default set when unset)
+     * @param readOnlyRootFilesystem whether the containers' root file system is read-only
+     * @param host the daemon's address, such as unix:///var/run/docker.sock (DOCKER_HOST when unset)
+     * @param lease how long a session without a chosen lifetime outlives the provider that held it
+     * @param sweepInterval how often the provider looks for expired sessions
+     * @param reaper whether to use the reaper container that removes expired sessions when no client is alive
+     */
+    public record Docker(
+            String image,
+            @DefaultValue("if-not-present") String pull,
+            @DefaultValue("runc") String runtime,
+            @DefaultValue("none") String network,
+            String workdir,
+            String user,
+            DataSize memoryLimit,
+            Double cpuLimit,
+            Long pidsLimit,
+            DataSize diskLimit,
+            List<String> capabilities,
+            @DefaultValue("false") boolean readOnlyRootFilesystem,
+            String host,
+            @DefaultValue("1m") Duration lease,
+            @DefaultValue("1m") Duration sweepInterval,
+            @DefaultValue("true") boolean reaper) {}
+
+    /**
+     * The remote provider's settings, under {@code sandbox.remote}.
+     *
+     * <pre>{@code
+     * sandbox.remote.url=http://127.0.0.1:7070
+     * sandbox.remote.token-file=/etc/sandbox/token
+     * }</pre>
+     *
+     * @param url the server's base URL, such as http://127.0.0.1:7070 (required with
+     *     sandbox.provider=remote)
+     * @param tokenFile the file holding the token the server accepts: its content, without surrounding whitespace, read
+     *     once at startup (required with sandbox.provider=remote)
+     * @param connectTimeout how long opening a connection to the server may take
+     * @param responseTimeout how long a control call (create, stat, signal...) may wait for the server
+     */
+    public record Remote(
+            String url,
+            Path tokenFile,
+            @DefaultValue("10s") Duration connectTimeout,
+            @DefaultValue("30s") Duration responseTimeout) {}
+
+    /**
+     * What every session created through the application's provider gets when its own options leave it unset, under
+     * {@code sandbox.session}.
+     *
+     * <pre>{@code
+     * sandbox.session.lifetime=15m
+     * sandbox.session.idle-timeout=2m
+     * sandbox.session.labels.team=search
+     * }</pre>
+     *
+     * @param lifetime how long a session may live, for sessions whose options keep the SDK's default lifetime (5
+     *     minutes when unset)
+     * @param idleTimeout after how long without activity a session ends, for sessions whose options set none (none when
+     *     unset)
+     * @param labels labels added to every session, unless its options set the same key
+     */
+    public record Session(
+            Duration lifetime,
+            Duration idleTimeout,
+            @DefaultValue Map<String, String> labels) {}
+
+    /**
+     * The blocking clients' settings, under {@code sandbox.client}.
+     *
+     * <pre>{@code
+     * sandbox.client.timeout=30s
+     * }</pre>
+     *
+     * @param timeout how long a blocking call waits when no timeout is passed to it
+     * @param streamPrefetch how many events a blocking output stream buffers ahead of its reader
+     */
+    public record Client(
+            @DefaultValue("5m") Duration timeout,
+            @DefaultValue("256") int streamPrefetch) {}
+}

@@ -1,0 +1,55 @@
+package dev.sandbox.spring.boot.autoconfigure;
+
+import dev.sandbox.InvalidArgumentException;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+
+/** Checks of {@code sandbox.*} values, each failure an {@link InvalidArgumentException} naming the property. */
+final class Settings {
+    private Settings() {}
+
+    /** An enum constant from its lower-case, dashed name, such as {@code runsc} or {@code if-not-present}. */
+    static <E extends Enum<E>> E word(Class<E> type, String property, String text) {
+        String name = text == null ? "" : text.trim().toUpperCase(Locale.ROOT).replace('-', '_');
+        for (E e : type.getEnumConstants()) {
+            if (e.name().equals(name)) {
+                return e;
+            }
+        }
+        List<String> allowed = Arrays.stream(type.getEnumConstants())
+                .map(e -> e.name().toLowerCase(Locale.ROOT).replace('_', '-'))
+                .toList();
+        throw new InvalidArgumentException(property, property + " must be one of " + allowed + ", got '" + text + "'");
+    }
+
+    /** A positive duration, or {@code null} when unset and {@code required} is false. */
+    static Duration positive(String property, Duration value, boolean required) {
+        if (value == null) {
+            if (required) {
+                throw new InvalidArgumentException(property, property + " must be set to a positive duration");
+            }
+            return null;
+        }
+        if (value.isZero() || value.isNegative()) {
+            throw new InvalidArgumentException(property, property + " must be a positive duration, got " + value);
+        }
+        return value;
+    }
+
+    /** A non-blank text, trimmed. */
+    static String required(String property, String value, String why) {
+        if (value == null || value.isBlank()) {
+            throw new InvalidArgumentException(property, why);
+        }
+        return value.trim();
+    }
+
+    /** Rethrows an SDK setting error under the property's name: {@code memoryLimit} becomes {@code memory-limit}. */
+    static InvalidArgumentException renamed(String prefix, InvalidArgumentException e) {
+        String property =
+                prefix + e.field().replaceAll("([a-z])([A-Z])", "$1-$2").toLowerCase(Locale.ROOT);
+        return new InvalidArgumentException(property, property + ": " + e.getMessage());
+    }
+}
