@@ -125,6 +125,7 @@ public final class SandboxServer implements AutoCloseable {
             return;
         }
         api.drain();
+        api.stopEndpoints();
         try {
             server.disposeNow(timeout);
         } catch (IllegalStateException e) {
@@ -179,6 +180,7 @@ public final class SandboxServer implements AutoCloseable {
         private Duration authTimeout = Duration.ofSeconds(30);
         private Path workdirRoot;
         private Duration lease = Duration.ofMinutes(1);
+        private final java.util.Map<String, ServerEndpoint> endpoints = new java.util.LinkedHashMap<>();
 
         private Builder(SandboxProvider provider) {
             this.provider = Objects.requireNonNull(provider, "provider");
@@ -414,6 +416,45 @@ public final class SandboxServer implements AutoCloseable {
         }
 
         /**
+         * Mounts an extra endpoint under a path: requests to the path itself and to everything under it ({@code
+         * PATH/...}) go to the endpoint, after the same bearer-token check as {@code /v1/} (see {@link
+         * ServerEndpoint}). The MCP server's HTTP transport is mounted this way under {@code /mcp}.
+         *
+         * <pre>{@code
+         * builder.endpoint("/mcp", mcpServer.httpEndpoint());
+         * }</pre>
+         *
+         * @param path the path, such as {@code /mcp}: a slash followed by letters, digits, {@code -}, {@code _},
+         *     {@code .} and further slashes, not ending with a slash, without {@code .} or {@code ..} segments, and
+         *     not {@code /v1} or under it
+         * @param endpoint the endpoint
+         * @return this builder
+         * @throws InvalidArgumentException naming {@code path} when it is malformed, reserved or already mounted
+         */
+        public Builder endpoint(String path, ServerEndpoint endpoint) {
+            Objects.requireNonNull(path, "path");
+            Objects.requireNonNull(endpoint, "endpoint");
+            if (!path.matches("(/[A-Za-z0-9._-]+)+")
+                    || java.util.Arrays.stream(path.split("/")).anyMatch(p -> p.equals(".") || p.equals(".."))) {
+                throw new InvalidArgumentException(
+                        "path",
+                        "an endpoint's path must be / followed by letters, digits, '-', '_', '.' and further"
+                                + " slashes, got '" + path + "'");
+            }
+            if (path.equals("/v1") || path.startsWith("/v1/")) {
+                throw new InvalidArgumentException("path", "the path /v1 is the server's own, got '" + path + "'");
+            }
+            for (String other : endpoints.keySet()) {
+                if (other.equals(path) || other.startsWith(path + "/") || path.startsWith(other + "/")) {
+                    throw new InvalidArgumentException(
+                            "path", "the path '" + path + "' overlaps the endpoint mounted at '" + other + "'");
+                }
+            }
+            endpoints.put(path, endpoint);
+            return this;
+        }
+
+        /**
          * Binds the server and starts serving. Blocks until bound.
          *
          * @return the running server
@@ -461,6 +502,7 @@ public final class SandboxServer implements AutoCloseable {
             Version.get(); // reads a resource: load it here, not on an event loop
             ConnectionGuard guard = new ConnectionGuard(maxConnections, headTimeout, authTimeout);
             Api api = new Api(config, new Sessions(provider, maxSessions, lease), guard);
+            api.mount(endpoints);
             ChannelGroup connections = new DefaultChannelGroup("sandbox-server", GlobalEventExecutor.INSTANCE);
             DisposableServer server;
             try {

@@ -12,10 +12,15 @@ final class RemoteSessionSource extends ProviderSessionSource {
     }
 
     static RemoteSessionSource open(Provider settings) throws UsageException {
+        return new RemoteSessionSource(provider(settings));
+    }
+
+    /** The remote provider the settings name, for a command that keeps it ({@code mcp}). */
+    static RemoteSandboxProvider provider(Provider settings) throws UsageException {
         char[] token = TokenFile.read(settings.tokenFile());
-        return new RemoteSessionSource(RemoteSandboxProvider.builder()
+        return RemoteSandboxProvider.builder()
                 .baseUrl(settings.url())
                 .token(token)
-                .build());
+                .build();
     }
 }

@@ -44,6 +44,7 @@ import picocli.CommandLine.UnmatchedArgumentException;
             ListFilesCommand.class,
             ShellCommand.class,
             ServeCommand.class,
+            McpCommand.class,
             AutoComplete.GenerateCompletion.class,
             HelpCommand.class
         })
@@ -63,6 +64,8 @@ final class SandboxCommand implements Callable<Integer> {
                    sandbox shell [PROVIDER] [--session SESSION] [-- CMD [ARG...]]
                    sandbox serve [--provider local|docker [DOCKER]] [--host HOST] [--port PORT]
                                  --token-file FILE
+                   sandbox mcp [PROVIDER] [--max-sessions N] [--lifetime D] [--timeout D]
+                               [--max-output SIZE]
                    sandbox generate-completion
                    sandbox help [SUBCOMMAND]
                    sandbox --help | --version
@@ -110,7 +113,12 @@ final class SandboxCommand implements Callable<Integer> {
               serve     serves local (or docker) sessions over HTTP (the remote provider's protocol) on
                         HOST [127.0.0.1] and PORT [7070; 0 for any free port], to clients
                         that send the token in FILE; prints "serving on URL" and runs until
-                        SIGINT or SIGTERM, then stops gracefully (its sessions are destroyed)
+                        SIGINT or SIGTERM, then stops gracefully (its sessions are destroyed);
+                        also serves MCP (streamable HTTP) under /mcp with the same token
+              mcp       an MCP server on stdin/stdout for an MCP client that launches it: tools
+                        to create sessions, run commands and code in them (output streamed as
+                        progress) and read, write and list their files; runs until stdin ends
+                        or SIGINT/SIGTERM, then destroys its sessions
 
             Help and shell completion:
               help      prints this help, or with SUBCOMMAND that subcommand's own (as does

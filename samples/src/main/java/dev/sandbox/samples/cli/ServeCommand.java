@@ -2,6 +2,7 @@ package dev.sandbox.samples.cli;
 
 import dev.sandbox.SandboxProvider;
 import dev.sandbox.local.LocalSandboxProvider;
+import dev.sandbox.mcp.SandboxMcpServer;
 import dev.sandbox.server.SandboxServer;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -28,7 +29,8 @@ import picocli.CommandLine.Option;
             "Serves local (or docker) sessions over HTTP (the remote provider's protocol) to clients that send a"
                     + " token in FILE (one per line, each token a tenant that sees only its own sessions); prints"
                     + " \"serving on URL\" and runs until SIGINT or SIGTERM, then stops gracefully (its sessions"
-                    + " are destroyed)."
+                    + " are destroyed). The same port serves MCP (streamable HTTP) under /mcp with the same tokens:"
+                    + " its tools create and use sessions of their own, each token's apart."
         })
 final class ServeCommand extends Subcommand {
     /** How long running requests get to end when the server stops. */
@@ -155,8 +157,11 @@ final class ServeCommand extends Subcommand {
         SandboxProvider sessions =
                 served.docker() != null ? DockerSessionSource.serving(served) : LocalSandboxProvider.create();
         SandboxServer server;
+        // MCP (streamable HTTP) on the same port under /mcp, behind the same tokens; each token sees its own sessions
+        SandboxMcpServer mcp = SandboxMcpServer.builder(sessions).build();
         try {
             SandboxServer.Builder builder = SandboxServer.builder(sessions)
+                    .endpoint("/mcp", mcp.httpEndpoint())
                     .host(host)
                     .port(port)
                     .maxConnections((int) maxConnections)
@@ -172,6 +177,7 @@ final class ServeCommand extends Subcommand {
             }
             server = builder.start();
         } catch (RuntimeException e) {
+            mcp.close();
             sessions.close();
             throw e;
         } finally {
@@ -182,6 +188,7 @@ final class ServeCommand extends Subcommand {
                     try {
                         server.stop(STOP_TIMEOUT);
                     } finally {
+                        mcp.close();
                         sessions.close();
                         cli.err.println("sandbox: server stopped");
                         cli.err.flush();

@@ -170,10 +170,10 @@ class CommandLineTest {
     @Test
     void usageErrors() {
         assertUsageError(
-                "missing subcommand: exec, run, create, ls, destroy, snapshot, logs, cp, ls-files, shell or serve");
+                "missing subcommand: exec, run, create, ls, destroy, snapshot, logs, cp, ls-files, shell, serve or mcp");
         assertUsageError(
                 "unknown subcommand 'sh'; expected exec, run, create, ls, destroy, snapshot, logs, cp, ls-files,"
-                        + " shell or serve",
+                        + " shell, serve or mcp",
                 "sh",
                 "--",
                 "ls");

@@ -188,6 +188,7 @@ class SandboxCliTest {
                         "ls-files",
                         "shell",
                         "serve",
+                        "mcp",
                         "generate-completion",
                         "help");
         // the values of the options that have a fixed set

@@ -97,6 +97,7 @@ public final class Api {
     private final long startedNanos = System.nanoTime();
     private final AtomicLong lastActivityMillis = new AtomicLong(System.currentTimeMillis());
     private volatile boolean draining;
+    private Map<String, dev.sandbox.server.ServerEndpoint> endpoints = Map.of();
 
     /**
      * Creates the routes' state.
@@ -126,6 +127,26 @@ public final class Api {
      */
     public List<Tenant> tenants() {
         return auth.tenants();
+    }
+
+    /**
+     * Sets the extra endpoints, by the path each is mounted under; call before {@link #register}.
+     *
+     * @param endpoints the endpoints
+     */
+    public void mount(Map<String, dev.sandbox.server.ServerEndpoint> endpoints) {
+        this.endpoints = Map.copyOf(endpoints);
+    }
+
+    /** Tells every extra endpoint that the server is stopping (after {@link #drain()}); an endpoint's failure is logged. */
+    public void stopEndpoints() {
+        endpoints.forEach((path, endpoint) -> {
+            try {
+                endpoint.stop();
+            } catch (RuntimeException e) {
+                LOG.warn("the endpoint at {} failed to stop", path, e);
+            }
+        });
     }
 
     /** From now on every request is answered 503: the server is shutting down. */
@@ -207,6 +228,12 @@ public final class Api {
         routes.post("/v1/sessions/{id}/ptys/{pty}/signal", guard(false, this::ptySignal));
         routes.post("/v1/sessions/{id}/ptys/{pty}/kill", guard(false, this::ptyKill));
 
+        endpoints.forEach((path, endpoint) -> routes.route(
+                req -> {
+                    String p = req.fullPath();
+                    return p.equals(path) || p.startsWith(path + "/");
+                },
+                guard(false, (req, res) -> serveEndpoint(endpoint, req, res))));
         routes.route(req -> true, guard(false, this::notFound));
     }
 
@@ -249,6 +276,27 @@ public final class Api {
                     }
                     return Http.error(res, t, fileRoute);
                 });
+    }
+
+    /** Hands a request to an extra endpoint and writes its answer, each body chunk flushed as it comes. */
+    private Mono<Void> serveEndpoint(
+            dev.sandbox.server.ServerEndpoint endpoint, HttpServerRequest req, HttpServerResponse res) {
+        return tenant(t -> {
+            Map<String, List<String>> headers = new LinkedHashMap<>();
+            req.requestHeaders()
+                    .forEach(h -> headers.computeIfAbsent(
+                                    h.getKey().toLowerCase(java.util.Locale.ROOT), k -> new java.util.ArrayList<>())
+                            .add(h.getValue()));
+            headers.replaceAll((k, v) -> List.copyOf(v));
+            var request = new dev.sandbox.server.ServerEndpoint.Request(
+                    req.method().name(), req.fullPath(), headers, t.name(), Http.bytes(req, config.maxJsonBytes()));
+            return Mono.defer(() -> endpoint.handle(request)).flatMap(answer -> {
+                res.status(answer.status());
+                answer.headers().forEach(res::header);
+                return res.send(answer.body().map(Unpooled::wrappedBuffer), b -> true)
+                        .then();
+            });
+        });
     }
 
     private Mono<Void> notFound(HttpServerRequest req, HttpServerResponse res) {

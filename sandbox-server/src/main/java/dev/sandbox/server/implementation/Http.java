@@ -112,6 +112,17 @@ public final class Http {
      * @return the parsed body
      */
     public static Mono<JsonNode> body(HttpServerRequest req, int limit) {
+        return bytes(req, limit).map(WireJson::parse);
+    }
+
+    /**
+     * Reads a request body whole, refusing one over the limit with 413 (before reading it when it says its length).
+     *
+     * @param req the request
+     * @param limit the most bytes accepted
+     * @return the body, empty bytes when there is none
+     */
+    public static Mono<byte[]> bytes(HttpServerRequest req, int limit) {
         return Mono.defer(() -> {
             String length = req.requestHeaders().get(HttpHeaderNames.CONTENT_LENGTH);
             if (length != null) {
@@ -135,7 +146,7 @@ public final class Http {
                         return out;
                     })
                     .defaultIfEmpty(new ByteArrayOutputStream())
-                    .map(out -> WireJson.parse(out.toByteArray()));
+                    .map(ByteArrayOutputStream::toByteArray);
         });
     }
 
