@@ -62,7 +62,9 @@ class ArchitectureTest {
                         "dev.sandbox.micrometer",
                         "dev.sandbox.spring.boot.autoconfigure",
                         "dev.sandbox.spring.ai",
-                        "dev.sandbox.langchain4j");
+                        "dev.sandbox.langchain4j",
+                        "dev.sandbox.mcp",
+                        "dev.sandbox.mcp.implementation");
         assertThat(packages).noneMatch(name -> name.startsWith("dev.sandbox.architecture"));
     }
 }

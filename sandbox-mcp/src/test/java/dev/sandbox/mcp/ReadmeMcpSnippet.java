@@ -10,6 +10,7 @@ import java.time.Duration;
 final class ReadmeMcpSnippet {
     private ReadmeMcpSnippet() {}
 
+    // tag::mcp-http[]
     static void serveOverHttp(char[] token) {
         try (LocalSandboxProvider provider = LocalSandboxProvider.create();
                 SandboxMcpServer mcp = SandboxMcpServer.builder(provider)
@@ -25,4 +26,5 @@ final class ReadmeMcpSnippet {
             server.awaitStop();
         }
     }
+    // end::mcp-http[]
 }
