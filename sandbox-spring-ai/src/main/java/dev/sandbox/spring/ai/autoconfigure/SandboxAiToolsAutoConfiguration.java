@@ -16,18 +16,19 @@ import org.springframework.context.annotation.Bean;
 
 /**
  * Offers the sandbox tools to a Spring AI application that has a {@link SandboxProvider} bean (from the sandbox
- * Spring Boot starter, or its own): a {@link SandboxTools} bean over one session of that provider, created on the
+ * Spring Boot starter, or its own) and asks for them with {@code sandbox.ai.tools.enabled=true}: a {@link SandboxTools}
+ * bean over one session of that provider, created on the
  * first tool call and destroyed when the context closes, and a {@link ToolCallbackProvider} bean named {@value
  * #TOOL_CALLBACK_PROVIDER} with the callbacks of {@link SandboxToolCallbacks}. Settings: {@link
- * SandboxAiToolsProperties} ({@code sandbox.ai.tools.*}); {@code sandbox.ai.tools.enabled=false} turns it off, and a
- * bean of the same type ({@link SandboxTools}) or name ({@value #TOOL_CALLBACK_PROVIDER}) replaces the one here.
+ * SandboxAiToolsProperties} ({@code sandbox.ai.tools.*}); a bean of the same type ({@link SandboxTools}) or name ({@value #TOOL_CALLBACK_PROVIDER}) replaces the one here.
  *
  * <p>The tools share one sandbox between every conversation of the application. Give each conversation (or user) its
  * own with {@code SandboxToolCallbacks.of(SandboxTools.lazy(provider, options, limits))}, closed when it ends.
  *
- * <p>Spring AI's MCP server starter publishes every {@link ToolCallbackProvider} bean as MCP tools: in an application
- * that has it, this bean offers the sandbox to every MCP client of the application too. Turn it off with {@code
- * sandbox.ai.tools.enabled=false} when that is not meant.
+ * <p>It is opt-in because the tools run code: Spring AI's MCP server starter publishes every {@link
+ * ToolCallbackProvider} bean as MCP tools, so in an application that has it this bean offers the sandbox to every MCP
+ * client of the application too, and with the local provider the sandbox is this machine. Adding the dependency alone
+ * must not do that.
  *
  * <pre>{@code
  * @Bean
@@ -38,7 +39,7 @@ import org.springframework.context.annotation.Bean;
  */
 @AutoConfiguration(afterName = "dev.sandbox.spring.boot.autoconfigure.SandboxAutoConfiguration")
 @ConditionalOnClass({ToolCallback.class, SandboxTools.class})
-@ConditionalOnBooleanProperty(name = SandboxAiToolsProperties.PREFIX + ".enabled", matchIfMissing = true)
+@ConditionalOnBooleanProperty(name = SandboxAiToolsProperties.PREFIX + ".enabled")
 @ConditionalOnBean(SandboxProvider.class)
 @EnableConfigurationProperties(SandboxAiToolsProperties.class)
 public class SandboxAiToolsAutoConfiguration {

@@ -17,7 +17,8 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * sandbox.ai.tools.session-lifetime=2h
  * }</pre>
  *
- * @param enabled Whether to register the sandbox tools when a SandboxProvider bean exists.
+ * @param enabled Whether to register the sandbox tools when a SandboxProvider bean exists (off unless set: the tools
+ *     run code, and Spring AI's MCP server starter would publish them to the application's MCP clients).
  * @param timeout How long one command or snippet may run before it is killed.
  * @param maxOutputBytes How many bytes of each output stream (stdout, stderr) an answer shows.
  * @param maxReadBytes How many bytes of a file the read_file tool shows.
@@ -29,7 +30,7 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  */
 @ConfigurationProperties("sandbox.ai.tools")
 public record SandboxAiToolsProperties(
-        @DefaultValue("true") boolean enabled,
+        @DefaultValue("false") boolean enabled,
         @DefaultValue("60s") Duration timeout,
         @DefaultValue("16384") int maxOutputBytes,
         @DefaultValue("65536") int maxReadBytes,

@@ -56,8 +56,8 @@ class SandboxAiToolsAutoConfigurationTest {
 
     /** The shared provider as the application's bean, which the context does not close (the test class does). */
     private ApplicationContextRunner withProvider() {
-        return runner.withBean(
-                SandboxProvider.class, () -> provider, definition -> definition.setDestroyMethodName(""));
+        return runner.withPropertyValues("sandbox.ai.tools.enabled=true")
+                .withBean(SandboxProvider.class, () -> provider, definition -> definition.setDestroyMethodName(""));
     }
 
     private static List<String> names(ToolCallbackProvider callbacks) {
@@ -116,6 +116,15 @@ class SandboxAiToolsAutoConfigurationTest {
                 .hasNotFailed()
                 .doesNotHaveBean(SandboxTools.class)
                 .doesNotHaveBean(ToolCallbackProvider.class));
+    }
+
+    @Test
+    void offUnlessAskedFor() {
+        runner.withBean(SandboxProvider.class, () -> provider, definition -> definition.setDestroyMethodName(""))
+                .run(context -> assertThat(context)
+                        .hasNotFailed()
+                        .doesNotHaveBean(SandboxTools.class)
+                        .doesNotHaveBean(ToolCallbackProvider.class));
     }
 
     @Test
