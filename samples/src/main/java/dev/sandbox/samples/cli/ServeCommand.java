@@ -4,6 +4,7 @@ import dev.sandbox.SandboxProvider;
 import dev.sandbox.local.LocalSandboxProvider;
 import dev.sandbox.mcp.SandboxMcpServer;
 import dev.sandbox.server.SandboxServer;
+import dev.sandbox.tools.ToolLimits;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -23,7 +24,7 @@ import picocli.CommandLine.Option;
         customSynopsis = {
             "sandbox serve [--provider local|docker [DOCKER]] [--host HOST] [--port PORT]",
             "                     [--max-connections N] [--lease D] [--root DIR] [--max-upload-bytes SIZE]",
-            "                     --token-file FILE"
+            "                     [--mcp-max-sessions N] [--mcp-timeout D] --token-file FILE"
         },
         description = {
             "Serves local (or docker) sessions over HTTP (the remote provider's protocol) to clients that send a"
@@ -85,6 +86,23 @@ final class ServeCommand extends Subcommand {
             order = -2,
             description = "the largest file upload, with an optional k, m or g suffix [1g]")
     Long maxUploadBytes;
+
+    @Option(
+            names = "--mcp-max-sessions",
+            paramLabel = "N",
+            converter = Values.WholeNumber.class,
+            order = -2,
+            description = "the most sessions the MCP tools under /mcp keep at once, all tokens together; 0 serves no"
+                    + " /mcp [8]")
+    long mcpMaxSessions = 8;
+
+    @Option(
+            names = "--mcp-timeout",
+            paramLabel = "D",
+            order = -2,
+            description =
+                    "kill a command the MCP tools run after D; a call's timeout_seconds may only shorten it [60s]")
+    Duration mcpTimeout;
 
     @Option(names = "--host", paramLabel = "HOST", order = -2, description = "the address to listen on [127.0.0.1]")
     String host = "127.0.0.1";
@@ -148,6 +166,17 @@ final class ServeCommand extends Subcommand {
         if (maxConnections < 2 || maxConnections > Integer.MAX_VALUE) {
             throw usageError("--max-connections must be from 2 to " + Integer.MAX_VALUE + ", got " + maxConnections);
         }
+        if (mcpMaxSessions > 1024) {
+            throw usageError("--mcp-max-sessions must be from 0 to 1024, got " + mcpMaxSessions);
+        }
+        ToolLimits mcpLimits = ToolLimits.defaults();
+        if (mcpTimeout != null) {
+            try {
+                mcpLimits = mcpLimits.withTimeout(mcpTimeout);
+            } catch (dev.sandbox.InvalidArgumentException e) {
+                throw usageError("--mcp-timeout: " + e.getMessage());
+            }
+        }
         if (maxUploadBytes != null && maxUploadBytes < 1) {
             throw usageError("--max-upload-bytes must be at least 1, got " + maxUploadBytes);
         }
@@ -158,14 +187,18 @@ final class ServeCommand extends Subcommand {
                 served.docker() != null ? DockerSessionSource.serving(served) : LocalSandboxProvider.create();
         SandboxServer server;
         // MCP (streamable HTTP) on the same port under /mcp, behind the same tokens; each token sees its own sessions
-        SandboxMcpServer mcp = SandboxMcpServer.builder(sessions).build();
+        SandboxMcpServer mcp = mcpMaxSessions == 0
+                ? null
+                : SandboxMcpServer.builder(sessions)
+                        .maxSessions((int) mcpMaxSessions)
+                        .limits(mcpLimits)
+                        .build();
         try {
-            SandboxServer.Builder builder = SandboxServer.builder(sessions)
-                    .endpoint("/mcp", mcp.httpEndpoint())
-                    .host(host)
-                    .port(port)
-                    .maxConnections((int) maxConnections)
-                    .lease(lease);
+            SandboxServer.Builder builder = SandboxServer.builder(sessions);
+            if (mcp != null) {
+                builder.endpoint("/mcp", mcp.httpEndpoint());
+            }
+            builder.host(host).port(port).maxConnections((int) maxConnections).lease(lease);
             for (int i = 0; i < tokens.size(); i++) {
                 builder.token(i == 0 ? "default" : "line" + (i + 1), tokens.get(i));
             }
@@ -177,7 +210,9 @@ final class ServeCommand extends Subcommand {
             }
             server = builder.start();
         } catch (RuntimeException e) {
-            mcp.close();
+            if (mcp != null) {
+                mcp.close();
+            }
             sessions.close();
             throw e;
         } finally {
@@ -188,7 +223,9 @@ final class ServeCommand extends Subcommand {
                     try {
                         server.stop(STOP_TIMEOUT);
                     } finally {
-                        mcp.close();
+                        if (mcp != null) {
+                            mcp.close();
+                        }
                         sessions.close();
                         cli.err.println("sandbox: server stopped");
                         cli.err.flush();

@@ -592,6 +592,11 @@ class CommandLineTest {
         assertUsageError(
                 "serves the local or the docker provider", "serve", "--provider", "remote", "--token-file", "t");
         assertUsageError("--image applies to --provider docker only", "serve", "--image", "x", "--token-file", "t");
+        serve = parse(
+                ServeCommand.class, "serve", "--mcp-max-sessions", "0", "--mcp-timeout", "5s", "--token-file", "t");
+        assertThat(List.of(serve.mcpMaxSessions, serve.mcpTimeout)).isEqualTo(List.of(0L, Duration.ofSeconds(5)));
+        assertThat(parse(ServeCommand.class, "serve", "--token-file", "t").mcpMaxSessions)
+                .isEqualTo(8);
     }
 
     @Test

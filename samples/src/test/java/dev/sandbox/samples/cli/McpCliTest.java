@@ -161,4 +161,50 @@ class McpCliTest {
                     .isTrue();
         }
     }
+
+    @Test
+    void sandbox_serve_with_no_mcp_sessions_serves_no_mcp(@TempDir Path dir) throws Exception {
+        Path tokenFile = Files.writeString(dir.resolve("token"), TOKEN + "\n");
+        Process serve = new ProcessBuilder(
+                        cli("serve", "--port", "0", "--mcp-max-sessions", "0", "--token-file", tokenFile.toString()))
+                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
+                .redirectError(ProcessBuilder.Redirect.DISCARD)
+                .start();
+        try {
+            BufferedReader out =
+                    new BufferedReader(new InputStreamReader(serve.getInputStream(), StandardCharsets.UTF_8));
+            String line = CompletableFuture.supplyAsync(() -> {
+                        try {
+                            return out.readLine();
+                        } catch (java.io.IOException e) {
+                            throw new java.io.UncheckedIOException(e);
+                        }
+                    })
+                    .get(WAIT.toSeconds(), TimeUnit.SECONDS);
+            assertThat(line).as("serve's first line").contains("serving local sessions on http://");
+            String url = line.substring(line.indexOf("http://")).trim();
+            java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
+            java.net.http.HttpResponse<String> mcp = http.send(
+                    java.net.http.HttpRequest.newBuilder(java.net.URI.create(url + "/mcp"))
+                            .header("Authorization", "Bearer " + TOKEN)
+                            .header("Accept", "application/json, text/event-stream")
+                            .POST(java.net.http.HttpRequest.BodyPublishers.ofString("{}"))
+                            .timeout(WAIT)
+                            .build(),
+                    java.net.http.HttpResponse.BodyHandlers.ofString());
+            assertThat(mcp.statusCode()).as("POST /mcp with a good token").isEqualTo(404);
+            java.net.http.HttpResponse<String> rest = http.send(
+                    java.net.http.HttpRequest.newBuilder(java.net.URI.create(url + "/v1/sessions"))
+                            .header("Authorization", "Bearer " + TOKEN)
+                            .timeout(WAIT)
+                            .build(),
+                    java.net.http.HttpResponse.BodyHandlers.ofString());
+            assertThat(rest.statusCode()).as("the REST API still serves").isEqualTo(200);
+        } finally {
+            serve.destroy();
+            assertThat(serve.waitFor(30, TimeUnit.SECONDS))
+                    .as("serve stopped on SIGTERM")
+                    .isTrue();
+        }
+    }
 }
