@@ -108,4 +108,41 @@ class SandboxMcpHttpLifecycleTest {
             }
         }
     }
+
+    @Test
+    void a_session_whose_lifetime_ran_out_no_longer_counts_nor_shows() throws Exception {
+        try (LocalSandboxProvider provider = LocalSandboxProvider.create()) {
+            SandboxMcpServer mcp =
+                    SandboxMcpServer.builder(provider).maxSessions(1).build();
+            SandboxServer server = SandboxServer.builder(provider)
+                    .port(0)
+                    .token(TOKEN.toCharArray())
+                    .endpoint("/mcp", mcp.httpEndpoint())
+                    .start();
+            McpAsyncClient client = client(server);
+            try {
+                client.initialize().block(McpClients.WAIT);
+                String first = sessionId(call(client, "create_session", Map.of("lifetime_seconds", 1)));
+                McpClients.Answer full = call(client, "create_session", Map.of());
+                assertThat(full.isError()).as(full.text()).isTrue();
+                assertThat(full.text()).contains("already has 1 sessions");
+
+                // the provider ends the session at its lifetime; the server then frees its place
+                long deadline = System.nanoTime() + McpClients.WAIT.toNanos();
+                McpClients.Answer second = call(client, "create_session", Map.of());
+                while (second.isError() && System.nanoTime() < deadline) {
+                    Thread.onSpinWait();
+                    second = call(client, "create_session", Map.of());
+                }
+                String id = sessionId(second);
+                assertThat(call(client, "list_sessions", Map.of()).text())
+                        .contains(id)
+                        .doesNotContain(first);
+            } finally {
+                client.closeGracefully().block(McpClients.WAIT);
+                server.close();
+                mcp.close();
+            }
+        }
+    }
 }
