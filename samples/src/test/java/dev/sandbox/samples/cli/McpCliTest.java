@@ -111,18 +111,7 @@ class McpCliTest {
                 .start();
         McpAsyncClient client = null;
         try {
-            BufferedReader out =
-                    new BufferedReader(new InputStreamReader(serve.getInputStream(), StandardCharsets.UTF_8));
-            String line = CompletableFuture.supplyAsync(() -> {
-                        try {
-                            return out.readLine();
-                        } catch (java.io.IOException e) {
-                            throw new java.io.UncheckedIOException(e);
-                        }
-                    })
-                    .get(WAIT.toSeconds(), TimeUnit.SECONDS);
-            assertThat(line).as("serve's first line").contains("serving local sessions on http://");
-            String url = line.substring(line.indexOf("http://")).trim();
+            String url = servingUrl(serve);
 
             client = McpClient.async(HttpClientStreamableHttpTransport.builder(url)
                             .endpoint("/mcp")
@@ -171,18 +160,7 @@ class McpCliTest {
                 .redirectError(ProcessBuilder.Redirect.DISCARD)
                 .start();
         try {
-            BufferedReader out =
-                    new BufferedReader(new InputStreamReader(serve.getInputStream(), StandardCharsets.UTF_8));
-            String line = CompletableFuture.supplyAsync(() -> {
-                        try {
-                            return out.readLine();
-                        } catch (java.io.IOException e) {
-                            throw new java.io.UncheckedIOException(e);
-                        }
-                    })
-                    .get(WAIT.toSeconds(), TimeUnit.SECONDS);
-            assertThat(line).as("serve's first line").contains("serving local sessions on http://");
-            String url = line.substring(line.indexOf("http://")).trim();
+            String url = servingUrl(serve);
             java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
             java.net.http.HttpResponse<String> mcp = http.send(
                     java.net.http.HttpRequest.newBuilder(java.net.URI.create(url + "/mcp"))
@@ -206,5 +184,20 @@ class McpCliTest {
                     .as("serve stopped on SIGTERM")
                     .isTrue();
         }
+    }
+
+    /** The URL {@code sandbox serve} prints on its first line, waited for at most {@link #WAIT}. */
+    private static String servingUrl(Process serve) throws Exception {
+        BufferedReader out = new BufferedReader(new InputStreamReader(serve.getInputStream(), StandardCharsets.UTF_8));
+        String line = CompletableFuture.supplyAsync(() -> {
+                    try {
+                        return out.readLine();
+                    } catch (java.io.IOException e) {
+                        throw new java.io.UncheckedIOException(e);
+                    }
+                })
+                .get(WAIT.toSeconds(), TimeUnit.SECONDS);
+        assertThat(line).as("serve's first line").contains("serving local sessions on http://");
+        return line.substring(line.indexOf("http://")).trim();
     }
 }

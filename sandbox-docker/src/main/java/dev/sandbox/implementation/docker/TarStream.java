@@ -1,5 +1,6 @@
 package dev.sandbox.implementation.docker;
 
+import dev.sandbox.implementation.files.TarCodec;
 import io.netty.buffer.ByteBuf;
 import java.nio.charset.StandardCharsets;
 
@@ -52,11 +53,11 @@ public final class TarStream {
             throw new IllegalArgumentException("tar entry name longer than 100 bytes: " + name);
         }
         System.arraycopy(n, 0, h, 0, n.length);
-        octal(h, 100, 8, mode & 07777);
-        octal(h, 108, 8, 0);
-        octal(h, 116, 8, 0);
+        TarCodec.octal(h, 100, 8, mode & 07777);
+        TarCodec.octal(h, 108, 8, 0);
+        TarCodec.octal(h, 116, 8, 0);
         if (size <= MAX_OCTAL_11) {
-            octal(h, 124, 12, size);
+            TarCodec.octal(h, 124, 12, size);
         } else {
             h[124] = (byte) 0x80; // base-256: the rest of the field is the big-endian value
             long v = size;
@@ -65,7 +66,7 @@ public final class TarStream {
                 v >>>= 8;
             }
         }
-        octal(h, 136, 12, mtimeSeconds);
+        TarCodec.octal(h, 136, 12, mtimeSeconds);
         for (int i = 148; i < 156; i++) {
             h[i] = ' ';
         }
@@ -77,7 +78,7 @@ public final class TarStream {
         for (byte b : h) {
             sum += b & 0xFF;
         }
-        octal(h, 148, 7, sum); // six digits, a NUL, and the space already there
+        TarCodec.octal(h, 148, 7, sum); // six digits, a NUL, and the space already there
         return h;
     }
 
@@ -88,8 +89,7 @@ public final class TarStream {
      * @return the padding, 0 to 511
      */
     public static int padding(long size) {
-        int rest = (int) (size % BLOCK);
-        return rest == 0 ? 0 : BLOCK - rest;
+        return TarCodec.padding(size);
     }
 
     /**
@@ -99,22 +99,6 @@ public final class TarStream {
      */
     public static byte[] trailer() {
         return new byte[2 * BLOCK];
-    }
-
-    private static void octal(byte[] h, int offset, int length, long value) {
-        String digits = Long.toOctalString(value);
-        int width = length - 1;
-        if (digits.length() > width) {
-            throw new IllegalArgumentException("value " + value + " does not fit a tar field of " + length);
-        }
-        int pad = width - digits.length();
-        for (int i = 0; i < pad; i++) {
-            h[offset + i] = '0';
-        }
-        for (int i = 0; i < digits.length(); i++) {
-            h[offset + pad + i] = (byte) digits.charAt(i);
-        }
-        h[offset + width] = 0;
     }
 
     /** The first entry of an archive is not a regular file. */

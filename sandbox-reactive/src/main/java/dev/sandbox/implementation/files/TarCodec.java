@@ -96,7 +96,13 @@ public final class TarCodec {
         }
     }
 
-    static int padding(long size) {
+    /**
+     * How many zero bytes follow content of this size to fill its last 512-byte block.
+     *
+     * @param size the content's size
+     * @return the padding, 0 to 511
+     */
+    public static int padding(long size) {
         int rest = (int) (size % BLOCK);
         return rest == 0 ? 0 : BLOCK - rest;
     }
@@ -189,9 +195,21 @@ public final class TarCodec {
         return h;
     }
 
-    private static void octal(byte[] h, int offset, int length, long value) {
+    /**
+     * Writes a numeric header field: {@code length - 1} zero-padded octal digits and a NUL.
+     *
+     * @param h the header block
+     * @param offset where the field starts
+     * @param length the field's length, its NUL included
+     * @param value the value, {@code >= 0}
+     * @throws IllegalArgumentException when the value needs more digits than the field has
+     */
+    public static void octal(byte[] h, int offset, int length, long value) {
         String digits = Long.toOctalString(value);
         int width = length - 1;
+        if (digits.length() > width) {
+            throw new IllegalArgumentException("value " + value + " does not fit a tar field of " + length);
+        }
         int pad = width - digits.length();
         for (int i = 0; i < pad; i++) {
             h[offset + i] = '0';
