@@ -454,7 +454,35 @@ public final class DockerReaper {
                                 }
                             })
                             .then(Mono.fromSupplier(() -> removed(out.toString(StandardCharsets.UTF_8))));
-                });
+                })
+                // the reaper counts a removal another one already started (409) as done: wait for it to finish
+                .flatMap(ids -> Mono.fromCallable(() -> {
+                            awaitRemoved(ids);
+                            return ids;
+                        })
+                        .subscribeOn(Schedulers.boundedElastic()));
+    }
+
+    /** Waits until no container of these sessions is left, at most 30 seconds. */
+    private void awaitRemoved(List<String> sessionIds) {
+        if (sessionIds.isEmpty()) {
+            return;
+        }
+        Duration wait = Duration.ofSeconds(30);
+        long deadline = System.nanoTime() + wait.toNanos();
+        while (control.listSessions(Map.of(), true).stream()
+                .anyMatch(c -> c.getLabels() != null
+                        && sessionIds.contains(c.getLabels().get(DockerControl.SESSION_LABEL)))) {
+            if (System.nanoTime() > deadline) {
+                throw DockerErrors.removalTimedOut("the swept sessions " + sessionIds, wait);
+            }
+            try {
+                Thread.sleep(20);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw DockerErrors.interrupted("waiting for the swept sessions' removal", e);
+            }
+        }
     }
 
     /** The sessions a reaper's output says it removed. */
