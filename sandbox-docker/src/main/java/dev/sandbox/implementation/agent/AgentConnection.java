@@ -886,6 +886,11 @@ public final class AgentConnection {
         // outbound data (stdin, a write's content)
         Publisher<ByteBuffer> source;
         Pump pump;
+        /**
+         * The source called the pump's {@code onSubscribe}: only then can a request reach it. A source may do so later
+         * and on another thread (a server's request body subscribes on its event loop), after the agent's credit came.
+         */
+        boolean pumpSubscribed;
         ByteBuffer dataPending;
         boolean sourceDone;
         /** STARTED or READY arrived: the agent takes DATA and EOF from now on. */
@@ -934,9 +939,11 @@ public final class AgentConnection {
             st.credit[2] = creditOutput;
             streams.put(id, st);
             markReady(st);
+            if (st.source != null) {
+                st.pump = new Pump(st);
+            }
         }
-        if (st.source != null) {
-            st.pump = new Pump(st);
+        if (st.pump != null) {
             st.source.subscribe(st.pump);
         }
         drainOut();
@@ -1471,6 +1478,7 @@ public final class AgentConnection {
         synchronized (lock) {
             p = st.pump;
             if (p == null
+                    || !st.pumpSubscribed
                     || !st.open
                     || st.dataPending != null
                     || st.sourceDone
@@ -1493,7 +1501,10 @@ public final class AgentConnection {
 
         @Override
         protected void hookOnSubscribe(Subscription s) {
-            // nothing yet: the agent's credit comes with STARTED or READY
+            // a request made before this point would be lost: pullData waits for it, then asks if credit came
+            synchronized (lock) {
+                st.pumpSubscribed = true;
+            }
             pullData(st);
         }
 
