@@ -891,6 +891,7 @@ public final class AgentConnection {
          * and on another thread (a server's request body subscribes on its event loop), after the agent's credit came.
          */
         boolean pumpSubscribed;
+
         ByteBuffer dataPending;
         boolean sourceDone;
         /** STARTED or READY arrived: the agent takes DATA and EOF from now on. */
