@@ -14,10 +14,13 @@ import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Schedulers;
 
 /**
@@ -67,6 +70,11 @@ public final class ManagedSandboxProvider implements SandboxProvider {
     private final Map<String, String> labels;
     private final Duration shutdownTimeout;
     private final AtomicBoolean closing = new AtomicBoolean();
+    /** Creates and restores under way on the wrapped provider; shutdown waits for them before it lists. */
+    private final AtomicInteger creating = new AtomicInteger();
+    /** Emitted once closing has begun and no create is under way. */
+    private final Sinks.Empty<Void> settled = Sinks.empty();
+
     private final Mono<Void> release;
 
     private ManagedSandboxProvider(Builder b) {
@@ -75,7 +83,9 @@ public final class ManagedSandboxProvider implements SandboxProvider {
         this.idleTimeout = b.idleTimeout;
         this.labels = Map.copyOf(b.labels);
         this.shutdownTimeout = b.shutdownTimeout;
-        this.release = Mono.defer(() -> destroySessions()
+        // a create already under way when closing begins ends before the listing, so its session is destroyed too
+        this.release = Mono.defer(() -> creationsSettled()
+                        .then(destroySessions())
                         .timeout(shutdownTimeout)
                         .onErrorResume(e -> {
                             LOG.warn(
@@ -170,9 +180,7 @@ public final class ManagedSandboxProvider implements SandboxProvider {
      */
     @Override
     public Mono<SandboxSession> create(SessionOptions options) {
-        return Mono.defer(() -> closing.get()
-                ? Mono.error(new ProviderClosedException(delegate.name()))
-                : delegate.create(tracked(options)));
+        return creation(() -> delegate.create(tracked(options)));
     }
 
     /**
@@ -184,9 +192,42 @@ public final class ManagedSandboxProvider implements SandboxProvider {
      */
     @Override
     public Mono<SandboxSession> restore(String snapshotRef, SessionOptions options) {
-        return Mono.defer(() -> closing.get()
-                ? Mono.error(new ProviderClosedException(delegate.name()))
-                : delegate.restore(snapshotRef, tracked(options)));
+        return creation(() -> delegate.restore(snapshotRef, tracked(options)));
+    }
+
+    /**
+     * Runs a create or restore that closing waits for. One that finishes after closing began destroys its session
+     * and fails with {@link ProviderClosedException}, so no session outlives the shutdown.
+     */
+    private Mono<SandboxSession> creation(Supplier<Mono<SandboxSession>> create) {
+        return Mono.defer(() -> {
+            if (closing.get()) {
+                return Mono.error(new ProviderClosedException(delegate.name()));
+            }
+            creating.incrementAndGet();
+            if (closing.get()) {
+                created();
+                return Mono.error(new ProviderClosedException(delegate.name()));
+            }
+            return create.get()
+                    .flatMap(session -> closing.get()
+                            ? session.destroy()
+                                    .onErrorResume(e -> Mono.empty())
+                                    .then(Mono.<SandboxSession>error(new ProviderClosedException(delegate.name())))
+                            : Mono.just(session))
+                    .doFinally(signal -> created());
+        });
+    }
+
+    private void created() {
+        if (creating.decrementAndGet() == 0 && closing.get()) {
+            settled.tryEmitEmpty();
+        }
+    }
+
+    /** Completes once no create is under way; only after closing began (no new one starts then). */
+    private Mono<Void> creationsSettled() {
+        return Mono.defer(() -> creating.get() == 0 ? Mono.<Void>empty() : settled.asMono());
     }
 
     @Override
@@ -231,7 +272,8 @@ public final class ManagedSandboxProvider implements SandboxProvider {
 
     /**
      * Destroys the sessions created through this instance, waiting at most the shutdown timeout, then closes the
-     * wrapped provider. From the start, {@link #create} fails with {@link ProviderClosedException}. Idempotent; on a
+     * wrapped provider. From the start, {@link #create} fails with {@link ProviderClosedException}; a create already
+     * under way is waited for, and its session destroyed with the others. Idempotent; on a
      * Reactor non-blocking thread it starts the release and returns at once, as {@link SandboxProvider#close()} says.
      */
     @Override
