@@ -186,6 +186,84 @@ class McpCliTest {
         }
     }
 
+    @Test
+    void sandbox_mcp_on_the_remote_provider_runs_its_sessions_on_a_server_and_ends_them_when_the_client_leaves(
+            @TempDir Path dir) throws Exception {
+        Path tokenFile = Files.writeString(dir.resolve("token"), TOKEN + "\n");
+        Process serve = new ProcessBuilder(cli("serve", "--port", "0", "--token-file", tokenFile.toString()))
+                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
+                .redirectError(ProcessBuilder.Redirect.DISCARD)
+                .start();
+        try {
+            String url = servingUrl(serve);
+            List<String> command = cli(
+                    "mcp",
+                    "--provider",
+                    "remote",
+                    "--url",
+                    url,
+                    "--token-file",
+                    tokenFile.toString(),
+                    "--timeout",
+                    "20s");
+            McpAsyncClient client = McpClient.async(new StdioClientTransport(
+                            ServerParameters.builder(command.get(0))
+                                    .args(command.subList(1, command.size()))
+                                    .build(),
+                            McpJsonDefaults.getMapper()))
+                    .requestTimeout(WAIT)
+                    .initializationTimeout(WAIT)
+                    .build();
+            String id;
+            try {
+                client.initialize().block(WAIT);
+                id = created(call(client, "create_session", Map.of("labels", Map.of("via", "remote"))));
+                assertThat(text(call(client, "run_command", Map.of("session_id", id, "command", "echo remote-ran"))))
+                        .startsWith("exit code: 0")
+                        .contains("remote-ran");
+                assertThat(text(call(
+                                client,
+                                "write_file",
+                                Map.of("session_id", id, "path", "note.txt", "content", "kept on the server"))))
+                        .contains("note.txt");
+                // the session lives on the server: its REST API lists it and reads the file
+                assertThat(sessionsOnServer(url)).contains(id);
+                assertThat(text(call(client, "read_file", Map.of("session_id", id, "path", "note.txt"))))
+                        .contains("kept on the server");
+            } finally {
+                client.closeGracefully().block(WAIT);
+            }
+            // the MCP process destroyed its sessions on the server as it exited
+            long deadline = System.nanoTime() + WAIT.toNanos();
+            String listed = sessionsOnServer(url);
+            while (listed.contains(id) && System.nanoTime() < deadline) {
+                Thread.sleep(100);
+                listed = sessionsOnServer(url);
+            }
+            assertThat(listed)
+                    .as("sessions on the server after the MCP client left")
+                    .doesNotContain(id);
+        } finally {
+            serve.destroy();
+            assertThat(serve.waitFor(30, TimeUnit.SECONDS))
+                    .as("serve stopped on SIGTERM")
+                    .isTrue();
+        }
+    }
+
+    /** The body of the server's {@code GET /v1/sessions}. */
+    private static String sessionsOnServer(String url) throws Exception {
+        java.net.http.HttpResponse<String> r = java.net.http.HttpClient.newHttpClient()
+                .send(
+                        java.net.http.HttpRequest.newBuilder(java.net.URI.create(url + "/v1/sessions"))
+                                .header("Authorization", "Bearer " + TOKEN)
+                                .timeout(WAIT)
+                                .build(),
+                        java.net.http.HttpResponse.BodyHandlers.ofString());
+        assertThat(r.statusCode()).as("GET /v1/sessions").isEqualTo(200);
+        return r.body();
+    }
+
     /** The URL {@code sandbox serve} prints on its first line, waited for at most {@link #WAIT}. */
     private static String servingUrl(Process serve) throws Exception {
         BufferedReader out = new BufferedReader(new InputStreamReader(serve.getInputStream(), StandardCharsets.UTF_8));
