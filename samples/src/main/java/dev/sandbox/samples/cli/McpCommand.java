@@ -7,6 +7,9 @@ import dev.sandbox.mcp.SandboxMcpServer;
 import dev.sandbox.tools.ToolLimits;
 import java.io.PrintStream;
 import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -80,33 +83,68 @@ final class McpCommand extends SessionSubcommand {
                 .sessionOptions(options)
                 .maxSessions((int) maxSessions)
                 .build();
-        Thread hook = new Thread(
-                () -> {
-                    try {
-                        mcp.close();
-                    } finally {
-                        sessions.close();
-                    }
-                },
-                "sandbox-mcp-shutdown");
-        Runtime.getRuntime().addShutdownHook(hook);
+        // Stdin's end and a signal race: an MCP client closes stdin and sends SIGTERM a moment later. Whichever comes
+        // first starts the one close (the MCP transports, then the sessions, then the provider); the other waits for
+        // it,
+        // so the JVM never halts in the middle of destroying the sessions (on the remote provider that is HTTP calls).
+        Ending ending = new Ending(() -> {
+            try {
+                mcp.close();
+            } finally {
+                sessions.close();
+            }
+        });
+        Runtime.getRuntime().addShutdownHook(new Thread(ending::run, "sandbox-mcp-shutdown"));
         PrintStream stdout = cli.out;
         PrintStream previous = System.out;
         System.setOut(cli.err); // a stray print would corrupt the JSON-RPC stream: only MCP messages go to stdout
+        boolean interrupted = false;
         try {
             mcp.serveStdio(System.in, stdout);
         } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+            interrupted = true; // set again after the close, whose waits would fail at once on an interrupted thread
         } finally {
             System.setOut(previous);
         }
-        try {
-            Runtime.getRuntime().removeShutdownHook(hook);
-        } catch (IllegalStateException e) {
-            return 0; // the JVM is stopping: the hook destroys the sessions
+        ending.run();
+        if (interrupted) {
+            Thread.currentThread().interrupt();
         }
-        hook.run();
         return 0;
+    }
+
+    /**
+     * The close that runs once, from the thread that gets there first (the main thread at stdin's end, or the
+     * shutdown hook on a signal); a later caller waits until it has finished, at most {@link #WAIT}.
+     */
+    static final class Ending {
+        /** Longer than the server's own bounds: 5 s per MCP transport and 30 s to destroy the sessions. */
+        static final Duration WAIT = Duration.ofSeconds(60);
+
+        private final Runnable close;
+        private final AtomicBoolean started = new AtomicBoolean();
+        private final CountDownLatch finished = new CountDownLatch(1);
+
+        Ending(Runnable close) {
+            this.close = close;
+        }
+
+        /** Runs the close, or waits for the run already under way. */
+        void run() {
+            if (!started.compareAndSet(false, true)) {
+                try {
+                    finished.await(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                return;
+            }
+            try {
+                close.run();
+            } finally {
+                finished.countDown();
+            }
+        }
     }
 
     /** The chosen provider, for as long as the server runs. */
