@@ -74,7 +74,10 @@ class ReadmeSnippetsTest {
         assertThat(checked).as("snippets marked in README.md").contains(REACTIVE_QUICK_START);
     }
 
-    /** No Java block escapes the check above: each is a marked copy of compiled code. */
+    /**
+     * No Java block escapes the check above: each is a marked copy of compiled code, or a whole source file of the
+     * consumer project that {@code readme-commands} builds with Maven against the installed artifacts.
+     */
     @Test
     void every_java_block_in_the_readme_is_a_marked_snippet() throws IOException {
         String text = Files.readString(repoRoot().resolve("README.md"), StandardCharsets.UTF_8);
@@ -87,7 +90,7 @@ class ReadmeSnippetsTest {
                     .as(
                             "the line before README.md's Java block %s",
                             m.group(1).lines().findFirst().orElse(""))
-                    .matches("<!--\\s*snippet:\\s*\\S+#\\S+\\s*-->");
+                    .matches("<!--\\s*(snippet:\\s*\\S+#\\S+|readme-commands:\\s*file\\s+\\S+\\.java)\\s*-->");
         }
         assertThat(blocks).isPositive();
     }
