@@ -24,37 +24,57 @@ final class ContentPump implements Publisher<ByteBuffer> {
     }
 
     private final Object lock = new Object();
-    private Subscriber<? super ByteBuffer> subscriber; // guarded by lock
+    /** Held while a signal is made, so that signals from the feeder and from a bad request never overlap (rule 1.3). */
+    private final Object signalling = new Object();
+
+    private Subscriber<? super ByteBuffer> subscriber; // guarded by lock; dropped once terminated (rule 3.13)
+    private boolean hadSubscriber; // guarded by lock
     private boolean subscribed; // guarded by lock: onSubscribe has returned
     private long demand; // guarded by lock
     private boolean stopped; // guarded by lock
+    private boolean terminated; // guarded by lock: onComplete or onError was signalled, or the consumer cancelled
+    private boolean completePending; // guarded by lock: complete() came before onSubscribe returned
 
     @Override
     public void subscribe(Subscriber<? super ByteBuffer> s) {
         synchronized (lock) {
-            if (subscriber != null) {
+            if (hadSubscriber) {
                 Operators.error(s, new IllegalStateException("the content can be consumed only once"));
                 return;
             }
+            hadSubscriber = true;
             subscriber = s;
         }
         s.onSubscribe(new Subscription() {
             @Override
             public void request(long n) {
+                if (n <= 0) {
+                    fail(new IllegalArgumentException("rule 3.9: a request must be positive, got " + n));
+                    return;
+                }
                 synchronized (lock) {
-                    demand = n <= 0 ? demand : Operators.addCap(demand, n);
+                    demand = Operators.addCap(demand, n);
                     lock.notifyAll();
                 }
             }
 
             @Override
             public void cancel() {
+                synchronized (lock) {
+                    terminated = true;
+                    subscriber = null;
+                }
                 stop();
             }
         });
+        boolean completeNow;
         synchronized (lock) {
             subscribed = true;
+            completeNow = completePending;
             lock.notifyAll();
+        }
+        if (completeNow) {
+            complete();
         }
     }
 
@@ -80,22 +100,53 @@ final class ContentPump implements Publisher<ByteBuffer> {
 
     /** Emits one buffer; call only after {@link #awaitDemand} returned {@link Wait#DEMAND}. */
     void emit(ByteBuffer buffer) {
-        Subscriber<? super ByteBuffer> s;
-        synchronized (lock) {
-            demand--;
-            s = subscriber;
+        synchronized (signalling) {
+            Subscriber<? super ByteBuffer> s;
+            synchronized (lock) {
+                if (terminated) {
+                    return;
+                }
+                demand--;
+                s = subscriber;
+            }
+            s.onNext(buffer);
         }
-        s.onNext(buffer);
     }
 
-    /** Signals the end of the content. */
+    /** Signals the end of the content; before the consumer has subscribed, as soon as it has. */
     void complete() {
-        Subscriber<? super ByteBuffer> s;
-        synchronized (lock) {
-            s = subscribed ? subscriber : null;
-        }
-        if (s != null) {
+        synchronized (signalling) {
+            Subscriber<? super ByteBuffer> s;
+            synchronized (lock) {
+                if (terminated) {
+                    return;
+                }
+                if (!subscribed) {
+                    completePending = true;
+                    return;
+                }
+                terminated = true;
+                s = subscriber;
+                subscriber = null;
+            }
             s.onComplete();
+        }
+    }
+
+    /** Ends the content with an error the consumer caused (a request that breaks the rules), and stops feeding. */
+    private void fail(Throwable error) {
+        stop();
+        synchronized (signalling) {
+            Subscriber<? super ByteBuffer> s;
+            synchronized (lock) {
+                if (terminated) {
+                    return;
+                }
+                terminated = true;
+                s = subscriber;
+                subscriber = null;
+            }
+            s.onError(error);
         }
     }
 

@@ -23,26 +23,38 @@ final class StdinChannel implements Publisher<ByteBuffer> {
 
     private final Deque<Pending> queue = new ArrayDeque<>();
     private Subscriber<? super ByteBuffer> subscriber; // guarded by this
+    private boolean hadReader; // guarded by this
     private long demand; // guarded by this
     private Pending inFlight; // guarded by this
     private boolean closing; // guarded by this
     private boolean terminated; // guarded by this
     private MonoSink<Void> closeSink; // guarded by this
+    private IllegalArgumentException invalidRequest; // guarded by this
+    private boolean draining; // guarded by this: a thread is in drain()'s loop
 
     @Override
     public void subscribe(Subscriber<? super ByteBuffer> s) {
         synchronized (this) {
-            if (subscriber != null) {
+            if (hadReader) {
                 Operators.error(s, new IllegalStateException("stdin has one reader"));
                 return;
             }
+            hadReader = true;
             subscriber = s;
         }
         s.onSubscribe(new Subscription() {
             @Override
             public void request(long n) {
                 synchronized (StdinChannel.this) {
-                    demand = Operators.addCap(demand, n);
+                    if (n <= 0) {
+                        // rule 3.9: the reader broke the protocol; it gets the error, the writers fail
+                        if (invalidRequest == null) {
+                            invalidRequest =
+                                    new IllegalArgumentException("rule 3.9: a request must be positive, got " + n);
+                        }
+                    } else {
+                        demand = Operators.addCap(demand, n);
+                    }
                     completeInFlight();
                 }
                 drain();
@@ -53,6 +65,7 @@ final class StdinChannel implements Publisher<ByteBuffer> {
                 // the process's stdin is gone: fail what waits
                 synchronized (StdinChannel.this) {
                     terminated = true;
+                    subscriber = null; // rule 3.13: a cancelled reader is not kept
                     failAll(new SandboxStateException("the process's standard input is closed"));
                 }
             }
@@ -115,32 +128,67 @@ final class StdinChannel implements Publisher<ByteBuffer> {
         }
     }
 
+    /**
+     * Signals what the reader may have: buffers while it has demand, then the end once closed and empty. One thread
+     * at a time runs the loop, and a call made while it runs (a request from inside {@code onNext}, a write) leaves
+     * the work to it, so signals never nest or overlap (rules 1.3 and 3.3). A write completes when its buffer is
+     * delivered with demand to spare, or else at the reader's next request: a reader that asks for one buffer at a
+     * time (the stdin pump) paces its writers.
+     */
     private void drain() {
-        Subscriber<? super ByteBuffer> s;
-        ByteBuffer next = null;
-        boolean complete = false;
         synchronized (this) {
-            s = subscriber;
-            if (s == null || terminated) {
+            if (draining) {
                 return;
             }
-            if (inFlight == null && demand > 0 && !queue.isEmpty()) {
-                inFlight = queue.poll();
-                demand--;
-                next = inFlight.bytes();
-            } else if (inFlight == null && queue.isEmpty() && closing) {
-                terminated = true;
-                complete = true;
-                if (closeSink != null) {
-                    closeSink.success();
-                    closeSink = null;
+            draining = true;
+        }
+        for (; ; ) {
+            Subscriber<? super ByteBuffer> s;
+            ByteBuffer next = null;
+            MonoSink<Void> delivered = null;
+            Throwable error = null;
+            boolean complete = false;
+            synchronized (this) {
+                s = subscriber;
+                if (s == null || terminated) {
+                    draining = false;
+                    return;
+                }
+                if (invalidRequest != null) {
+                    terminated = true;
+                    error = invalidRequest;
+                    failAll(new SandboxStateException("the process's standard input is closed"));
+                } else if (inFlight == null && demand > 0 && !queue.isEmpty()) {
+                    Pending p = queue.poll();
+                    demand--;
+                    next = p.bytes();
+                    if (demand > 0) {
+                        delivered = p.sink();
+                    } else {
+                        inFlight = p;
+                    }
+                } else if (inFlight == null && queue.isEmpty() && closing) {
+                    terminated = true;
+                    complete = true;
+                    if (closeSink != null) {
+                        closeSink.success();
+                        closeSink = null;
+                    }
+                } else {
+                    draining = false;
+                    return;
                 }
             }
-        }
-        if (next != null) {
-            s.onNext(next);
-        } else if (complete) {
-            s.onComplete();
+            if (next != null) {
+                s.onNext(next);
+                if (delivered != null) {
+                    delivered.success();
+                }
+            } else if (error != null) {
+                s.onError(error);
+            } else if (complete) {
+                s.onComplete();
+            }
         }
     }
 }

@@ -32,7 +32,7 @@ final class Coalescing implements Publisher<ByteBuffer> {
     }
 
     private static final class Inner implements Subscriber<byte[]>, Subscription {
-        private final Subscriber<? super ByteBuffer> actual;
+        private Subscriber<? super ByteBuffer> actual; // dropped once terminated or cancelled (rule 3.13)
         private final Deque<byte[]> queue = new ArrayDeque<>(); // guarded by itself
         private final AtomicLong demand = new AtomicLong();
         private final AtomicInteger wip = new AtomicInteger();
@@ -40,6 +40,7 @@ final class Coalescing implements Publisher<ByteBuffer> {
         private volatile boolean done;
         private volatile Throwable error;
         private volatile boolean cancelled;
+        private volatile Throwable invalidRequest;
         private boolean terminated; // drain loop only
 
         Inner(Subscriber<? super ByteBuffer> actual) {
@@ -49,7 +50,7 @@ final class Coalescing implements Publisher<ByteBuffer> {
         @Override
         public void onSubscribe(Subscription s) {
             upstream = s;
-            actual.onSubscribe(this);
+            actual.onSubscribe(this); // drain() has not run yet: actual is set
             s.request(PREFETCH);
         }
 
@@ -76,16 +77,22 @@ final class Coalescing implements Publisher<ByteBuffer> {
 
         @Override
         public void request(long n) {
-            if (Operators.validate(n)) {
-                demand.getAndUpdate(d -> Operators.addCap(d, n));
+            if (n <= 0) {
+                // rule 3.9: the consumer broke the protocol; the body is not read further
+                upstream.cancel();
+                invalidRequest = new IllegalArgumentException("rule 3.9: a request must be positive, got " + n);
                 drain();
+                return;
             }
+            demand.getAndUpdate(d -> Operators.addCap(d, n));
+            drain();
         }
 
         @Override
         public void cancel() {
             cancelled = true;
             upstream.cancel();
+            drain(); // drops the queued chunks and the consumer (rule 3.13)
         }
 
         private void drain() {
@@ -94,6 +101,11 @@ final class Coalescing implements Publisher<ByteBuffer> {
             }
             int missed = 1;
             do {
+                Throwable invalid = invalidRequest;
+                if (invalid != null && !terminated && !cancelled) {
+                    terminated = true;
+                    actual.onError(invalid);
+                }
                 while (!terminated && !cancelled) {
                     boolean finished = done;
                     int taken = 0;
@@ -137,6 +149,12 @@ final class Coalescing implements Publisher<ByteBuffer> {
                         }
                     }
                     break;
+                }
+                if (terminated || cancelled) {
+                    actual = null;
+                    synchronized (queue) {
+                        queue.clear();
+                    }
                 }
                 missed = wip.addAndGet(-missed);
             } while (missed != 0);
