@@ -14,7 +14,7 @@ import java.util.List;
 /**
  * {@code docker-stream-throughput}: lines per second of {@code seq 1 5000000} run inside a container. SDK: {@code
  * session.exec(...)} on a Docker session, consumed by a plain {@code subscribe(onNext, onError, onComplete)} that
- * counts the {@link ExecEvent.Stdout} events (the local row's consumer). Baseline: plain docker-java on a container of
+ * counts the whole lines ({@link ExecEvent.Stdout} events not flagged partial; the local row's consumer). Baseline: plain docker-java on a container of
  * the same image and settings: exec create, exec start with a {@link ResultCallback.Adapter} that cuts the stdout
  * frames into lines (carrying a line split across frames) and decodes each to a {@code String}, then the exit code
  * from an inspect. Both sides check they saw exactly five million lines and exit code 0.

@@ -14,7 +14,7 @@ import reactor.core.Disposable;
 /**
  * {@code local-stream-throughput}: lines per second read from {@code seq 1 10000000}. SDK: {@code
  * session.exec(...)} consumed to the end by a plain {@code subscribe(onNext, onError, onComplete)}, counting the
- * {@link ExecEvent.Stdout} events. Baseline: {@link
+ * whole lines ({@link ExecEvent.Stdout} events not flagged partial). Baseline: {@link
  * ProcessBuilder} and a plain {@link RawLines} loop over the process's {@link InputStream}, on the calling thread.
  * Both sides decode every line to a string and check they saw exactly ten million lines and exit code 0.
  *
@@ -89,7 +89,9 @@ public final class LocalStreamThroughput implements Benchmark {
                 .subscribe(
                         e -> {
                             if (e instanceof ExecEvent.Stdout out) {
-                                tally.lines++;
+                                if (!out.partial()) {
+                                    tally.lines++; // whole lines: a part flagged partial is continued by the next
+                                }
                                 tally.chars += out.text().length();
                             } else if (e instanceof ExecEvent.Exit exit) {
                                 tally.exit = exit.code();

@@ -6,7 +6,7 @@ import dev.sandbox.ExecOptions;
 /**
  * {@code remote-stream-throughput}: lines per second of {@code seq 1 10000000} through {@code exec} over a sandbox
  * server on loopback (SDK), against the same {@code exec} on the local provider directly (baseline). Both count every
- * {@link ExecEvent.Stdout} and check the total and the exit code.
+ * whole line ({@link ExecEvent.Stdout} events not flagged partial) and check the total and the exit code.
  *
  * <pre>{@code
  * Result r = new RemoteStreamThroughput().run(RunConfig.of(false, System.err));
