@@ -1,0 +1,175 @@
+/*
+ * agent.h: what the files of sandbox-agent share: the protocol's constants (PROTOCOL.md, version 1), the objects of
+ * the loop (connections, streams, processes, the ready list) and the functions one file offers the others.
+ */
+#ifndef SANDBOX_AGENT_H
+#define SANDBOX_AGENT_H
+
+#include "agent_fs.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#define AGENT_VERSION "0.1.0"
+#define PROTO_MIN 1
+#define PROTO_MAX 1
+
+#define MAX_CLIENT_PAYLOAD (2u << 20) /* 2 MiB */
+#define CHUNK 65536u                  /* payload bytes per OUTPUT/DATA frame */
+#define MAX_STR (1u << 20)
+#define MAX_STRS 65536u
+#define OUT_BOUND (256u * 1024)       /* pending output per connection before sources pause */
+#define HANDOFF 0xFD                  /* the relay's one byte that carries its stdin and stdout */
+#define STDIN_CREDIT (256u * 1024)    /* DATA credit of a process's stdin (bytes the agent may have to hold) */
+#define WRITE_CREDIT (4u << 20)       /* DATA credit of a WRITE: written to disk as it comes, never held */
+#define INBUF_CAP (64u * 1024)
+#define MAX_CONNS 64
+#define MAX_STREAMS 4096
+#define MAX_BG 1024
+#define RECENT_IDS 4096               /* ended stream ids remembered per connection to refuse reuse */
+#define RING_MIN 65536u
+#define RING_MAX (64u << 20)
+#define BURST 4                       /* frames a task produces per turn before yielding (fairness) */
+#define LAUNCH_TIMEOUT_MS 5000
+#define PTY_HUP_MS 250 /* how long after its command was reaped a PTY's empty master means its end */
+#define DRAIN_MS 2000                 /* how long a closing connection may take to flush its last frames */
+#define DEFAULT_SOCKET "dev.sandbox.agent"
+#define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+enum {
+    T_HELLO = 0x01, T_PING = 0x02, T_TIMERS = 0x03, T_SPAWN = 0x10, T_DATA = 0x11, T_EOF = 0x12, T_SIGNAL = 0x13,
+    T_RESIZE = 0x14, T_CREDIT = 0x15, T_CLOSE = 0x1F, T_READ = 0x20, T_WRITE = 0x21, T_LIST = 0x22, T_STAT = 0x23,
+    T_MKDIR = 0x24, T_REMOVE = 0x25, T_MOVE = 0x26, T_WATCH = 0x27, T_SYMLINK = 0x28, T_CHMOD = 0x29, T_PROCS = 0x30, T_ATTACH = 0x31, T_INPUT = 0x32,
+    A_OK = 0x80, A_HELLO = 0x81, A_PONG = 0x82, A_CREDIT = 0x83, A_STARTED = 0x90, A_OUTPUT = 0x91, A_EXIT = 0x92,
+    A_DATA = 0x94, A_END = 0x95, A_ENTRY = 0x96, A_EVENT = 0x97, A_READY = 0x98, A_PROC = 0x99, A_ERROR = 0xEE
+};
+enum { E_BAD_FRAME = 1000, E_VERSION = 1001, E_LIMIT = 1002, E_OFFSET_GONE = 1003, E_NO_PROCESS = 1004 };
+enum { F_PTY = 1, F_STDIN = 2, F_BACKGROUND = 4 };
+enum { EV_LISTEN = 1, EV_SIGNAL, EV_CONN_IN, EV_CONN_OUT, EV_CONN_LIFE, EV_PROC, EV_WATCH };
+enum { TK_CONN = 1, TK_PROC, TK_STREAM };
+enum { ST_SPAWN = 1, ST_READ, ST_WRITE, ST_LIST, ST_WATCH, ST_PROCS, ST_ATTACH };
+
+/* What epoll hands back: the object and which of its fds. */
+struct evtag {
+    uint8_t kind;
+    uint8_t fd;
+    void *obj;
+};
+
+/* An entry of the ready list: something with work it can do now. */
+struct task {
+    struct task *prev, *next;
+    uint8_t kind, queued;
+};
+
+struct ring {
+    uint8_t *buf;
+    uint64_t cap, start, end; /* holds bytes [start, end) of the fd's stream; byte o lives at buf[o % cap] */
+};
+
+struct conn;
+struct stream;
+
+struct proc {
+    struct task task;
+    struct proc *prev, *next;   /* every process */
+    struct proc *bprev, *bnext; /* background ones, oldest first */
+    pid_t pid;
+    int pty, bg, reaped, status, signaled, oom, overflow, dead;
+    int fd[3];                  /* 0: stdin write end (PTY: a dup of the master), 1: stdout or master, 2: stderr */
+    struct evtag tag[3];
+    uint8_t readable[3], eof[3], writable;
+    uint64_t total[3];          /* bytes read from fd 1 and 2 */
+    uint8_t *inb;               /* stdin bytes the pipe did not take yet */
+    size_t inb_len, inb_off;
+    int eof_sent;               /* a terminal's EOF character was written */
+    int in_eof;                 /* close stdin once inb is written (a terminal gets its EOF character instead) */
+    struct proc *hnext;         /* pid hash chain */
+    uint64_t oom0, seq;
+    int64_t started_ms, ended_ms;
+    char id[24];
+    struct stream *owner;       /* a foreground process's stream */
+    struct ring ring[3];        /* background: output rings */
+    struct stream *readers;     /* background: attached streams */
+    uint64_t had[3];            /* background: the furthest offset a following reader has had, per fd (THROTTLE) */
+    int killed;                 /* background: SIGKILL was sent through INPUT */
+    int64_t reaped_mono;        /* PTY: when its command was reaped */
+    int hup;                    /* PTY: reaped a while ago; an empty master now means its end */
+    char **argv;                /* background: for PROCS */
+};
+
+struct stream {
+    struct task task;
+    struct conn *c;
+    struct stream *prev, *next, *hnext; /* connection list, id hash chain */
+    struct stream *rprev, *rnext;       /* readers of a background process */
+    uint32_t id;
+    int kind, dead;
+    uint64_t credit;            /* fd 0 credit (READ, LIST, WATCH, PROCS) */
+    uint64_t cred[3];           /* OUTPUT credit per fd (SPAWN, ATTACH) */
+    uint64_t data_credit;       /* what the client may still send in DATA */
+    struct proc *proc;          /* SPAWN (foreground) or ATTACH */
+    int fd;                     /* READ */
+    uint64_t remaining;         /* READ */
+    struct fs_write *w;         /* WRITE */
+    struct fs_list *list;       /* LIST */
+    struct fs_info pend;        /* LIST: an entry waiting for credit */
+    int has_pend;
+    struct fs_watch *watch;     /* WATCH */
+    struct evtag wtag;
+    uint8_t ev_kind;            /* WATCH: an event waiting for credit */
+    char *ev_path;
+    uint64_t after_seq;         /* PROCS: the last process listed */
+    uint64_t pos[3], limit[3];  /* ATTACH */
+    int follow;
+};
+
+#define HASH_BUCKETS 1024
+struct conn {
+    struct task task;
+    struct conn *prev, *next, *dnext;
+    int in_fd, out_fd, dead, closing, hello, dirty;
+    int handoff;                /* a socket connection whose first byte may hand over a relay's stdin and stdout */
+    int life_fd;                /* after a handoff: the relay's socket, whose end ends the connection; else -1 */
+    struct evtag tin, tout, tlife;
+    uint8_t readable, writable;
+    uint8_t *ob;                /* output queue */
+    size_t ob_cap, ob_head, ob_tail;
+    uint8_t *ib;                /* input buffer */
+    size_t ib_len, ib_off;
+    uint8_t hdr[9];             /* header of a payload too big for ib, read into big */
+    uint8_t *big;
+    size_t big_len, big_got;
+    int64_t close_deadline;
+    struct stream *streams;
+    int nstreams;
+    struct stream **hash;
+    uint32_t recent[RECENT_IDS]; /* ended ids, a ring with a hash chain for lookup */
+    int16_t rnext[RECENT_IDS], rhead[HASH_BUCKETS];
+    size_t recent_n, recent_i;
+};
+
+struct agent {
+    int ep, sfd, lfd, mode; /* mode: 'i' init, 's' stdio */
+    int64_t deadline_ms, idle_ms, last_activity;
+    struct conn *conns;
+    int nconns;
+    struct proc *procs, *bg_head, *bg_tail;
+    struct proc *phash[4096]; /* by pid, for reaping */
+    int nbg, running;
+    int pty_waiting;          /* reaped PTYs whose master has not reported its end yet */
+    uint64_t next_seq;
+    struct task *rq_head, *rq_tail;
+    size_t rq_len;
+    struct conn *dirty;
+    void **grave; /* objects to free after this turn's events */
+    int ngrave, grave_cap;
+    struct evtag tlisten, tsig;
+    struct rlimit nofile; /* the limit we were given, restored in children */
+};
+
+extern struct agent G; /* the agent's one state, defined in agent.c */
+
+#endif
