@@ -182,18 +182,22 @@ static void send_empty(struct conn *c, uint8_t type, uint32_t id) {
     fw_end(&f);
 }
 
-static void send_error(struct conn *c, uint32_t id, uint32_t code, const char *fmt, ...) {
+static void send_verror(struct conn *c, uint32_t id, uint32_t code, const char *fmt, va_list ap) {
     char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
     int n = vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
     if (n < 0) n = 0;
     if ((size_t)n >= sizeof msg) n = sizeof msg - 1;
     struct fw f = fw_begin(c, A_ERROR, id, 8 + (size_t)n);
     fw_u32(&f, code);
     fw_str(&f, msg, (size_t)n);
     fw_end(&f);
+}
+
+static void send_error(struct conn *c, uint32_t id, uint32_t code, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    send_verror(c, id, code, fmt, ap);
+    va_end(ap);
 }
 
 static void send_credit(struct conn *c, uint32_t id, uint8_t fd, uint32_t bytes) {
@@ -222,6 +226,20 @@ struct rd {
     const uint8_t *p;
     size_t n, off;
     const char *err; /* first problem, NULL while the payload parses */
+};
+
+#define REQ_STRS 2
+/* A request that names a new stream (TIMERS, SPAWN, the file requests, WATCH, PROCS, ATTACH, INPUT) on its way
+ * through its handler: the payload to decode, and the strings decoded from it, freed once the handler returns. */
+struct req {
+    struct conn *c;
+    uint32_t id;
+    uint8_t type;
+    int answered;               /* its id is used up: no stream stays open for it */
+    struct rd r;
+    char *str[REQ_STRS];        /* what req_cstr decoded */
+    char **strv[REQ_STRS];      /* what req_strs decoded */
+    int nstr, nstrv;
 };
 
 static int rd_need(struct rd *r, size_t k, const char *what) {
@@ -726,6 +744,19 @@ static void reap(void) {
     }
 }
 
+/* SIGNAL, or INPUT's signal: to the process group while the process runs. */
+static void proc_signal(struct proc *p, uint32_t sig) {
+    if (!p->reaped && sig < NSIG) kill(-p->pid, (int)sig);
+}
+
+/* RESIZE, or INPUT's resize: a terminal's window size. */
+static void proc_resize(struct proc *p, uint16_t cols, uint16_t rows) {
+    if (p->pty && p->fd[1] >= 0) {
+        struct winsize ws = {.ws_row = rows, .ws_col = cols};
+        ioctl(p->fd[1], TIOCSWINSZ, &ws);
+    }
+}
+
 /* ---------- connections ---------- */
 
 static void conn_finish(struct conn *c) {
@@ -811,7 +842,7 @@ static void conn_flush(struct conn *c) {
     }
 }
 
-/* ---------- request handlers ---------- */
+/* ---------- the request prologue ---------- */
 
 static int path_ok(struct conn *c, uint32_t id, const char *path, int nul) {
     if (nul || path[0] != '/') {
@@ -835,8 +866,88 @@ static int open_check(struct conn *c, uint32_t id, int opens_stream) {
     return 1;
 }
 
-/* Ends a stream answered at once. */
-static void answered(struct conn *c, uint32_t id) { recent_add(c, id); }
+/* The id of a request that keeps no stream open is used up. */
+static void req_answered(struct req *q) {
+    if (!q->answered) {
+        q->answered = 1;
+        recent_add(q->c, q->id);
+    }
+}
+
+/* How BAD_FRAME names a request; STAT .. CHMOD go by their number. */
+static const char *req_name(uint8_t type) {
+    switch (type) {
+    case T_TIMERS: return "TIMERS";
+    case T_SPAWN: return "SPAWN";
+    case T_READ: return "READ";
+    case T_WRITE: return "WRITE";
+    case T_LIST: return "LIST";
+    case T_WATCH: return "WATCH";
+    case T_PROCS: return "PROCS";
+    case T_ATTACH: return "ATTACH";
+    case T_INPUT: return "INPUT";
+    }
+    return NULL;
+}
+
+/* A str field as a C string (*nul set when it held a NUL byte), freed when the handler returns. */
+static char *req_cstr(struct req *q, int *nul) {
+    if (q->nstr == REQ_STRS) abort(); /* a handler decodes at most REQ_STRS */
+    return q->str[q->nstr++] = rd_cstr(&q->r, nul);
+}
+
+/* A strs field, freed when the handler returns unless the handler keeps it (req_keep). */
+static char **req_strs(struct req *q, size_t *count, int *nul) {
+    if (q->nstrv == REQ_STRS) abort();
+    return q->strv[q->nstrv++] = rd_strs(&q->r, count, nul);
+}
+
+/* The handler keeps v: the request does not free it. */
+static void req_keep(struct req *q, char **v) {
+    for (int i = 0; i < q->nstrv; i++)
+        if (q->strv[i] == v) q->strv[i] = NULL;
+}
+
+/*
+ * What every request checks once its handler decoded the payload:
+ * - the payload parsed to its last byte and the handler's own check passed (why is NULL), else BAD_FRAME (the
+ *   connection closes);
+ * - the stream id is new (neither open nor one of the recently ended), else BAD_FRAME;
+ * - opens: the request keeps a stream open when it succeeds, so the MAX_STREAMS bound applies (else LIMIT). A request
+ *   that keeps none uses its id up from here on.
+ * 1 when the handler goes on.
+ */
+static int req_begin(struct req *q, int opens, const char *why) {
+    struct rd *r = &q->r;
+    if (r->err || r->off != r->n || why) {
+        const char *reason = r->err ? r->err : r->off != r->n ? "bytes left over" : why;
+        const char *name = req_name(q->type);
+        if (name) bad_frame(q->c, "%s on stream %u: %s", name, q->id, reason);
+        else bad_frame(q->c, "request 0x%02x on stream %u: %s", q->type, q->id, reason);
+        return 0;
+    }
+    if (!open_check(q->c, q->id, opens)) return 0;
+    if (!opens) req_answered(q);
+    return 1;
+}
+
+/* Answers the request with ERROR code; its id is used up. */
+static void req_fail(struct req *q, uint32_t code, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    send_verror(q->c, q->id, code, fmt, ap);
+    va_end(ap);
+    req_answered(q);
+}
+
+/* A path field: absolute and without NUL bytes, else ERROR EINVAL. 1 when it is. */
+static int req_path(struct req *q, const char *path, int nul) {
+    if (path_ok(q->c, q->id, path, nul)) return 1;
+    req_answered(q);
+    return 0;
+}
+
+/* ---------- request handlers ---------- */
 
 static void h_hello(struct conn *c, struct rd *r) {
     uint16_t lo = rd_u16(r), hi = rd_u16(r);
@@ -961,55 +1072,51 @@ static void proc_register(struct proc *p, int i) {
     if (ep_add(p->fd[i], ev, &p->tag[i]) < 0) fatal("epoll_ctl");
 }
 
-static void h_spawn(struct conn *c, uint32_t id, struct rd *r) {
+static void h_spawn(struct req *q) {
+    struct rd *r = &q->r;
+    struct conn *c = q->c;
+    uint32_t id = q->id;
     uint32_t flags = rd_u32(r);
     uint16_t cols = rd_u16(r), rows = rd_u16(r);
     uint32_t credit = rd_u32(r), ring_bytes = rd_u32(r);
     uint8_t overflow = rd_u8(r);
     int nul = 0;
     size_t argc = 0, envc = 0;
-    char *cwd = rd_cstr(r, &nul);
-    char **argv = cwd ? rd_strs(r, &argc, &nul) : NULL;
-    char **env = argv ? rd_strs(r, &envc, &nul) : NULL;
-    char **envp = NULL;
-    int pipes[3][2] = {{-1, -1}, {-1, -1}, {-1, -1}};
-    int master = -1, errp[2] = {-1, -1}, checked = 0, opened = 0;
-    if (r->err || r->off != r->n || (flags & ~7u) || overflow > 1) {
-        bad_frame(c, "SPAWN on stream %u: %s", id,
-                  r->err ? r->err : r->off != r->n ? "bytes left over" : flags & ~7u ? "unknown flags" : "bad overflow");
-        goto out;
-    }
+    char *cwd = req_cstr(q, &nul);
+    char **argv = cwd ? req_strs(q, &argc, &nul) : NULL;
+    char **env = argv ? req_strs(q, &envc, &nul) : NULL;
     int bg = (flags & F_BACKGROUND) != 0, pty = (flags & F_PTY) != 0;
-    if (!open_check(c, id, !bg)) goto out;
-    checked = 1;
+    if (!req_begin(q, !bg, flags & ~7u ? "unknown flags" : overflow > 1 ? "bad overflow" : NULL)) return;
     if (argc == 0 || nul) {
-        send_error(c, id, EINVAL, argc == 0 ? "SPAWN needs at least one argv element" : "NUL byte in cwd, argv or env");
-        goto out;
+        req_fail(q, EINVAL, argc == 0 ? "SPAWN needs at least one argv element" : "NUL byte in cwd, argv or env");
+        return;
     }
     for (size_t i = 0; i < envc; i++)
         if (!strchr(env[i], '=')) {
-            send_error(c, id, EINVAL, "env entry without '=': %.200s", env[i]);
-            goto out;
+            req_fail(q, EINVAL, "env entry without '=': %.200s", env[i]);
+            return;
         }
     if (bg && (ring_bytes < RING_MIN || ring_bytes > RING_MAX)) {
-        send_error(c, id, EINVAL, "ring_bytes %u outside %u..%u", ring_bytes, RING_MIN, RING_MAX);
-        goto out;
+        req_fail(q, EINVAL, "ring_bytes %u outside %u..%u", ring_bytes, RING_MIN, RING_MAX);
+        return;
     }
     if (bg && G.nbg >= MAX_BG) { /* drop the oldest ended process nobody reads */
-        struct proc *q = G.bg_head;
-        while (q && !(proc_ended(q) && !q->readers)) q = q->bnext;
-        if (!q) {
-            send_error(c, id, E_LIMIT, "at most %d background processes", MAX_BG);
-            goto out;
+        struct proc *old = G.bg_head;
+        while (old && !(proc_ended(old) && !old->readers)) old = old->bnext;
+        if (!old) {
+            req_fail(q, E_LIMIT, "at most %d background processes", MAX_BG);
+            return;
         }
-        proc_free(q);
+        proc_free(old);
     }
-    envp = make_env(env, envc);
+    char **envp = make_env(env, envc);
+    int pipes[3][2] = {{-1, -1}, {-1, -1}, {-1, -1}};
+    int master = -1, errp[2] = {-1, -1};
     char slave[128] = "";
     if (pty) {
         master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
         if (master < 0 || grantpt(master) < 0 || unlockpt(master) < 0 || ptsname_r(master, slave, sizeof slave)) {
-            send_error(c, id, errno, "cannot open a terminal: %s", strerror(errno));
+            req_fail(q, errno, "cannot open a terminal: %s", strerror(errno));
             goto out;
         }
         struct winsize ws = {.ws_row = rows, .ws_col = cols};
@@ -1018,19 +1125,19 @@ static void h_spawn(struct conn *c, uint32_t id, struct rd *r) {
         for (int i = 0; i < 3; i++) {
             if (i == 0 && !(flags & F_STDIN)) continue;
             if (pipe2(pipes[i], O_CLOEXEC) < 0) {
-                send_error(c, id, errno, "pipe: %s", strerror(errno));
+                req_fail(q, errno, "pipe: %s", strerror(errno));
                 goto out;
             }
         }
     }
     if (pipe2(errp, O_CLOEXEC) < 0) {
-        send_error(c, id, errno, "pipe: %s", strerror(errno));
+        req_fail(q, errno, "pipe: %s", strerror(errno));
         goto out;
     }
     uint64_t oom0 = oom_kills();
     pid_t pid = fork();
     if (pid < 0) {
-        send_error(c, id, errno, "fork: %s", strerror(errno));
+        req_fail(q, errno, "fork: %s", strerror(errno));
         goto out;
     }
     if (pid == 0) child(pty, slave, pipes[0][0], pipes[1][1], pipes[2][1], cwd, argv, envp, errp[1]);
@@ -1045,13 +1152,13 @@ static void h_spawn(struct conn *c, uint32_t id, struct rd *r) {
     if (got != 0) { /* the child is reaped by the SIGCHLD loop like any unknown child */
         kill(pid, SIGKILL);
         if (got != (ssize_t)sizeof msg) {
-            send_error(c, id, ETIMEDOUT, "%.200s did not start within %d ms", argv[0], LAUNCH_TIMEOUT_MS);
+            req_fail(q, ETIMEDOUT, "%.200s did not start within %d ms", argv[0], LAUNCH_TIMEOUT_MS);
         } else if (msg[0] == 1) {
-            send_error(c, id, (uint32_t)msg[1], "cannot change to directory %.300s: %s", cwd, strerror(msg[1]));
+            req_fail(q, (uint32_t)msg[1], "cannot change to directory %.300s: %s", cwd, strerror(msg[1]));
         } else if (msg[0] == 2) {
-            send_error(c, id, (uint32_t)msg[1], "cannot execute %.300s: %s", argv[0], strerror(msg[1]));
+            req_fail(q, (uint32_t)msg[1], "cannot execute %.300s: %s", argv[0], strerror(msg[1]));
         } else {
-            send_error(c, id, (uint32_t)msg[1], "cannot set up %.300s: %s", argv[0], strerror(msg[1]));
+            req_fail(q, (uint32_t)msg[1], "cannot set up %.300s: %s", argv[0], strerror(msg[1]));
         }
         goto out;
     }
@@ -1094,14 +1201,13 @@ static void h_spawn(struct conn *c, uint32_t id, struct rd *r) {
         snprintf(p->id, sizeof p->id, "p%llu", (unsigned long long)p->seq);
         for (int i = 1; i <= 2; i++) p->ring[i].cap = ring_bytes;
         p->argv = argv;
-        argv = NULL;
+        req_keep(q, argv);
         p->bprev = G.bg_tail;
         if (G.bg_tail) G.bg_tail->bnext = p; else G.bg_head = p;
         G.bg_tail = p;
         G.nbg++;
     } else {
         struct stream *s = stream_new(c, id, ST_SPAWN);
-        opened = 1;
         s->proc = p;
         p->owner = s;
         s->cred[1] = s->cred[2] = credit;
@@ -1115,7 +1221,6 @@ static void h_spawn(struct conn *c, uint32_t id, struct rd *r) {
     if (bg) send_empty(c, A_OK, id);
     task_ready(&p->task);
 out:
-    if (checked && !opened) answered(c, id); /* the id is used up even though no stream stays open */
     if (master >= 0) close(master);
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 2; j++)
@@ -1123,9 +1228,6 @@ out:
     if (errp[0] >= 0) close(errp[0]);
     if (errp[1] >= 0) close(errp[1]);
     free(envp);
-    free(cwd);
-    free_strv(argv);
-    free_strv(env);
 }
 
 static struct proc *bg_find(const char *id) {
@@ -1134,31 +1236,25 @@ static struct proc *bg_find(const char *id) {
     return NULL;
 }
 
-static void h_attach(struct conn *c, uint32_t id, struct rd *r) {
+static void h_attach(struct req *q) {
+    struct rd *r = &q->r;
     int nul = 0;
-    char *pid = rd_cstr(r, &nul);
+    char *pid = req_cstr(q, &nul);
     uint64_t from1 = rd_u64(r), from2 = rd_u64(r);
     uint8_t follow = rd_u8(r);
     uint32_t credit = rd_u32(r);
-    if (r->err || r->off != r->n) {
-        bad_frame(c, "ATTACH on stream %u: %s", id, r->err ? r->err : "bytes left over");
-        goto out;
-    }
-    if (!open_check(c, id, 1)) goto out;
+    if (!req_begin(q, 1, NULL)) return;
     struct proc *p = nul ? NULL : bg_find(pid);
     if (!p) {
-        send_error(c, id, E_NO_PROCESS, "no background process %.100s", pid);
-        answered(c, id);
-        goto out;
+        req_fail(q, E_NO_PROCESS, "no background process %.100s", pid);
+        return;
     }
     if (from1 < p->ring[1].start || from2 < p->ring[2].start) {
         int out = from1 < p->ring[1].start;
-        send_error(c, id, E_OFFSET_GONE, "%s %llu", out ? "stdout" : "stderr",
-                   (unsigned long long)p->ring[out ? 1 : 2].start);
-        answered(c, id);
-        goto out;
+        req_fail(q, E_OFFSET_GONE, "%s %llu", out ? "stdout" : "stderr", (unsigned long long)p->ring[out ? 1 : 2].start);
+        return;
     }
-    struct stream *s = stream_new(c, id, ST_ATTACH);
+    struct stream *s = stream_new(q->c, q->id, ST_ATTACH);
     s->proc = p;
     s->pos[1] = from1;
     s->pos[2] = from2;
@@ -1169,41 +1265,39 @@ static void h_attach(struct conn *c, uint32_t id, struct rd *r) {
     s->rnext = p->readers;
     if (p->readers) p->readers->rprev = s;
     p->readers = s;
-    struct fw f = fw_begin(c, A_STARTED, id, 12 + strlen(p->id));
+    struct fw f = fw_begin(q->c, A_STARTED, q->id, 12 + strlen(p->id));
     fw_u32(&f, (uint32_t)p->pid);
     fw_str(&f, p->id, strlen(p->id));
     fw_u32(&f, 0);
     fw_end(&f);
     task_ready(&s->task);
-out:
-    free(pid);
 }
 
-static void h_input(struct conn *c, uint32_t id, struct rd *r) {
+static void h_input(struct req *q) {
+    struct rd *r = &q->r;
     int nul = 0;
-    char *pid = rd_cstr(r, &nul);
+    char *pid = req_cstr(q, &nul);
     uint8_t what = rd_u8(r);
     size_t n = r->err ? 0 : r->n - r->off;
     const uint8_t *b = r->p + r->off;
-    if (!r->err && (what > 3 || (what == 0 && n > CHUNK) || (what == 1 && n != 0) || (what >= 2 && n != 4))) {
-        bad_frame(c, "INPUT on stream %u: bad what %u with %zu bytes", id, what, n);
-        goto out;
+    char why[80] = "";
+    if (!r->err) {
+        r->off = r->n; /* the rest of the payload is the bytes */
+        if (what > 3 || (what == 0 && n > CHUNK) || (what == 1 && n != 0) || (what >= 2 && n != 4))
+            snprintf(why, sizeof why, "bad what %u with %zu bytes", what, n);
     }
-    if (r->err) {
-        bad_frame(c, "INPUT on stream %u: %s", id, r->err);
-        goto out;
-    }
-    if (!open_check(c, id, 0)) goto out;
-    answered(c, id);
+    if (!req_begin(q, 0, why[0] ? why : NULL)) return;
+    struct conn *c = q->c;
+    uint32_t id = q->id;
     struct proc *p = nul ? NULL : bg_find(pid);
     if (!p) {
         send_error(c, id, E_NO_PROCESS, "no background process %.100s", pid);
-        goto out;
+        return;
     }
     if (what == 0 || what == 1) {
         if (p->fd[0] < 0) {
             send_error(c, id, EPIPE, "stdin of %s is closed", p->id);
-            goto out;
+            return;
         }
         if (what == 1) {
             p->in_eof = 1;
@@ -1215,12 +1309,12 @@ static void h_input(struct conn *c, uint32_t id, struct rd *r) {
             if (k < 0 && p->inb_len == p->inb_off && errno != EAGAIN) {
                 send_error(c, id, (uint32_t)errno, "stdin of %s: %s", p->id, strerror(errno));
                 proc_close_fd(p, 0);
-                goto out;
+                return;
             }
             if (k < 0) {
                 p->writable = 0;
                 send_error(c, id, EAGAIN, "stdin of %s is full", p->id);
-                goto out;
+                return;
             }
             if ((size_t)k < n) {
                 p->writable = 0;
@@ -1229,28 +1323,21 @@ static void h_input(struct conn *c, uint32_t id, struct rd *r) {
         }
     } else if (what == 2) {
         uint32_t sig = (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
-        if (!p->reaped && sig < NSIG) kill(-p->pid, (int)sig);
+        proc_signal(p, sig);
         if (sig == SIGKILL) {
             p->killed = 1;
             task_ready(&p->task);
         }
-    } else if (p->pty && p->fd[1] >= 0) {
-        struct winsize ws = {.ws_col = (uint16_t)(b[0] << 8 | b[1]), .ws_row = (uint16_t)(b[2] << 8 | b[3])};
-        ioctl(p->fd[1], TIOCSWINSZ, &ws);
+    } else {
+        proc_resize(p, (uint16_t)(b[0] << 8 | b[1]), (uint16_t)(b[2] << 8 | b[3]));
     }
     send_empty(c, A_OK, id);
-out:
-    free(pid);
 }
 
-static void h_procs(struct conn *c, uint32_t id, struct rd *r) {
-    uint32_t credit = rd_u32(r);
-    if (r->err || r->off != r->n) {
-        bad_frame(c, "PROCS on stream %u: %s", id, r->err ? r->err : "bytes left over");
-        return;
-    }
-    if (!open_check(c, id, 1)) return;
-    struct stream *s = stream_new(c, id, ST_PROCS);
+static void h_procs(struct req *q) {
+    uint32_t credit = rd_u32(&q->r);
+    if (!req_begin(q, 1, NULL)) return;
+    struct stream *s = stream_new(q->c, q->id, ST_PROCS);
     s->credit = credit;
     task_ready(&s->task);
 }
@@ -1303,52 +1390,43 @@ static void procs_run(struct stream *s) {
     task_ready(&s->task);
 }
 
-static void h_timers(struct conn *c, uint32_t id, struct rd *r) {
-    int64_t d = (int64_t)rd_u64(r), i = (int64_t)rd_u64(r);
-    if (r->err || r->off != r->n) {
-        bad_frame(c, "TIMERS on stream %u: %s", id, r->err ? r->err : "bytes left over");
-        return;
-    }
-    if (!open_check(c, id, 0)) return;
-    answered(c, id);
+static void h_timers(struct req *q) {
+    int64_t d = (int64_t)rd_u64(&q->r), i = (int64_t)rd_u64(&q->r);
+    if (!req_begin(q, 0, NULL)) return;
     if (d < 0 || i < 0) {
-        send_error(c, id, EINVAL, "TIMERS: negative deadline_ms %lld or idle_ms %lld", (long long)d, (long long)i);
+        req_fail(q, EINVAL, "TIMERS: negative deadline_ms %lld or idle_ms %lld", (long long)d, (long long)i);
         return;
     }
     G.deadline_ms = d;
     G.idle_ms = i;
-    send_empty(c, A_OK, id);
+    send_empty(q->c, A_OK, q->id);
 }
 
 /* STAT, MKDIR, REMOVE, MOVE, SYMLINK, CHMOD: answered at once. */
-static void h_fs_simple(struct conn *c, uint8_t type, uint32_t id, struct rd *r) {
-    int nul = 0;
-    char *a = rd_cstr(r, &nul), *b = NULL;
+static void h_fs_simple(struct req *q) {
+    struct rd *r = &q->r;
+    uint8_t type = q->type;
+    int nul = 0, target_nul = 0;
+    char *a = req_cstr(q, &nul), *b = NULL;
     uint32_t mode = 0;
     uint8_t flag = 0;
-    int target_nul = 0;
     if (type == T_MKDIR) {
         mode = rd_u32(r);
         flag = rd_u8(r);
     } else if (type == T_CHMOD) {
         mode = rd_u32(r);
     } else if (type == T_SYMLINK && a) {
-        b = rd_cstr(r, &target_nul);
+        b = req_cstr(q, &target_nul);
     } else if (type == T_REMOVE) {
         flag = rd_u8(r);
     } else if (type == T_MOVE && a) {
-        b = rd_cstr(r, &nul);
+        b = req_cstr(q, &nul);
     }
-    if (r->err || r->off != r->n) {
-        bad_frame(c, "request 0x%02x on stream %u: %s", type, id, r->err ? r->err : "bytes left over");
-        goto out;
-    }
-    if (!open_check(c, id, 0)) goto out;
-    answered(c, id);
-    if (!path_ok(c, id, a, nul) || (b && type != T_SYMLINK && !path_ok(c, id, b, nul))) goto out;
+    if (!req_begin(q, 0, NULL)) return;
+    if (!req_path(q, a, nul) || (b && type != T_SYMLINK && !req_path(q, b, nul))) return;
     if (type == T_SYMLINK && (target_nul || !b[0])) { /* a link's target may be relative, never empty or NUL-bearing */
-        send_error(c, id, EINVAL, "symlink target must be non-empty and without NUL bytes: %.200s", a);
-        goto out;
+        req_fail(q, EINVAL, "symlink target must be non-empty and without NUL bytes: %.200s", a);
+        return;
     }
     struct fs_info info = {0};
     int rc = type == T_STAT ? fs_stat(a, &info)
@@ -1358,47 +1436,33 @@ static void h_fs_simple(struct conn *c, uint8_t type, uint32_t id, struct rd *r)
              : type == T_CHMOD ? fs_chmod(a, mode)
                                 : fs_move(a, b);
     if (rc < 0) {
-        send_error(c, id, (uint32_t)-rc, "%s: %s", a, strerror(-rc));
+        req_fail(q, (uint32_t)-rc, "%s: %s", a, strerror(-rc));
     } else if (type == T_STAT) {
-        struct fw f = fw_begin(c, A_OK, id, info_size(&info));
+        struct fw f = fw_begin(q->c, A_OK, q->id, info_size(&info));
         fw_info(&f, &info);
         fw_end(&f);
         fs_info_free(&info);
     } else {
-        send_empty(c, A_OK, id);
+        send_empty(q->c, A_OK, q->id);
     }
-out:
-    free(a);
-    free(b);
 }
 
-static void h_read(struct conn *c, uint32_t id, struct rd *r) {
+static void h_read(struct req *q) {
     int nul = 0;
-    char *path = rd_cstr(r, &nul);
-    uint64_t off = rd_u64(r), len = rd_u64(r);
-    uint32_t credit = rd_u32(r);
-    if (r->err || r->off != r->n) {
-        bad_frame(c, "READ on stream %u: %s", id, r->err ? r->err : "bytes left over");
-        goto out;
-    }
-    if (!open_check(c, id, 1)) goto out;
-    if (!path_ok(c, id, path, nul)) {
-        answered(c, id);
-        goto out;
-    }
+    char *path = req_cstr(q, &nul);
+    uint64_t off = rd_u64(&q->r), len = rd_u64(&q->r);
+    uint32_t credit = rd_u32(&q->r);
+    if (!req_begin(q, 1, NULL) || !req_path(q, path, nul)) return;
     int fd = fs_open_read(path, off);
     if (fd < 0) {
-        send_error(c, id, (uint32_t)-fd, "%s: %s", path, strerror(-fd));
-        answered(c, id);
-        goto out;
+        req_fail(q, (uint32_t)-fd, "%s: %s", path, strerror(-fd));
+        return;
     }
-    struct stream *s = stream_new(c, id, ST_READ);
+    struct stream *s = stream_new(q->c, q->id, ST_READ);
     s->fd = fd;
     s->remaining = len;
     s->credit = credit;
     task_ready(&s->task);
-out:
-    free(path);
 }
 
 static void read_run(struct stream *s) {
@@ -1436,65 +1500,43 @@ static void read_run(struct stream *s) {
     task_ready(&s->task);
 }
 
-static void h_write(struct conn *c, uint32_t id, struct rd *r) {
+static void h_write(struct req *q) {
     int nul = 0;
-    char *path = rd_cstr(r, &nul);
-    uint32_t mode = rd_u32(r), flags = rd_u32(r);
-    rd_u32(r); /* reserved */
-    if (r->err || r->off != r->n || (flags & ~1u)) {
-        bad_frame(c, "WRITE on stream %u: %s", id, r->err ? r->err : flags & ~1u ? "unknown flags" : "bytes left over");
-        goto out;
-    }
-    if (!open_check(c, id, 1)) goto out;
-    if (!path_ok(c, id, path, nul)) {
-        answered(c, id);
-        goto out;
-    }
+    char *path = req_cstr(q, &nul);
+    uint32_t mode = rd_u32(&q->r), flags = rd_u32(&q->r);
+    rd_u32(&q->r); /* reserved */
+    if (!req_begin(q, 1, flags & ~1u ? "unknown flags" : NULL) || !req_path(q, path, nul)) return;
     struct fs_write *w = NULL;
     int rc = fs_write_begin(path, mode, flags & 1, &w);
     if (rc < 0) {
-        send_error(c, id, (uint32_t)-rc, "%s: %s", path, strerror(-rc));
-        answered(c, id);
-        goto out;
+        req_fail(q, (uint32_t)-rc, "%s: %s", path, strerror(-rc));
+        return;
     }
-    struct stream *s = stream_new(c, id, ST_WRITE);
+    struct stream *s = stream_new(q->c, q->id, ST_WRITE);
     s->w = w;
     s->data_credit = WRITE_CREDIT;
-    struct fw f = fw_begin(c, A_READY, id, 4);
+    struct fw f = fw_begin(q->c, A_READY, q->id, 4);
     fw_u32(&f, WRITE_CREDIT);
     fw_end(&f);
-out:
-    free(path);
 }
 
-static void h_list(struct conn *c, uint32_t id, struct rd *r) {
+static void h_list(struct req *q) {
     int nul = 0;
-    char *path = rd_cstr(r, &nul);
-    uint32_t depth = rd_u32(r), credit = rd_u32(r);
-    if (r->err || r->off != r->n) {
-        bad_frame(c, "LIST on stream %u: %s", id, r->err ? r->err : "bytes left over");
-        goto out;
-    }
-    if (!open_check(c, id, 1)) goto out;
-    if (!path_ok(c, id, path, nul)) {
-        answered(c, id);
-        goto out;
-    }
+    char *path = req_cstr(q, &nul);
+    uint32_t depth = rd_u32(&q->r), credit = rd_u32(&q->r);
+    if (!req_begin(q, 1, NULL) || !req_path(q, path, nul)) return;
     if (depth == 0) depth = 1;
     if (depth > 64) depth = 64;
     struct fs_list *l = NULL;
     int rc = fs_list_open(path, depth, &l);
     if (rc < 0) {
-        send_error(c, id, (uint32_t)-rc, "%s: %s", path, strerror(-rc));
-        answered(c, id);
-        goto out;
+        req_fail(q, (uint32_t)-rc, "%s: %s", path, strerror(-rc));
+        return;
     }
-    struct stream *s = stream_new(c, id, ST_LIST);
+    struct stream *s = stream_new(q->c, q->id, ST_LIST);
     s->list = l;
     s->credit = credit;
     task_ready(&s->task);
-out:
-    free(path);
 }
 
 static void list_run(struct stream *s) {
@@ -1531,44 +1573,33 @@ static void list_run(struct stream *s) {
     task_ready(&s->task);
 }
 
-static void h_watch(struct conn *c, uint32_t id, struct rd *r) {
+static void h_watch(struct req *q) {
     int nul = 0;
-    char *path = rd_cstr(r, &nul);
-    uint8_t rec = rd_u8(r);
-    uint32_t credit = rd_u32(r);
-    if (r->err || r->off != r->n) {
-        bad_frame(c, "WATCH on stream %u: %s", id, r->err ? r->err : "bytes left over");
-        goto out;
-    }
-    if (!open_check(c, id, 1)) goto out;
-    if (!path_ok(c, id, path, nul)) {
-        answered(c, id);
-        goto out;
-    }
+    char *path = req_cstr(q, &nul);
+    uint8_t rec = rd_u8(&q->r);
+    uint32_t credit = rd_u32(&q->r);
+    if (!req_begin(q, 1, NULL) || !req_path(q, path, nul)) return;
     struct fs_watch *w = NULL;
     int rc = fs_watch_open(path, rec != 0, &w);
     if (rc < 0) {
-        send_error(c, id, (uint32_t)-rc, "%s: %s", path, strerror(-rc));
-        answered(c, id);
-        goto out;
+        req_fail(q, (uint32_t)-rc, "%s: %s", path, strerror(-rc));
+        return;
     }
-    struct stream *s = stream_new(c, id, ST_WATCH);
+    struct stream *s = stream_new(q->c, q->id, ST_WATCH);
     s->watch = w;
     s->credit = credit;
     s->wtag.kind = EV_WATCH;
     s->wtag.obj = s;
     if (ep_add(fs_watch_fd(w), EPOLLIN, &s->wtag) < 0) { /* level-triggered: fs_watch_read drains into its queue */
-        send_error(c, id, (uint32_t)errno, "epoll: %s", strerror(errno));
+        send_error(q->c, q->id, (uint32_t)errno, "epoll: %s", strerror(errno));
         fs_watch_close(w);
         s->watch = NULL;
         stream_drop(s);
-        goto out;
+        return;
     }
-    struct fw f = fw_begin(c, A_READY, id, 4);
+    struct fw f = fw_begin(q->c, A_READY, q->id, 4);
     fw_u32(&f, 0);
     fw_end(&f);
-out:
-    free(path);
 }
 
 static void watch_run(struct stream *s) {
@@ -1587,6 +1618,50 @@ static void watch_run(struct stream *s) {
         s->credit -= n;
     }
     task_ready(&s->task);
+}
+
+/* DATA on a SPAWN stream (within its credit): to stdin; what the pipe took is credited back at once. */
+static void spawn_data(struct stream *s, const uint8_t *b, size_t n) {
+    size_t taken = stdin_push(s->proc, b, n);
+    if (taken) {
+        s->data_credit += taken;
+        send_credit(s->c, s->id, 0, (uint32_t)taken);
+    }
+}
+
+/* EOF on a SPAWN stream: stdin ends once what it holds is written. */
+static void spawn_eof(struct stream *s) {
+    s->proc->in_eof = 1;
+    s->data_credit = 0;
+    stdin_flush(s->proc);
+}
+
+/* DATA on a WRITE stream (within its credit): into the temporary file at once, credited back. */
+static void write_data(struct stream *s, const uint8_t *b, size_t n) {
+    int rc = fs_write_data(s->w, b, n);
+    if (rc < 0) {
+        send_error(s->c, s->id, (uint32_t)-rc, "write: %s", strerror(-rc));
+        stream_drop(s);
+        return;
+    }
+    s->data_credit += n;
+    send_credit(s->c, s->id, 0, (uint32_t)n);
+}
+
+/* EOF on a WRITE stream: the file replaces its target and OK carries its info. */
+static void write_commit(struct stream *s) {
+    struct fs_info info = {0};
+    int rc = fs_write_commit(s->w, &info);
+    s->w = NULL;
+    if (rc < 0) {
+        send_error(s->c, s->id, (uint32_t)-rc, "write: %s", strerror(-rc));
+    } else {
+        struct fw f = fw_begin(s->c, A_OK, s->id, info_size(&info));
+        fw_info(&f, &info);
+        fw_end(&f);
+        fs_info_free(&info);
+    }
+    stream_drop(s);
 }
 
 static void stream_run(struct stream *s) {
@@ -1640,51 +1715,18 @@ static void h_stream_op(struct conn *c, uint8_t type, uint32_t id, struct rd *r)
             return;
         }
         s->data_credit -= n;
-        if (p) {
-            size_t taken = stdin_push(p, r->p, n);
-            if (taken) {
-                s->data_credit += taken;
-                send_credit(c, id, 0, (uint32_t)taken);
-            }
-        } else if (s->kind == ST_WRITE) {
-            int rc = fs_write_data(s->w, r->p, n);
-            if (rc < 0) {
-                send_error(c, id, (uint32_t)-rc, "write: %s", strerror(-rc));
-                stream_drop(s);
-                return;
-            }
-            s->data_credit += n;
-            send_credit(c, id, 0, (uint32_t)n);
-        }
+        if (p) spawn_data(s, r->p, n);
+        else if (s->kind == ST_WRITE) write_data(s, r->p, n);
         break;
     case T_EOF:
-        if (p) {
-            p->in_eof = 1;
-            s->data_credit = 0;
-            stdin_flush(p);
-        } else if (s->kind == ST_WRITE) {
-            struct fs_info info = {0};
-            int rc = fs_write_commit(s->w, &info);
-            s->w = NULL;
-            if (rc < 0) {
-                send_error(c, id, (uint32_t)-rc, "write: %s", strerror(-rc));
-            } else {
-                struct fw f = fw_begin(c, A_OK, id, info_size(&info));
-                fw_info(&f, &info);
-                fw_end(&f);
-                fs_info_free(&info);
-            }
-            stream_drop(s);
-        }
+        if (p) spawn_eof(s);
+        else if (s->kind == ST_WRITE) write_commit(s);
         break;
     case T_SIGNAL:
-        if (p && !p->reaped && v < NSIG) kill(-p->pid, (int)v);
+        if (p) proc_signal(p, v);
         break;
     case T_RESIZE:
-        if (p && p->pty && p->fd[1] >= 0) {
-            struct winsize ws = {.ws_row = rows, .ws_col = cols};
-            ioctl(p->fd[1], TIOCSWINSZ, &ws);
-        }
+        if (p) proc_resize(p, cols, rows);
         break;
     case T_CREDIT: {
         uint64_t *slot = (s->kind == ST_SPAWN || s->kind == ST_ATTACH) ? (fd ? &s->cred[fd] : NULL)
@@ -1710,6 +1752,25 @@ static int known_type(uint8_t t) {
         return 1;
     }
     return 0;
+}
+
+/* Runs the handler of a request on a new stream, then frees what it decoded. */
+static void handle_request(struct conn *c, uint8_t type, uint32_t id, const uint8_t *payload, size_t len) {
+    struct req q = {.c = c, .id = id, .type = type, .r = {payload, len, 0, NULL}};
+    switch (type) {
+    case T_TIMERS: h_timers(&q); break;
+    case T_SPAWN: h_spawn(&q); break;
+    case T_READ: h_read(&q); break;
+    case T_WRITE: h_write(&q); break;
+    case T_LIST: h_list(&q); break;
+    case T_STAT: case T_MKDIR: case T_REMOVE: case T_MOVE: case T_SYMLINK: case T_CHMOD: h_fs_simple(&q); break;
+    case T_WATCH: h_watch(&q); break;
+    case T_PROCS: h_procs(&q); break;
+    case T_ATTACH: h_attach(&q); break;
+    case T_INPUT: h_input(&q); break;
+    }
+    for (int i = 0; i < q.nstr; i++) free(q.str[i]);
+    for (int i = 0; i < q.nstrv; i++) free_strv(q.strv[i]);
 }
 
 static void handle_frame(struct conn *c, uint8_t type, uint32_t id, const uint8_t *payload, size_t len) {
@@ -1739,21 +1800,10 @@ static void handle_frame(struct conn *c, uint8_t type, uint32_t id, const uint8_
         bad_frame(c, "frame 0x%02x on stream %u", type, id);
         return;
     }
-    switch (type) {
-    case T_TIMERS: h_timers(c, id, &r); break;
-    case T_SPAWN: h_spawn(c, id, &r); break;
-    case T_READ: h_read(c, id, &r); break;
-    case T_WRITE: h_write(c, id, &r); break;
-    case T_LIST: h_list(c, id, &r); break;
-    case T_STAT: case T_MKDIR: case T_REMOVE: case T_MOVE: case T_SYMLINK: case T_CHMOD:
-        h_fs_simple(c, type, id, &r);
-        break;
-    case T_WATCH: h_watch(c, id, &r); break;
-    case T_PROCS: h_procs(c, id, &r); break;
-    case T_ATTACH: h_attach(c, id, &r); break;
-    case T_INPUT: h_input(c, id, &r); break;
-    default: h_stream_op(c, type, id, &r); break;
-    }
+    if (type == T_DATA || type == T_EOF || type == T_SIGNAL || type == T_RESIZE || type == T_CREDIT || type == T_CLOSE)
+        h_stream_op(c, type, id, &r);
+    else
+        handle_request(c, type, id, payload, len);
 }
 
 /* Parses whole frames out of the input while output has room. 0 when it stopped for room or the close. */
