@@ -117,19 +117,8 @@ static void ep_del(int fd) {
 
 /* ---------- output framing ---------- */
 
-static size_t pending(const struct conn *c) { return c->ob_tail - c->ob_head; }
-static int room(const struct conn *c) { return !c->dead && pending(c) < OUT_BOUND; }
-
-static void mark_dirty(struct conn *c) {
-    if (!c->dirty) {
-        c->dirty = 1;
-        c->dnext = G.dirty;
-        G.dirty = c;
-    }
-}
-
 /* Room for n more bytes at the tail of the output queue. */
-static uint8_t *out_reserve(struct conn *c, size_t n) {
+uint8_t *out_reserve(struct conn *c, size_t n) {
     if (c->ob_cap - c->ob_tail < n) {
         if (c->ob_head > 0) {
             memmove(c->ob, c->ob + c->ob_head, pending(c));
@@ -148,34 +137,6 @@ static uint8_t *out_reserve(struct conn *c, size_t n) {
     return c->ob + c->ob_tail;
 }
 
-static void put16(uint8_t *p, uint16_t v) { p[0] = v >> 8; p[1] = v; }
-static void put32(uint8_t *p, uint32_t v) { p[0] = v >> 24; p[1] = v >> 16; p[2] = v >> 8; p[3] = v; }
-static void put64(uint8_t *p, uint64_t v) { put32(p, v >> 32); put32(p + 4, (uint32_t)v); }
-
-/* A frame being built at the tail of a connection's queue. */
-struct fw {
-    struct conn *c;
-    uint8_t *p;
-    size_t n;
-};
-
-static struct fw fw_begin(struct conn *c, uint8_t type, uint32_t stream, size_t max_payload) {
-    struct fw f = {c, out_reserve(c, 9 + max_payload), 9};
-    f.p[4] = type;
-    put32(f.p + 5, stream);
-    return f;
-}
-static void fw_u8(struct fw *f, uint8_t v) { f->p[f->n++] = v; }
-static void fw_u16(struct fw *f, uint16_t v) { put16(f->p + f->n, v); f->n += 2; }
-static void fw_u32(struct fw *f, uint32_t v) { put32(f->p + f->n, v); f->n += 4; }
-static void fw_u64(struct fw *f, uint64_t v) { put64(f->p + f->n, v); f->n += 8; }
-static void fw_bytes(struct fw *f, const void *b, size_t n) { memcpy(f->p + f->n, b, n); f->n += n; }
-static void fw_str(struct fw *f, const char *s, size_t n) { fw_u32(f, (uint32_t)n); fw_bytes(f, s, n); }
-static void fw_end(struct fw *f) {
-    put32(f->p, (uint32_t)(f->n - 9));
-    f->c->ob_tail += f->n;
-    mark_dirty(f->c);
-}
 
 static void send_empty(struct conn *c, uint8_t type, uint32_t id) {
     struct fw f = fw_begin(c, type, id, 0);
@@ -222,25 +183,7 @@ static void fw_info(struct fw *f, const struct fs_info *i) {
 
 /* ---------- payload parsing ---------- */
 
-struct rd {
-    const uint8_t *p;
-    size_t n, off;
-    const char *err; /* first problem, NULL while the payload parses */
-};
 
-#define REQ_STRS 2
-/* A request that names a new stream (TIMERS, SPAWN, the file requests, WATCH, PROCS, ATTACH, INPUT) on its way
- * through its handler: the payload to decode, and the strings decoded from it, freed once the handler returns. */
-struct req {
-    struct conn *c;
-    uint32_t id;
-    uint8_t type;
-    int answered;               /* its id is used up: no stream stays open for it */
-    struct rd r;
-    char *str[REQ_STRS];        /* what req_cstr decoded */
-    char **strv[REQ_STRS];      /* what req_strs decoded */
-    int nstr, nstrv;
-};
 
 static int rd_need(struct rd *r, size_t k, const char *what) {
     if (r->err) return 0;

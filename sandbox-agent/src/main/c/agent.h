@@ -8,6 +8,7 @@
 #include "agent_fs.h"
 
 #include <stddef.h>
+#include <string.h>
 #include <stdint.h>
 #include <sys/resource.h>
 #include <sys/types.h>
@@ -171,5 +172,75 @@ struct agent {
 };
 
 extern struct agent G; /* the agent's one state, defined in agent.c */
+
+/* A client payload being decoded: the rd_* functions (agent_frame.c) read fields in order and, at the first one
+ * that does not fit, set err and read zeros from then on. */
+struct rd {
+    const uint8_t *p;
+    size_t n, off;
+    const char *err; /* first problem, NULL while the payload parses */
+};
+
+#define REQ_STRS 2
+/* A request that names a new stream (TIMERS, SPAWN, the file requests, WATCH, PROCS, ATTACH, INPUT) on its way
+ * through its handler: the payload to decode, and the strings decoded from it, freed once the handler returns. */
+struct req {
+    struct conn *c;
+    uint32_t id;
+    uint8_t type;
+    int answered;               /* its id is used up: no stream stays open for it */
+    struct rd r;
+    char *str[REQ_STRS];        /* what req_cstr decoded */
+    char **strv[REQ_STRS];      /* what req_strs decoded */
+    int nstr, nstrv;
+};
+
+/* ---------- encoding agent frames into a connection's output queue ---------- */
+
+uint8_t *out_reserve(struct conn *c, size_t n);
+
+static inline size_t pending(const struct conn *c) { return c->ob_tail - c->ob_head; }
+static inline int room(const struct conn *c) { return !c->dead && pending(c) < OUT_BOUND; }
+static inline void mark_dirty(struct conn *c) {
+    if (!c->dirty) {
+        c->dirty = 1;
+        c->dnext = G.dirty;
+        G.dirty = c;
+    }
+}
+
+static inline void put16(uint8_t *p, uint16_t v) { p[0] = v >> 8; p[1] = v; }
+static inline void put32(uint8_t *p, uint32_t v) { p[0] = v >> 24; p[1] = v >> 16; p[2] = v >> 8; p[3] = v; }
+static inline void put64(uint8_t *p, uint64_t v) { put32(p, v >> 32); put32(p + 4, (uint32_t)v); }
+
+/* A frame being built at the tail of a connection's queue. */
+struct fw {
+    struct conn *c;
+    uint8_t *p;
+    size_t n;
+};
+
+static inline struct fw fw_begin(struct conn *c, uint8_t type, uint32_t stream, size_t max_payload) {
+    struct fw f = {c, out_reserve(c, 9 + max_payload), 9};
+    f.p[4] = type;
+    put32(f.p + 5, stream);
+    return f;
+}
+static inline void fw_u8(struct fw *f, uint8_t v) { f->p[f->n++] = v; }
+static inline void fw_u16(struct fw *f, uint16_t v) { put16(f->p + f->n, v); f->n += 2; }
+static inline void fw_u32(struct fw *f, uint32_t v) { put32(f->p + f->n, v); f->n += 4; }
+static inline void fw_u64(struct fw *f, uint64_t v) { put64(f->p + f->n, v); f->n += 8; }
+static inline void fw_bytes(struct fw *f, const void *b, size_t n) { memcpy(f->p + f->n, b, n); f->n += n; }
+static inline void fw_str(struct fw *f, const char *s, size_t n) { fw_u32(f, (uint32_t)n); fw_bytes(f, s, n); }
+static inline void fw_end(struct fw *f) {
+    put32(f->p, (uint32_t)(f->n - 9));
+    f->c->ob_tail += f->n;
+    mark_dirty(f->c);
+}
+
+/* ---------- the functions one file offers the others, by file ---------- */
+
+/* agent.c */
+uint8_t *out_reserve(struct conn *c, size_t n);
 
 #endif
