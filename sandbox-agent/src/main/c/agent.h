@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <sys/resource.h>
 #include <sys/types.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 
 #define AGENT_VERSION "0.1.0"
 #define PROTO_MIN 1
@@ -241,6 +243,11 @@ static inline void fw_end(struct fw *f) {
 /* ---------- the functions one file offers the others, by file ---------- */
 
 /* agent.c */
+void set_nonblock(int fd);
 uint8_t *out_reserve(struct conn *c, size_t n);
+
+/* agent_relay.c */
+int make_addr(const char *name, struct sockaddr_un *a, socklen_t *len);
+int relay(const char *name);
 
 #endif
