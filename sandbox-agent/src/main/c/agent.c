@@ -37,18 +37,18 @@
 
 struct agent G;
 
-static void fatal(const char *what) {
+void fatal(const char *what) {
     fprintf(stderr, "sandbox-agent: %s: %s\n", what, strerror(errno));
     exit(1);
 }
 
-static void *xmalloc(size_t n) {
+void *xmalloc(size_t n) {
     void *p = malloc(n ? n : 1);
     if (!p) fatal("out of memory");
     return p;
 }
 
-static void *xcalloc(size_t n, size_t m) {
+void *xcalloc(size_t n, size_t m) {
     void *p = calloc(n ? n : 1, m ? m : 1);
     if (!p) fatal("out of memory");
     return p;
@@ -115,155 +115,8 @@ static void ep_del(int fd) {
     if (fd >= 0) epoll_ctl(G.ep, EPOLL_CTL_DEL, fd, NULL);
 }
 
-/* ---------- output framing ---------- */
-
-/* Room for n more bytes at the tail of the output queue. */
-uint8_t *out_reserve(struct conn *c, size_t n) {
-    if (c->ob_cap - c->ob_tail < n) {
-        if (c->ob_head > 0) {
-            memmove(c->ob, c->ob + c->ob_head, pending(c));
-            c->ob_tail -= c->ob_head;
-            c->ob_head = 0;
-        }
-        if (c->ob_cap - c->ob_tail < n) {
-            size_t cap = c->ob_cap ? c->ob_cap : 16384;
-            while (cap - c->ob_tail < n) cap *= 2;
-            uint8_t *nb = realloc(c->ob, cap);
-            if (!nb) fatal("out of memory");
-            c->ob = nb;
-            c->ob_cap = cap;
-        }
-    }
-    return c->ob + c->ob_tail;
-}
 
 
-static void send_empty(struct conn *c, uint8_t type, uint32_t id) {
-    struct fw f = fw_begin(c, type, id, 0);
-    fw_end(&f);
-}
-
-static void send_verror(struct conn *c, uint32_t id, uint32_t code, const char *fmt, va_list ap) {
-    char msg[512];
-    int n = vsnprintf(msg, sizeof msg, fmt, ap);
-    if (n < 0) n = 0;
-    if ((size_t)n >= sizeof msg) n = sizeof msg - 1;
-    struct fw f = fw_begin(c, A_ERROR, id, 8 + (size_t)n);
-    fw_u32(&f, code);
-    fw_str(&f, msg, (size_t)n);
-    fw_end(&f);
-}
-
-static void send_error(struct conn *c, uint32_t id, uint32_t code, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    send_verror(c, id, code, fmt, ap);
-    va_end(ap);
-}
-
-static void send_credit(struct conn *c, uint32_t id, uint8_t fd, uint32_t bytes) {
-    struct fw f = fw_begin(c, A_CREDIT, id, 5);
-    fw_u8(&f, fd);
-    fw_u32(&f, bytes);
-    fw_end(&f);
-}
-
-static size_t info_size(const struct fs_info *i) { return 1 + 4 + 4 + 4 + 8 + 8 + 4 + strlen(i->path) + 4 + strlen(i->link); }
-
-static void fw_info(struct fw *f, const struct fs_info *i) {
-    fw_u8(f, i->type);
-    fw_u32(f, i->mode);
-    fw_u32(f, i->uid);
-    fw_u32(f, i->gid);
-    fw_u64(f, i->size);
-    fw_u64(f, (uint64_t)i->mtime_ns);
-    fw_str(f, i->path, strlen(i->path));
-    fw_str(f, i->link, strlen(i->link));
-}
-
-/* ---------- payload parsing ---------- */
-
-
-
-static int rd_need(struct rd *r, size_t k, const char *what) {
-    if (r->err) return 0;
-    if (r->n - r->off < k) {
-        r->err = what;
-        return 0;
-    }
-    return 1;
-}
-static uint8_t rd_u8(struct rd *r) { return rd_need(r, 1, "payload too short") ? r->p[r->off++] : 0; }
-static uint16_t rd_u16(struct rd *r) {
-    if (!rd_need(r, 2, "payload too short")) return 0;
-    uint16_t v = (uint16_t)(r->p[r->off] << 8 | r->p[r->off + 1]);
-    r->off += 2;
-    return v;
-}
-static uint32_t rd_u32(struct rd *r) {
-    if (!rd_need(r, 4, "payload too short")) return 0;
-    const uint8_t *p = r->p + r->off;
-    r->off += 4;
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-static uint64_t rd_u64(struct rd *r) {
-    uint64_t hi = rd_u32(r);
-    return hi << 32 | rd_u32(r);
-}
-/* A str: pointer into the payload and its length; NULL if it does not parse. */
-static const char *rd_str(struct rd *r, size_t *len) {
-    uint32_t n = rd_u32(r);
-    if (r->err) return NULL;
-    if (n > MAX_STR) {
-        r->err = "string longer than 1 MiB";
-        return NULL;
-    }
-    if (!rd_need(r, n, "string longer than its frame")) return NULL;
-    const char *s = (const char *)r->p + r->off;
-    r->off += n;
-    *len = n;
-    return s;
-}
-/* A C copy of a str; *nul set when it held a NUL byte. */
-static char *rd_cstr(struct rd *r, int *nul) {
-    size_t n = 0;
-    const char *s = rd_str(r, &n);
-    if (!s) return NULL;
-    if (memchr(s, 0, n)) *nul = 1;
-    char *c = xmalloc(n + 1);
-    memcpy(c, s, n);
-    c[n] = 0;
-    return c;
-}
-static void free_strv(char **v) {
-    if (!v) return;
-    for (char **p = v; *p; p++) free(*p);
-    free(v);
-}
-/* strs as a NULL-terminated array of C strings. */
-static char **rd_strs(struct rd *r, size_t *count, int *nul) {
-    uint32_t n = rd_u32(r);
-    if (r->err) return NULL;
-    if (n > MAX_STRS) {
-        r->err = "string list longer than 65536";
-        return NULL;
-    }
-    /* each element needs at least its 4-byte length: refuse a count the payload cannot hold before allocating */
-    if ((r->n - r->off) / 4 < n) {
-        r->err = "string list longer than its frame";
-        return NULL;
-    }
-    char **v = xcalloc((size_t)n + 1, sizeof *v);
-    for (uint32_t i = 0; i < n; i++) {
-        v[i] = rd_cstr(r, nul);
-        if (!v[i]) {
-            free_strv(v);
-            return NULL;
-        }
-    }
-    *count = n;
-    return v;
-}
 
 /* ---------- stream table ---------- */
 

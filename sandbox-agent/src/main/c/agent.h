@@ -7,6 +7,7 @@
 
 #include "agent_fs.h"
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <string.h>
 #include <stdint.h>
@@ -243,8 +244,27 @@ static inline void fw_end(struct fw *f) {
 /* ---------- the functions one file offers the others, by file ---------- */
 
 /* agent.c */
+void fatal(const char *what);
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t m);
 void set_nonblock(int fd);
+
+/* agent_frame.c */
 uint8_t *out_reserve(struct conn *c, size_t n);
+void send_empty(struct conn *c, uint8_t type, uint32_t id);
+void send_verror(struct conn *c, uint32_t id, uint32_t code, const char *fmt, va_list ap);
+void send_error(struct conn *c, uint32_t id, uint32_t code, const char *fmt, ...);
+void send_credit(struct conn *c, uint32_t id, uint8_t fd, uint32_t bytes);
+size_t info_size(const struct fs_info *i);
+void fw_info(struct fw *f, const struct fs_info *i);
+uint8_t rd_u8(struct rd *r);
+uint16_t rd_u16(struct rd *r);
+uint32_t rd_u32(struct rd *r);
+uint64_t rd_u64(struct rd *r);
+const char *rd_str(struct rd *r, size_t *len);
+char *rd_cstr(struct rd *r, int *nul);
+void free_strv(char **v);
+char **rd_strs(struct rd *r, size_t *count, int *nul);
 
 /* agent_relay.c */
 int make_addr(const char *name, struct sockaddr_un *a, socklen_t *len);
