@@ -72,7 +72,7 @@ void set_nonblock(int fd) {
 }
 
 /* Frees after the current batch of epoll events, which may still point at the object. */
-static void bury(void *p) {
+void bury(void *p) {
     if (G.ngrave == G.grave_cap) {
         size_t cap = G.grave_cap ? (size_t)G.grave_cap * 2 : 256;
         void **ng = realloc(G.grave, cap * sizeof *ng);
@@ -85,7 +85,7 @@ static void bury(void *p) {
 
 /* ---------- ready list ---------- */
 
-static void task_ready(struct task *t) {
+void task_ready(struct task *t) {
     if (t->queued) return;
     t->queued = 1;
     t->next = NULL;
@@ -95,7 +95,7 @@ static void task_ready(struct task *t) {
     G.rq_len++;
 }
 
-static void task_cancel(struct task *t) {
+void task_cancel(struct task *t) {
     if (!t->queued) return;
     if (t->prev) t->prev->next = t->next; else G.rq_head = t->next;
     if (t->next) t->next->prev = t->prev; else G.rq_tail = t->prev;
@@ -111,105 +111,16 @@ static int ep_add(int fd, uint32_t events, struct evtag *tag) {
     return epoll_ctl(G.ep, EPOLL_CTL_ADD, fd, &ev);
 }
 
-static void ep_del(int fd) {
+void ep_del(int fd) {
     if (fd >= 0) epoll_ctl(G.ep, EPOLL_CTL_DEL, fd, NULL);
 }
 
 
 
 
-/* ---------- stream table ---------- */
-
-static struct stream *stream_find(struct conn *c, uint32_t id) {
-    if (!c->hash) return NULL;
-    for (struct stream *s = c->hash[id % HASH_BUCKETS]; s; s = s->hnext)
-        if (s->id == id) return s;
-    return NULL;
-}
-
-static int recent_has(struct conn *c, uint32_t id) {
-    for (int i = c->rhead[id % HASH_BUCKETS]; i >= 0; i = c->rnext[i])
-        if (c->recent[i] == id) return 1;
-    return 0;
-}
-
-/* Remembers an ended id (bounded: the oldest is forgotten). */
-static void recent_add(struct conn *c, uint32_t id) {
-    size_t i = c->recent_i;
-    if (c->recent_n == RECENT_IDS) { /* unlink the id slot i held */
-        int16_t *pp = &c->rhead[c->recent[i] % HASH_BUCKETS];
-        while (*pp >= 0 && *pp != (int16_t)i) pp = &c->rnext[*pp];
-        if (*pp >= 0) *pp = c->rnext[i];
-    } else {
-        c->recent_n++;
-    }
-    c->recent[i] = id;
-    c->rnext[i] = c->rhead[id % HASH_BUCKETS];
-    c->rhead[id % HASH_BUCKETS] = (int16_t)i;
-    c->recent_i = (i + 1) % RECENT_IDS;
-}
-
-static struct stream *stream_new(struct conn *c, uint32_t id, int kind) {
-    struct stream *s = xcalloc(1, sizeof *s);
-    s->task.kind = TK_STREAM;
-    s->c = c;
-    s->id = id;
-    s->kind = kind;
-    s->fd = -1;
-    if (!c->hash) c->hash = xcalloc(HASH_BUCKETS, sizeof *c->hash);
-    s->hnext = c->hash[id % HASH_BUCKETS];
-    c->hash[id % HASH_BUCKETS] = s;
-    s->next = c->streams;
-    if (c->streams) c->streams->prev = s;
-    c->streams = s;
-    c->nstreams++;
-    return s;
-}
-
-static void proc_orphan(struct proc *p);
+void proc_orphan(struct proc *p);
 static void proc_free(struct proc *p);
-static void reader_detach(struct stream *s);
-
-/* Ends a stream on our side: releases what it holds; the caller sent its last frame (or the client closed it). */
-static void stream_drop(struct stream *s) {
-    struct conn *c = s->c;
-    if (s->dead) return;
-    s->dead = 1;
-    task_cancel(&s->task);
-    switch (s->kind) {
-    case ST_SPAWN:
-        if (s->proc) proc_orphan(s->proc);
-        break;
-    case ST_READ:
-        if (s->fd >= 0) close(s->fd);
-        break;
-    case ST_WRITE:
-        if (s->w) fs_write_abort(s->w);
-        break;
-    case ST_LIST:
-        if (s->has_pend) fs_info_free(&s->pend);
-        if (s->list) fs_list_close(s->list);
-        break;
-    case ST_WATCH:
-        if (s->watch) {
-            ep_del(fs_watch_fd(s->watch));
-            fs_watch_close(s->watch);
-        }
-        free(s->ev_path);
-        break;
-    case ST_ATTACH:
-        reader_detach(s);
-        break;
-    }
-    struct stream **pp = &c->hash[s->id % HASH_BUCKETS];
-    while (*pp && *pp != s) pp = &(*pp)->hnext;
-    if (*pp) *pp = s->hnext;
-    if (s->prev) s->prev->next = s->next; else c->streams = s->next;
-    if (s->next) s->next->prev = s->prev;
-    c->nstreams--;
-    recent_add(c, s->id);
-    bury(s);
-}
+void reader_detach(struct stream *s);
 
 /* ---------- processes ---------- */
 
@@ -261,7 +172,7 @@ static void proc_free(struct proc *p) {
 }
 
 /* A foreground process whose stream went away: kill its group, keep it only until it is reaped. */
-static void proc_orphan(struct proc *p) {
+void proc_orphan(struct proc *p) {
     p->owner = NULL;
     kill(-p->pid, SIGKILL);
     for (int i = 0; i < 3; i++) proc_close_fd(p, i);
@@ -459,7 +370,7 @@ static void bg_run(struct proc *p) {
     if (more) task_ready(&p->task);
 }
 
-static void reader_detach(struct stream *s) {
+void reader_detach(struct stream *s) {
     struct proc *p = s->proc;
     if (!p) return;
     if (s->rprev) s->rprev->rnext = s->rnext; else p->readers = s->rnext;
@@ -469,7 +380,7 @@ static void reader_detach(struct stream *s) {
 }
 
 /* ATTACH: ring -> OUTPUT frames within credit, then END (follow 0) or EXIT. */
-static void attach_run(struct stream *s) {
+void attach_run(struct stream *s) {
     struct proc *p = s->proc;
     struct conn *c = s->c;
     int more = 0, progressed = 0;
@@ -541,12 +452,12 @@ static void reap(void) {
 }
 
 /* SIGNAL, or INPUT's signal: to the process group while the process runs. */
-static void proc_signal(struct proc *p, uint32_t sig) {
+void proc_signal(struct proc *p, uint32_t sig) {
     if (!p->reaped && sig < NSIG) kill(-p->pid, (int)sig);
 }
 
 /* RESIZE, or INPUT's resize: a terminal's window size. */
-static void proc_resize(struct proc *p, uint16_t cols, uint16_t rows) {
+void proc_resize(struct proc *p, uint16_t cols, uint16_t rows) {
     if (p->pty && p->fd[1] >= 0) {
         struct winsize ws = {.ws_row = rows, .ws_col = cols};
         ioctl(p->fd[1], TIOCSWINSZ, &ws);
@@ -590,7 +501,7 @@ static void conn_close(struct conn *c) {
     else c->close_deadline = mono_ms() + DRAIN_MS;
 }
 
-static void bad_frame(struct conn *c, const char *fmt, ...) {
+void bad_frame(struct conn *c, const char *fmt, ...) {
     char msg[400];
     va_list ap;
     va_start(ap, fmt);
@@ -1167,7 +1078,7 @@ static size_t proc_frame(struct conn *c, uint32_t id, const struct proc *p, int 
     return fixed + used;
 }
 
-static void procs_run(struct stream *s) {
+void procs_run(struct stream *s) {
     struct conn *c = s->c;
     for (int k = 0; k < BURST; k++) {
         struct proc *p = G.bg_head;
@@ -1261,7 +1172,7 @@ static void h_read(struct req *q) {
     task_ready(&s->task);
 }
 
-static void read_run(struct stream *s) {
+void read_run(struct stream *s) {
     struct conn *c = s->c;
     for (int k = 0; k < BURST; k++) {
         if (s->remaining == 0) {
@@ -1335,7 +1246,7 @@ static void h_list(struct req *q) {
     task_ready(&s->task);
 }
 
-static void list_run(struct stream *s) {
+void list_run(struct stream *s) {
     struct conn *c = s->c;
     for (int k = 0; k < BURST; k++) {
         if (!s->has_pend) {
@@ -1398,7 +1309,7 @@ static void h_watch(struct req *q) {
     fw_end(&f);
 }
 
-static void watch_run(struct stream *s) {
+void watch_run(struct stream *s) {
     struct conn *c = s->c;
     for (int k = 0; k < BURST * 4; k++) {
         if (!s->ev_path && fs_watch_next(s->watch, &s->ev_kind, &s->ev_path) != 1) return;
@@ -1417,7 +1328,7 @@ static void watch_run(struct stream *s) {
 }
 
 /* DATA on a SPAWN stream (within its credit): to stdin; what the pipe took is credited back at once. */
-static void spawn_data(struct stream *s, const uint8_t *b, size_t n) {
+void spawn_data(struct stream *s, const uint8_t *b, size_t n) {
     size_t taken = stdin_push(s->proc, b, n);
     if (taken) {
         s->data_credit += taken;
@@ -1426,14 +1337,14 @@ static void spawn_data(struct stream *s, const uint8_t *b, size_t n) {
 }
 
 /* EOF on a SPAWN stream: stdin ends once what it holds is written. */
-static void spawn_eof(struct stream *s) {
+void spawn_eof(struct stream *s) {
     s->proc->in_eof = 1;
     s->data_credit = 0;
     stdin_flush(s->proc);
 }
 
 /* DATA on a WRITE stream (within its credit): into the temporary file at once, credited back. */
-static void write_data(struct stream *s, const uint8_t *b, size_t n) {
+void write_data(struct stream *s, const uint8_t *b, size_t n) {
     int rc = fs_write_data(s->w, b, n);
     if (rc < 0) {
         send_error(s->c, s->id, (uint32_t)-rc, "write: %s", strerror(-rc));
@@ -1445,7 +1356,7 @@ static void write_data(struct stream *s, const uint8_t *b, size_t n) {
 }
 
 /* EOF on a WRITE stream: the file replaces its target and OK carries its info. */
-static void write_commit(struct stream *s) {
+void write_commit(struct stream *s) {
     struct fs_info info = {0};
     int rc = fs_write_commit(s->w, &info);
     s->w = NULL;
@@ -1458,86 +1369,6 @@ static void write_commit(struct stream *s) {
         fs_info_free(&info);
     }
     stream_drop(s);
-}
-
-static void stream_run(struct stream *s) {
-    switch (s->kind) {
-    case ST_READ: read_run(s); break;
-    case ST_LIST: list_run(s); break;
-    case ST_WATCH: watch_run(s); break;
-    case ST_PROCS: procs_run(s); break;
-    case ST_ATTACH: attach_run(s); break;
-    case ST_SPAWN: if (s->proc) task_ready(&s->proc->task); break;
-    }
-}
-
-/* Frames on an open stream: DATA, EOF, SIGNAL, RESIZE, CREDIT, CLOSE. */
-static void h_stream_op(struct conn *c, uint8_t type, uint32_t id, struct rd *r) {
-    uint8_t fd = 0;
-    uint32_t v = 0;
-    uint16_t cols = 0, rows = 0;
-    size_t n = r->n;
-    switch (type) {
-    case T_DATA:
-        if (n < 1 || n > CHUNK) {
-            bad_frame(c, "DATA of %zu bytes on stream %u (1..65536)", n, id);
-            return;
-        }
-        r->off = n;
-        break;
-    case T_SIGNAL: v = rd_u32(r); break;
-    case T_RESIZE: cols = rd_u16(r); rows = rd_u16(r); break;
-    case T_CREDIT:
-        fd = rd_u8(r);
-        v = rd_u32(r);
-        if (fd > 2 && !r->err) {
-            bad_frame(c, "CREDIT for fd %u on stream %u", fd, id);
-            return;
-        }
-        break;
-    }
-    if (r->err || r->off != r->n) {
-        bad_frame(c, "frame 0x%02x on stream %u: %s", type, id, r->err ? r->err : "bytes left over");
-        return;
-    }
-    struct stream *s = stream_find(c, id);
-    if (!s) return; /* it may have ended */
-    struct proc *p = s->kind == ST_SPAWN ? s->proc : NULL;
-    switch (type) {
-    case T_DATA:
-        if (n > s->data_credit) {
-            bad_frame(c, "DATA of %zu bytes on stream %u beyond its credit of %llu", n, id,
-                      (unsigned long long)s->data_credit);
-            return;
-        }
-        s->data_credit -= n;
-        if (p) spawn_data(s, r->p, n);
-        else if (s->kind == ST_WRITE) write_data(s, r->p, n);
-        break;
-    case T_EOF:
-        if (p) spawn_eof(s);
-        else if (s->kind == ST_WRITE) write_commit(s);
-        break;
-    case T_SIGNAL:
-        if (p) proc_signal(p, v);
-        break;
-    case T_RESIZE:
-        if (p) proc_resize(p, cols, rows);
-        break;
-    case T_CREDIT: {
-        uint64_t *slot = (s->kind == ST_SPAWN || s->kind == ST_ATTACH) ? (fd ? &s->cred[fd] : NULL)
-                                                                       : (fd == 0 ? &s->credit : NULL);
-        if (slot) {
-            *slot += v;
-            if (*slot > UINT32_MAX * 4ull) *slot = UINT32_MAX * 4ull;
-        }
-        stream_run(s);
-        break;
-    }
-    case T_CLOSE:
-        stream_drop(s);
-        break;
-    }
 }
 
 static int known_type(uint8_t t) {

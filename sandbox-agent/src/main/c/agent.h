@@ -248,6 +248,24 @@ void fatal(const char *what);
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t m);
 void set_nonblock(int fd);
+void bury(void *p);
+void task_ready(struct task *t);
+void task_cancel(struct task *t);
+void ep_del(int fd);
+void proc_orphan(struct proc *p);
+void reader_detach(struct stream *s);
+void attach_run(struct stream *s);
+void proc_signal(struct proc *p, uint32_t sig);
+void proc_resize(struct proc *p, uint16_t cols, uint16_t rows);
+void bad_frame(struct conn *c, const char *fmt, ...);
+void procs_run(struct stream *s);
+void read_run(struct stream *s);
+void list_run(struct stream *s);
+void watch_run(struct stream *s);
+void spawn_data(struct stream *s, const uint8_t *b, size_t n);
+void spawn_eof(struct stream *s);
+void write_data(struct stream *s, const uint8_t *b, size_t n);
+void write_commit(struct stream *s);
 
 /* agent_frame.c */
 uint8_t *out_reserve(struct conn *c, size_t n);
@@ -269,5 +287,14 @@ char **rd_strs(struct rd *r, size_t *count, int *nul);
 /* agent_relay.c */
 int make_addr(const char *name, struct sockaddr_un *a, socklen_t *len);
 int relay(const char *name);
+
+/* agent_stream.c */
+struct stream *stream_find(struct conn *c, uint32_t id);
+int recent_has(struct conn *c, uint32_t id);
+void recent_add(struct conn *c, uint32_t id);
+struct stream *stream_new(struct conn *c, uint32_t id, int kind);
+void stream_drop(struct stream *s);
+void stream_run(struct stream *s);
+void h_stream_op(struct conn *c, uint8_t type, uint32_t id, struct rd *r);
 
 #endif
