@@ -247,23 +247,20 @@ static inline void fw_end(struct fw *f) {
 void fatal(const char *what);
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t m);
+int64_t now_ms(void);
+int64_t mono_ms(void);
 void set_nonblock(int fd);
 void bury(void *p);
 void task_ready(struct task *t);
 void task_cancel(struct task *t);
 void ep_del(int fd);
-void proc_orphan(struct proc *p);
 void reader_detach(struct stream *s);
 void attach_run(struct stream *s);
-void proc_signal(struct proc *p, uint32_t sig);
-void proc_resize(struct proc *p, uint16_t cols, uint16_t rows);
 void bad_frame(struct conn *c, const char *fmt, ...);
 void procs_run(struct stream *s);
 void read_run(struct stream *s);
 void list_run(struct stream *s);
 void watch_run(struct stream *s);
-void spawn_data(struct stream *s, const uint8_t *b, size_t n);
-void spawn_eof(struct stream *s);
 void write_data(struct stream *s, const uint8_t *b, size_t n);
 void write_commit(struct stream *s);
 
@@ -283,6 +280,22 @@ const char *rd_str(struct rd *r, size_t *len);
 char *rd_cstr(struct rd *r, int *nul);
 void free_strv(char **v);
 char **rd_strs(struct rd *r, size_t *count, int *nul);
+
+/* agent_proc.c */
+uint64_t oom_kills(void);
+void proc_close_fd(struct proc *p, int i);
+void proc_free(struct proc *p);
+void proc_orphan(struct proc *p);
+int proc_ended(const struct proc *p);
+void send_exit(struct conn *c, uint32_t id, const struct proc *p);
+size_t stdin_flush(struct proc *p);
+size_t stdin_push(struct proc *p, const uint8_t *b, size_t n);
+void fg_run(struct proc *p);
+void reap(void);
+void proc_signal(struct proc *p, uint32_t sig);
+void proc_resize(struct proc *p, uint16_t cols, uint16_t rows);
+void spawn_data(struct stream *s, const uint8_t *b, size_t n);
+void spawn_eof(struct stream *s);
 
 /* agent_relay.c */
 int make_addr(const char *name, struct sockaddr_un *a, socklen_t *len);
