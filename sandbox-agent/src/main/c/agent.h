@@ -254,15 +254,24 @@ void bury(void *p);
 void task_ready(struct task *t);
 void task_cancel(struct task *t);
 void ep_del(int fd);
-void reader_detach(struct stream *s);
-void attach_run(struct stream *s);
 void bad_frame(struct conn *c, const char *fmt, ...);
-void procs_run(struct stream *s);
+char *req_cstr(struct req *q, int *nul);
+int req_begin(struct req *q, int opens, const char *why);
+void req_fail(struct req *q, uint32_t code, const char *fmt, ...);
 void read_run(struct stream *s);
 void list_run(struct stream *s);
 void watch_run(struct stream *s);
 void write_data(struct stream *s, const uint8_t *b, size_t n);
 void write_commit(struct stream *s);
+
+/* agent_bg.c */
+void bg_run(struct proc *p);
+void reader_detach(struct stream *s);
+void attach_run(struct stream *s);
+void h_attach(struct req *q);
+void h_input(struct req *q);
+void h_procs(struct req *q);
+void procs_run(struct stream *s);
 
 /* agent_frame.c */
 uint8_t *out_reserve(struct conn *c, size_t n);
