@@ -253,9 +253,12 @@ void set_nonblock(int fd);
 void bury(void *p);
 void task_ready(struct task *t);
 void task_cancel(struct task *t);
+int ep_add(int fd, uint32_t events, struct evtag *tag);
 void ep_del(int fd);
 void bad_frame(struct conn *c, const char *fmt, ...);
 char *req_cstr(struct req *q, int *nul);
+char **req_strs(struct req *q, size_t *count, int *nul);
+void req_keep(struct req *q, char **v);
 int req_begin(struct req *q, int opens, const char *why);
 void req_fail(struct req *q, uint32_t code, const char *fmt, ...);
 void read_run(struct stream *s);
@@ -309,6 +312,9 @@ void spawn_eof(struct stream *s);
 /* agent_relay.c */
 int make_addr(const char *name, struct sockaddr_un *a, socklen_t *len);
 int relay(const char *name);
+
+/* agent_spawn.c */
+void h_spawn(struct req *q);
 
 /* agent_stream.c */
 struct stream *stream_find(struct conn *c, uint32_t id);
