@@ -261,11 +261,7 @@ char **req_strs(struct req *q, size_t *count, int *nul);
 void req_keep(struct req *q, char **v);
 int req_begin(struct req *q, int opens, const char *why);
 void req_fail(struct req *q, uint32_t code, const char *fmt, ...);
-void read_run(struct stream *s);
-void list_run(struct stream *s);
-void watch_run(struct stream *s);
-void write_data(struct stream *s, const uint8_t *b, size_t n);
-void write_commit(struct stream *s);
+int req_path(struct req *q, const char *path, int nul);
 
 /* agent_bg.c */
 void bg_run(struct proc *p);
@@ -275,6 +271,16 @@ void h_attach(struct req *q);
 void h_input(struct req *q);
 void h_procs(struct req *q);
 void procs_run(struct stream *s);
+
+/* agent_files.c */
+void h_fs_simple(struct req *q);
+void h_read(struct req *q);
+void read_run(struct stream *s);
+void h_write(struct req *q);
+void write_data(struct stream *s, const uint8_t *b, size_t n);
+void write_commit(struct stream *s);
+void h_list(struct req *q);
+void list_run(struct stream *s);
 
 /* agent_frame.c */
 uint8_t *out_reserve(struct conn *c, size_t n);
@@ -324,5 +330,10 @@ struct stream *stream_new(struct conn *c, uint32_t id, int kind);
 void stream_drop(struct stream *s);
 void stream_run(struct stream *s);
 void h_stream_op(struct conn *c, uint8_t type, uint32_t id, struct rd *r);
+
+/* agent_watch.c */
+void h_watch(struct req *q);
+void watch_run(struct stream *s);
+void watch_event(struct stream *s);
 
 #endif
