@@ -255,13 +255,8 @@ void task_ready(struct task *t);
 void task_cancel(struct task *t);
 int ep_add(int fd, uint32_t events, struct evtag *tag);
 void ep_del(int fd);
+void conn_close(struct conn *c);
 void bad_frame(struct conn *c, const char *fmt, ...);
-char *req_cstr(struct req *q, int *nul);
-char **req_strs(struct req *q, size_t *count, int *nul);
-void req_keep(struct req *q, char **v);
-int req_begin(struct req *q, int opens, const char *why);
-void req_fail(struct req *q, uint32_t code, const char *fmt, ...);
-int req_path(struct req *q, const char *path, int nul);
 
 /* agent_bg.c */
 void bg_run(struct proc *p);
@@ -318,6 +313,16 @@ void spawn_eof(struct stream *s);
 /* agent_relay.c */
 int make_addr(const char *name, struct sockaddr_un *a, socklen_t *len);
 int relay(const char *name);
+
+/* agent_request.c */
+char *req_cstr(struct req *q, int *nul);
+char **req_strs(struct req *q, size_t *count, int *nul);
+void req_keep(struct req *q, char **v);
+int req_begin(struct req *q, int opens, const char *why);
+void req_fail(struct req *q, uint32_t code, const char *fmt, ...);
+int req_path(struct req *q, const char *path, int nul);
+int known_type(uint8_t t);
+void handle_frame(struct conn *c, uint8_t type, uint32_t id, const uint8_t *payload, size_t len);
 
 /* agent_spawn.c */
 void h_spawn(struct req *q);
