@@ -255,8 +255,6 @@ void task_ready(struct task *t);
 void task_cancel(struct task *t);
 int ep_add(int fd, uint32_t events, struct evtag *tag);
 void ep_del(int fd);
-void conn_close(struct conn *c);
-void bad_frame(struct conn *c, const char *fmt, ...);
 
 /* agent_bg.c */
 void bg_run(struct proc *p);
@@ -266,6 +264,15 @@ void h_attach(struct req *q);
 void h_input(struct req *q);
 void h_procs(struct req *q);
 void procs_run(struct stream *s);
+
+/* agent_conn.c */
+void conn_finish(struct conn *c);
+void conn_close(struct conn *c);
+void bad_frame(struct conn *c, const char *fmt, ...);
+void conn_flush(struct conn *c);
+void conn_run(struct conn *c);
+struct conn *conn_new(int in_fd, int out_fd);
+void accept_all(void);
 
 /* agent_files.c */
 void h_fs_simple(struct req *q);
