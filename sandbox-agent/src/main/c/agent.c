@@ -9,29 +9,23 @@
  * frame at a time (at most one 2 MiB payload), output is produced only while there is room, and every count and
  * length in a payload is checked before use. Objects that epoll may still name in the current batch of events are
  * freed only after the batch (the graveyard).
+ *
+ * This file holds the loop and main; agent.h lists the files that hold the rest, one job each.
  */
 #include "agent.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
-#include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/un.h>
-#include <sys/wait.h>
-#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -114,12 +108,6 @@ int ep_add(int fd, uint32_t events, struct evtag *tag) {
 void ep_del(int fd) {
     if (fd >= 0) epoll_ctl(G.ep, EPOLL_CTL_DEL, fd, NULL);
 }
-
-
-
-
-void proc_orphan(struct proc *p);
-void reader_detach(struct stream *s);
 
 /* ---------- main loop ---------- */
 

@@ -1,6 +1,20 @@
 /*
  * agent.h: what the files of sandbox-agent share: the protocol's constants (PROTOCOL.md, version 1), the objects of
  * the loop (connections, streams, processes, the ready list) and the functions one file offers the others.
+ *
+ * One file per job:
+ *   agent.c          the server loop (epoll, the ready list, the graveyard, signals, timers) and main
+ *   agent_frame.c    frames: the output queue, the agent frames every file sends, the client payload reader
+ *   agent_conn.c     connections: accept, the relay's handoff, reading frames off the input, flushing, closing
+ *   agent_request.c  a frame to its handler: HELLO, PING, TIMERS, and the request prologue every handler shares
+ *   agent_stream.c   the streams of a connection: the table, ended ids, the frames on an open stream (credit, close)
+ *   agent_proc.c     running processes: stdin, foreground OUTPUT, signals, terminal size, reaping, EXIT
+ *   agent_spawn.c    SPAWN: pipes or a terminal, fork, the child's set-up, exec
+ *   agent_bg.c       background processes: output rings, ATTACH, INPUT, PROCS
+ *   agent_files.c    the file requests (STAT .. CHMOD, READ, WRITE, LIST) over agent_fs.c
+ *   agent_watch.c    WATCH over agent_fs.c's inotify watches
+ *   agent_relay.c    the relay mode and the socket address
+ *   agent_fs.c       the file system's part of the file requests and watches, without the protocol (agent_fs.h)
  */
 #ifndef SANDBOX_AGENT_H
 #define SANDBOX_AGENT_H
@@ -243,7 +257,7 @@ static inline void fw_end(struct fw *f) {
 
 /* ---------- the functions one file offers the others, by file ---------- */
 
-/* agent.c */
+/* agent.c: memory that is there or the end of the agent, clocks, the graveyard, the ready list, epoll */
 void fatal(const char *what);
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t m);
@@ -256,7 +270,7 @@ void task_cancel(struct task *t);
 int ep_add(int fd, uint32_t events, struct evtag *tag);
 void ep_del(int fd);
 
-/* agent_bg.c */
+/* agent_bg.c: *_run are the tasks the ready list runs, h_* the request handlers (here and below) */
 void bg_run(struct proc *p);
 void reader_detach(struct stream *s);
 void attach_run(struct stream *s);
@@ -284,8 +298,7 @@ void write_commit(struct stream *s);
 void h_list(struct req *q);
 void list_run(struct stream *s);
 
-/* agent_frame.c */
-uint8_t *out_reserve(struct conn *c, size_t n);
+/* agent_frame.c (and out_reserve above) */
 void send_empty(struct conn *c, uint8_t type, uint32_t id);
 void send_verror(struct conn *c, uint32_t id, uint32_t code, const char *fmt, va_list ap);
 void send_error(struct conn *c, uint32_t id, uint32_t code, const char *fmt, ...);
@@ -321,7 +334,7 @@ void spawn_eof(struct stream *s);
 int make_addr(const char *name, struct sockaddr_un *a, socklen_t *len);
 int relay(const char *name);
 
-/* agent_request.c */
+/* agent_request.c: the request prologue (see req_begin) and the dispatch */
 char *req_cstr(struct req *q, int *nul);
 char **req_strs(struct req *q, size_t *count, int *nul);
 void req_keep(struct req *q, char **v);

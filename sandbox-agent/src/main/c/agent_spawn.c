@@ -16,7 +16,6 @@
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
-#include <termios.h>
 #include <unistd.h>
 
 /* Builds the child's environment: the agent's own with the request's NAME=VALUE entries laid over it. */

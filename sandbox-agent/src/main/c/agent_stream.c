@@ -5,8 +5,6 @@
  */
 #include "agent.h"
 
-#include <signal.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <unistd.h>
 
