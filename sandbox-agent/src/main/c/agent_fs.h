@@ -1,5 +1,6 @@
 /*
- * agent_fs.h: the file operations and watches of sandbox-agent, independent of the protocol loop (agent.c).
+ * agent_fs.h: the file operations and watches of sandbox-agent, independent of the protocol (agent.c and the files
+ * agent.h lists; agent_files.c and agent_watch.c turn requests into these calls).
  *
  * Every function returns 0 (or a count) on success and -errno on failure; nothing here writes to stdout/stderr,
  * blocks on anything but the local file system, or follows a symlink where PROTOCOL.md says it does not.
