@@ -384,7 +384,7 @@ public final class AgentConnection {
             }
             int id = (int) nextId;
             try {
-                st.request = AgentFrames.encode(request.apply(id));
+                st.request = FrameEncoder.encode(request.apply(id));
             } catch (IllegalArgumentException e) {
                 return e;
             }

@@ -12,7 +12,7 @@ import reactor.core.publisher.BaseSubscriber;
  */
 final class FrameReader extends BaseSubscriber<ByteBuffer> {
     private final AgentConnection conn;
-    private final AgentFrames.Decoder<AgentFrame> decoder = AgentFrames.Decoder.ofAgent(); // guarded by this
+    private final FrameDecoder<AgentFrame> decoder = FrameDecoder.ofAgent(); // guarded by this
 
     FrameReader(AgentConnection conn) {
         this.conn = conn;

@@ -42,7 +42,7 @@ final class FrameWriter {
 
     /** Queues a connection frame; with the lock. */
     void queue(ClientFrame f) {
-        control.add(AgentFrames.encode(f));
+        control.add(FrameEncoder.encode(f));
     }
 
     /** Queues a stream that has something to send; with the lock. */
@@ -175,7 +175,7 @@ final class FrameWriter {
             st.requestSent = true;
         }
         if (st.closePending) {
-            if (!b.add(AgentFrames.encode(new ClientFrame.Close(st.id)))) {
+            if (!b.add(FrameEncoder.encode(new ClientFrame.Close(st.id)))) {
                 return false;
             }
             st.closePending = false;
@@ -215,7 +215,7 @@ final class FrameWriter {
             }
         }
         if (st.source != null && st.sourceDone && st.dataPending == null && !st.eofSent && st.accepting) {
-            if (!b.add(AgentFrames.encode(new ClientFrame.Eof(st.id)))) {
+            if (!b.add(FrameEncoder.encode(new ClientFrame.Eof(st.id)))) {
                 return false;
             }
             st.eofSent = true;
@@ -226,7 +226,7 @@ final class FrameWriter {
         for (int fd = 0; fd < 3; fd++) {
             long n = w.creditToSend(fd);
             if (n > 0) {
-                if (!b.add(AgentFrames.encode(new ClientFrame.Credit(st.id, fd, n)))) {
+                if (!b.add(FrameEncoder.encode(new ClientFrame.Credit(st.id, fd, n)))) {
                     return false;
                 }
                 w.creditSent(fd, n);
@@ -238,14 +238,14 @@ final class FrameWriter {
     /** Writes a pending resize and signals; {@code false} when the batch filled first. */
     private static boolean controls(AgentStream st, Batch b) {
         if (st.resizePending) {
-            if (!b.add(AgentFrames.encode(new ClientFrame.Resize(st.id, st.cols, st.rows)))) {
+            if (!b.add(FrameEncoder.encode(new ClientFrame.Resize(st.id, st.cols, st.rows)))) {
                 return false;
             }
             st.resizePending = false;
         }
         while (st.signals != 0) {
             int signal = Long.numberOfTrailingZeros(st.signals) + 1;
-            if (!b.add(AgentFrames.encode(new ClientFrame.Signal(st.id, signal)))) {
+            if (!b.add(FrameEncoder.encode(new ClientFrame.Signal(st.id, signal)))) {
                 return false;
             }
             st.signals &= ~(1L << (signal - 1));

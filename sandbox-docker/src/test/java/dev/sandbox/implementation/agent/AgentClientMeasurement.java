@@ -46,7 +46,8 @@ class AgentClientMeasurement {
                     if (n > 0) {
                         credit.addAndGet(-65536L * n);
                         sent.addAndGet(65536L * n);
-                        ByteBuffer frame = AgentFrames.encode(new AgentFrame.Output(f.stream(), 1, 0, new byte[65536]));
+                        ByteBuffer frame =
+                                FrameEncoder.encode(new AgentFrame.Output(f.stream(), 1, 0, new byte[65536]));
                         a.splice(Flux.range(0, n).map(i -> frame.duplicate()));
                     }
                     if (sent.get() == total) {

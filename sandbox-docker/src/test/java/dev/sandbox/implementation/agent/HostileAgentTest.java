@@ -95,7 +95,7 @@ class HostileAgentTest {
     void aFloodForUnknownStreamsPassesThroughWithoutBeingKept() throws Exception {
         FakeAgent agent = new FakeAgent();
         AgentConnection c = connect(agent);
-        ByteBuffer frame = AgentFrames.encode(new AgentFrame.Output(999_999, 1, 0, new byte[65536]));
+        ByteBuffer frame = FrameEncoder.encode(new AgentFrame.Output(999_999, 1, 0, new byte[65536]));
         int frames = 1600; // 100 MiB
         // split at odd places so that the decoder has to hold partial frames
         agent.splice(Flux.range(0, frames)
@@ -134,7 +134,7 @@ class HostileAgentTest {
                 maxOutstanding.accumulateAndGet(now, Math::max);
                 List<ByteBuffer> batch = new ArrayList<>();
                 while (sent.get() < events) {
-                    ByteBuffer e = AgentFrames.encode(new AgentFrame.Event(f.stream(), 1, "/w/f" + sent.get()));
+                    ByteBuffer e = FrameEncoder.encode(new AgentFrame.Event(f.stream(), 1, "/w/f" + sent.get()));
                     int cost = e.remaining() - 9;
                     if (outstanding.get() < cost) {
                         break;
@@ -178,7 +178,7 @@ class HostileAgentTest {
             }
         });
         ClientFrame.Watch w = agent.next(ClientFrame.Watch.class);
-        ByteBuffer event = AgentFrames.encode(new AgentFrame.Event(w.stream(), 2, "/w/x"));
+        ByteBuffer event = FrameEncoder.encode(new AgentFrame.Event(w.stream(), 2, "/w/x"));
         agent.splice(Flux.range(0, 1_000_000).map(i -> event.duplicate()));
         c.onClose().block(T);
         assertThat(errors)
@@ -198,7 +198,7 @@ class HostileAgentTest {
                         ClientFrame.Watch w = agent.next(ClientFrame.Watch.class);
                         // READY costs no credit: repeated, it would queue without bound
                         agent.splice(
-                                Flux.range(0, 3).map(i -> AgentFrames.encode(new AgentFrame.Ready(w.stream(), 0))));
+                                Flux.range(0, 3).map(i -> FrameEncoder.encode(new AgentFrame.Ready(w.stream(), 0))));
                     } catch (InterruptedException e) {
                         throw new AssertionError(e);
                     }
