@@ -169,8 +169,8 @@ public final class AgentConnection {
     private final AtomicLong droppedBytes = new AtomicLong();
     final FrameWriter writer = new FrameWriter(this);
     private final FrameReader reader = new FrameReader(this);
-    private final AgentProcesses processes = new AgentProcesses(this);
-    private final AgentFileSystem files = new AgentFileSystem(this);
+    private final AgentProcessOps processes = new AgentProcessOps(this);
+    private final AgentFileOps files = new AgentFileOps(this);
 
     private AgentConnection(Options options) {
         this.options = options;
@@ -230,7 +230,7 @@ public final class AgentConnection {
      *
      * @return the processes of this connection
      */
-    public AgentProcesses processes() {
+    public AgentProcessOps processes() {
         return processes;
     }
 
@@ -239,7 +239,7 @@ public final class AgentConnection {
      *
      * @return the file operations of this connection
      */
-    public AgentFileSystem files() {
+    public AgentFileOps files() {
         return files;
     }
 

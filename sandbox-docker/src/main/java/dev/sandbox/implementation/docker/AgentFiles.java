@@ -9,7 +9,7 @@ import dev.sandbox.WriteOptions;
 import dev.sandbox.implementation.agent.AgentConnection;
 import dev.sandbox.implementation.agent.AgentErrnoException;
 import dev.sandbox.implementation.agent.AgentFileInfo;
-import dev.sandbox.implementation.agent.AgentFileSystem;
+import dev.sandbox.implementation.agent.AgentFileOps;
 import dev.sandbox.implementation.agent.AgentWatchEvent;
 import dev.sandbox.implementation.files.FileArguments;
 import dev.sandbox.implementation.files.IdNames;
@@ -144,13 +144,13 @@ final class AgentFiles implements SandboxFiles, TreeTarget {
     }
 
     /** Runs one operation on the agent connection, with the container's end and the agent's errors explained. */
-    private <T> Mono<T> one(String shown, Function<AgentFileSystem, Mono<T>> op) {
+    private <T> Mono<T> one(String shown, Function<AgentFileOps, Mono<T>> op) {
         return agent.untilTerminated(
                         agent.connection().map(AgentConnection::files).flatMap(op))
                 .onErrorMap(e -> mapped(shown, e));
     }
 
-    private <T> Flux<T> many(String shown, Function<AgentFileSystem, Flux<T>> op) {
+    private <T> Flux<T> many(String shown, Function<AgentFileOps, Flux<T>> op) {
         return agent.untilTerminated(
                         agent.connection().map(AgentConnection::files).flatMapMany(op), x -> false)
                 .onErrorMap(e -> mapped(shown, e));

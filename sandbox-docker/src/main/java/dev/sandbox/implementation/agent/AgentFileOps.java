@@ -13,10 +13,10 @@ import reactor.core.publisher.Mono;
  * AgentConnection.Options#replyTimeout()}.
  * Paths are absolute paths inside the sandbox.
  */
-public final class AgentFileSystem {
+public final class AgentFileOps {
     private final AgentConnection conn;
 
-    AgentFileSystem(AgentConnection conn) {
+    AgentFileOps(AgentConnection conn) {
         this.conn = conn;
     }
 

@@ -13,10 +13,10 @@ import reactor.core.publisher.Mono;
  * its own stream, and background processes, which the agent keeps with their output in rings after their stream
  * ended, read back with {@link #attach(String, long, long, boolean)} and fed, signalled and resized by id.
  */
-public final class AgentProcesses {
+public final class AgentProcessOps {
     private final AgentConnection conn;
 
-    AgentProcesses(AgentConnection conn) {
+    AgentProcessOps(AgentConnection conn) {
         this.conn = conn;
     }
 
