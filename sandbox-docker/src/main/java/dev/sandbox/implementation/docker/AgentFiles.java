@@ -9,6 +9,7 @@ import dev.sandbox.WriteOptions;
 import dev.sandbox.implementation.agent.AgentConnection;
 import dev.sandbox.implementation.agent.AgentErrnoException;
 import dev.sandbox.implementation.agent.AgentFileInfo;
+import dev.sandbox.implementation.agent.AgentFileOps;
 import dev.sandbox.implementation.agent.AgentWatchEvent;
 import dev.sandbox.implementation.files.FileArguments;
 import dev.sandbox.implementation.files.IdNames;
@@ -75,7 +76,7 @@ final class AgentFiles implements SandboxFiles, TreeTarget {
 
     private Mono<Map<Long, String>> table(String file) {
         return agent.untilTerminated(agent.connection()
-                        .flatMapMany(c -> c.read(file, 0, NAMES_MAX_BYTES))
+                        .flatMapMany(c -> c.files().read(file, 0, NAMES_MAX_BYTES))
                         .collect(java.io.ByteArrayOutputStream::new, (out, b) -> {
                             byte[] chunk = new byte[b.remaining()];
                             b.get(chunk);
@@ -143,12 +144,15 @@ final class AgentFiles implements SandboxFiles, TreeTarget {
     }
 
     /** Runs one operation on the agent connection, with the container's end and the agent's errors explained. */
-    private <T> Mono<T> one(String shown, Function<AgentConnection, Mono<T>> op) {
-        return agent.untilTerminated(agent.connection().flatMap(op)).onErrorMap(e -> mapped(shown, e));
+    private <T> Mono<T> one(String shown, Function<AgentFileOps, Mono<T>> op) {
+        return agent.untilTerminated(
+                        agent.connection().map(AgentConnection::files).flatMap(op))
+                .onErrorMap(e -> mapped(shown, e));
     }
 
-    private <T> Flux<T> many(String shown, Function<AgentConnection, Flux<T>> op) {
-        return agent.untilTerminated(agent.connection().flatMapMany(op), x -> false)
+    private <T> Flux<T> many(String shown, Function<AgentFileOps, Flux<T>> op) {
+        return agent.untilTerminated(
+                        agent.connection().map(AgentConnection::files).flatMapMany(op), x -> false)
                 .onErrorMap(e -> mapped(shown, e));
     }
 
