@@ -50,7 +50,7 @@ import picocli.CommandLine.UnmatchedArgumentException;
         })
 final class SandboxCommand implements Callable<Integer> {
     static final String USAGE = """
-            usage: sandbox exec [OPTIONS] [--background [--label K=V]... | --session SESSION]
+            usage: sandbox exec [OPTIONS] [--session SESSION] [--background [--label K=V]...]
                                 -- CMD [ARG...]
                    sandbox run [OPTIONS] [--max-output BYTES] [--session SESSION] -- CMD [ARG...]
                    sandbox create [PROVIDER] [--label K=V]... [--lifetime D] [--idle-timeout D]
@@ -91,7 +91,8 @@ final class SandboxCommand implements Callable<Integer> {
               snapshot  saves session SESSION as an image and prints its reference (docker)
               exec --background
                         starts CMD in a new session that stays (labelled with --label K=V),
-                        prints "SESSION PROCESS" (the ids sandbox logs takes) and exits 0
+                        or with --session SESSION in that session, prints "SESSION PROCESS"
+                        (the ids sandbox logs takes) and exits 0
               logs      prints what background process PROCESS of session SESSION wrote, from
                         byte offset OFFSET (OUT,ERR or stdout=OUT,stderr=ERR: one per stream)
                         [0], and exits 0; with

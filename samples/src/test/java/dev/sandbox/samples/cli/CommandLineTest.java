@@ -366,6 +366,14 @@ class CommandLineTest {
     }
 
     @Test
+    void backgroundGoesWithAnExistingSession() {
+        ExecCommand cl = exec("exec", "--session", "s-1", "--background", "--env", "A=1", "--", "sleep", "1");
+        assertThat(cl.background).isTrue();
+        assertThat(cl.session).isEqualTo("s-1");
+        assertThat(cl.execOptions().env()).containsEntry("A", "1"); // the process's own, not a new session's
+    }
+
+    @Test
     void logsUsageErrors() {
         assertUsageError("Missing required parameters: 'SESSION', 'PROCESS'", "logs");
         assertUsageError("Missing required parameter: 'PROCESS'", "logs", "sess-1");
@@ -714,11 +722,13 @@ class CommandLineTest {
         assertUsageError("Missing required parameter: 'SESSION'", "destroy", "--provider", "docker");
         assertUsageError("Missing required parameter: 'SESSION'", "snapshot");
         assertUsageError(
-                "--session and --background do not go together",
+                "--label labels the session --background makes; session 's' exists already",
                 "exec",
                 "--session",
                 "s",
                 "--background",
+                "--label",
+                "a=b",
                 "--",
                 "true");
         assertUsageError(
