@@ -238,20 +238,36 @@ final class SandboxCommand implements Callable<Integer> {
         return String.join(", ", names.subList(0, names.size() - 1)) + " or " + names.getLast();
     }
 
-    /** Prints what is wrong with the command line, picocli's suggestions, and the usage; returns 2. */
+    /**
+     * Prints what is wrong with the command line in a few lines, and returns 2: the error, what the user may have
+     * meant (one wording for picocli's suggestions and the CLI's own), the subcommand's synopsis, and where its help
+     * is. The whole help is for {@code --help}: printed after every mistake, it pushed the error off the screen.
+     */
     private int usageError(ParameterException e, String[] args) {
         CommandLine command = e.getCommandLine();
         String message = e.getMessage();
-        if (command.getCommandSpec() == spec
-                && e instanceof UnmatchedArgumentException unmatched
-                && !unmatched.isUnknownOption()) {
-            message = "unknown subcommand '" + unmatched.getUnmatched().getFirst() + "'; expected " + subcommands();
+        boolean topLevel = command.getCommandSpec() == spec;
+        List<String> suggestions = List.of();
+        if (e instanceof UnmatchedArgumentException unmatched) {
+            suggestions = unmatched.getSuggestions();
+            if (topLevel && !unmatched.isUnknownOption()) {
+                message = "unknown subcommand '" + unmatched.getUnmatched().getFirst() + "'; expected " + subcommands();
+                suggestions = suggestions.stream().map(s -> "sandbox " + s).toList();
+            }
         }
         PrintWriter writer = command.getErr();
         writer.println("sandbox: " + message);
-        UnmatchedArgumentException.printSuggestions(e, writer);
-        writer.println();
-        command.usage(writer);
+        String hint = Suggestions.didYouMean(suggestions);
+        if (hint != null) {
+            writer.println(hint);
+        }
+        String[] synopsis = command.getCommandSpec().usageMessage().customSynopsis();
+        if (!topLevel && synopsis.length > 0) {
+            // a synopsis's continuation lines are indented for the "usage: " of picocli's help
+            writer.println("usage: " + String.join("\n", synopsis));
+        }
+        String name = command.getCommandSpec().qualifiedName();
+        writer.println("see 'sandbox help" + name.substring("sandbox".length()) + "'");
         writer.flush();
         return SandboxCli.EXIT_USAGE;
     }

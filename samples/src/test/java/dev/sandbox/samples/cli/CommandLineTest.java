@@ -46,13 +46,20 @@ class CommandLineTest {
         return new Outcome(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
     }
 
+    private static final List<String> SUBCOMMANDS = List.of(
+            "exec", "run", "create", "ls", "destroy", "snapshot", "logs", "cp", "ls-files", "shell", "serve", "mcp");
+
     private static void assertUsageError(String message, String... args) {
         Outcome o = cli(args);
         String shown = String.join(" ", args);
         assertThat(o.code()).as(shown).isEqualTo(2);
         assertThat(o.out()).as(shown).isEmpty();
         assertThat(o.firstErrorLine()).as(shown).startsWith("sandbox: ").contains(message);
-        assertThat(o.err()).as(shown).contains("\nusage: sandbox ");
+        // the error, a hint, the synopsis and where the help is; never the whole help
+        assertThat(o.err().lines()).as(shown).hasSizeBetween(2, 6);
+        boolean subcommand = args.length > 0 && SUBCOMMANDS.contains(args[0]);
+        assertThat(o.err()).as(shown).endsWith("\nsee 'sandbox help" + (subcommand ? " " + args[0] : "") + "'\n");
+        assertThat(o.err()).as(shown).doesNotContain("--help");
     }
 
     private static void assertHelp(String usage, String... args) {
@@ -258,12 +265,54 @@ class CommandLineTest {
         Outcome subcommand = cli("exce", "--", "true");
         assertThat(subcommand.code()).isEqualTo(2);
         assertThat(subcommand.firstErrorLine()).startsWith("sandbox: unknown subcommand 'exce'");
-        assertThat(subcommand.err().lines().toList().get(1)).isEqualTo("Did you mean: sandbox exec?");
+        assertThat(subcommand.err().lines().toList().get(1)).isEqualTo("did you mean 'sandbox exec'?");
 
         Outcome option = cli("exec", "--timout", "1s", "--", "true");
         assertThat(option.code()).isEqualTo(2);
         assertThat(option.firstErrorLine()).isEqualTo("sandbox: Unknown option: '--timout'");
-        assertThat(option.err().lines().toList().get(1)).isEqualTo("Possible solutions: --timeout");
+        assertThat(option.err().lines().toList().get(1)).isEqualTo("did you mean '--timeout'?");
+
+        // the CLI's own suggestion, for a value outside a fixed set, in the same words
+        Outcome value = cli("ls", "--provider", "dokcer");
+        assertThat(value.code()).isEqualTo(2);
+        assertThat(value.err().lines().toList().get(1)).isEqualTo("did you mean 'docker'?");
+    }
+
+    /** A usage error fits on a screen: what is wrong, a hint, the synopsis and where the help is, all on stderr. */
+    @Test
+    void usageErrorsAreAFewLinesNamingTheBadValueAndTheCommand() {
+        assertThat(cli("exce", "--", "true")).isEqualTo(new Outcome(2, "", """
+                        sandbox: unknown subcommand 'exce'; expected exec, run, create, ls, destroy, snapshot, logs, \
+                        cp, ls-files, shell, serve or mcp
+                        did you mean 'sandbox exec'?
+                        see 'sandbox help'
+                        """));
+        assertThat(cli("exec", "--timout", "1s", "--", "true")).isEqualTo(new Outcome(2, "", """
+                        sandbox: Unknown option: '--timout'
+                        did you mean '--timeout'?
+                        usage: sandbox exec [OPTIONS] [--session SESSION] [--background [--label K=V]...] -- CMD \
+                        [ARG...]
+                        see 'sandbox help exec'
+                        """));
+        assertThat(cli("destroy", "--provider", "docker")).isEqualTo(new Outcome(2, "", """
+                        sandbox: Missing required parameter: 'SESSION'
+                        usage: sandbox destroy [PROVIDER] SESSION...
+                        see 'sandbox help destroy'
+                        """));
+        assertThat(cli("create", "--provider", "dokcer")).isEqualTo(new Outcome(2, "", """
+                        sandbox: Invalid value for option '--provider': expected one of local, docker, remote, \
+                        got 'dokcer'
+                        did you mean 'docker'?
+                        usage: sandbox create [PROVIDER] [--label K=V]... [--lifetime D] [--idle-timeout D]
+                                              [--from-snapshot REF]
+                        see 'sandbox help create'
+                        """));
+        assertThat(cli("exec", "--timeout", "soon", "--", "true").err())
+                .startsWith("sandbox: Invalid value for option '--timeout': 'soon' is not a duration")
+                .endsWith("\nsee 'sandbox help exec'\n")
+                .hasLineCount(3);
+        // the help is there when asked for
+        assertThat(cli("exec", "--help").out().lines().count()).isGreaterThan(20);
     }
 
     @Test

@@ -201,7 +201,11 @@ class SandboxCliJarIT {
 
         assertThat(r.code()).isEqualTo(2);
         assertThat(r.out().bytes()).isZero();
-        assertThat(r.err().head()).startsWith("sandbox: ").contains("usage: sandbox exec");
+        assertThat(r.err().head())
+                .isEqualTo("sandbox: unexpected argument 'sleep'; put the command after --\n"
+                        + "usage: sandbox exec [OPTIONS] [--session SESSION] [--background [--label K=V]...] -- CMD"
+                        + " [ARG...]\n"
+                        + "see 'sandbox help exec'\n");
     }
 
     @Test
