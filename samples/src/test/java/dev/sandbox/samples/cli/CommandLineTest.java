@@ -261,6 +261,19 @@ class CommandLineTest {
     }
 
     @Test
+    void theLauncherReadsEveryFormOfJavaSpecificationVersion() {
+        assertThat(Launcher.feature("1.8")).isEqualTo(8);
+        assertThat(Launcher.feature("17")).isEqualTo(17);
+        assertThat(Launcher.feature("21")).isEqualTo(21);
+        assertThat(Launcher.feature("26-ea")).isEqualTo(26);
+        assertThat(Launcher.feature("")).isZero(); // unreadable: the launcher hands over and lets the JVM decide
+        assertThat(Launcher.tooOld("17.0.15", "/opt/jdk-17"))
+                .isEqualTo("sandbox needs Java 21 or newer; this is Java 17.0.15 (/opt/jdk-17).\nSet JAVA_HOME to a JDK"
+                        + " 21 or newer and run \"$JAVA_HOME/bin/java\" -jar sandbox.jar (the README's sandbox wrapper"
+                        + " does), or put that JDK's bin first on PATH.");
+    }
+
+    @Test
     void typosGetSuggestions() {
         Outcome subcommand = cli("exce", "--", "true");
         assertThat(subcommand.code()).isEqualTo(2);

@@ -195,6 +195,76 @@ class SandboxCliJarIT {
                         "--timeout");
     }
 
+    /**
+     * On a Java older than 21 the jar's entry point (compiled for Java 8) says which Java it needs, which one this is,
+     * and how to choose another, and exits 2, instead of an {@code UnsupportedClassVersionError} trace.
+     */
+    @Test
+    void anOldJavaIsToldWhichJavaTheCliNeedsAndHowToChooseIt() throws Exception {
+        Path oldJava = olderJdk();
+        Process p = new ProcessBuilder(oldJava.resolve("bin/java").toString(), "-jar", jar.toString(), "--help")
+                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
+                .start();
+        CompletableFuture<Drained> out = drain(p.getInputStream(), (byte) 0);
+        CompletableFuture<Drained> err = drain(p.getErrorStream(), (byte) 0);
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+
+        assertThat(p.exitValue()).isEqualTo(2);
+        assertThat(out.get(30, TimeUnit.SECONDS).bytes()).isZero();
+        String message = err.get(30, TimeUnit.SECONDS).head();
+        String version = Files.readAllLines(oldJava.resolve("release")).stream()
+                .filter(line -> line.startsWith("JAVA_VERSION="))
+                .map(line -> line.substring("JAVA_VERSION=".length()).replace("\"", ""))
+                .findFirst()
+                .orElseThrow();
+        assertThat(message)
+                .startsWith("sandbox needs Java 21 or newer; this is Java " + version + " (")
+                .contains(oldJava.toRealPath().toString())
+                .contains("Set JAVA_HOME to a JDK 21 or newer")
+                .doesNotContain("Exception")
+                .doesNotContain("\tat ");
+        assertThat(message.lines()).hasSize(2);
+    }
+
+    /**
+     * A JDK older than 21: one a CI runner names ({@code JAVA_HOME_17_X64} and the like) or one under {@code
+     * /usr/lib/jvm}. Without one the test cannot say anything: under {@code CI=true} that fails, elsewhere it is
+     * skipped.
+     */
+    private static Path olderJdk() throws IOException {
+        List<Path> candidates = new ArrayList<>();
+        for (String release : List.of("8", "11", "17")) {
+            String home = System.getenv("JAVA_HOME_" + release + "_X64");
+            if (home != null) {
+                candidates.add(Path.of(home));
+            }
+        }
+        Path jvms = Path.of("/usr/lib/jvm");
+        if (Files.isDirectory(jvms)) {
+            try (var dirs = Files.list(jvms)) {
+                dirs.sorted().forEach(candidates::add);
+            }
+        }
+        for (Path home : candidates) {
+            Path release = home.resolve("release");
+            if (Files.isRegularFile(home.resolve("bin/java")) && Files.isRegularFile(release)) {
+                boolean older = Files.readAllLines(release).stream()
+                        .filter(line -> line.startsWith("JAVA_VERSION="))
+                        .map(line -> Launcher.feature(
+                                line.substring("JAVA_VERSION=".length()).replace("\"", "")))
+                        .anyMatch(feature -> feature > 0 && feature < Launcher.REQUIRED);
+                if (older) {
+                    return home;
+                }
+            }
+        }
+        String missing = "no JDK older than 21 to run the jar with (JAVA_HOME_17_X64, or /usr/lib/jvm/*: install"
+                + " openjdk-17-jre-headless)";
+        assertThat(System.getenv("CI")).as(missing).isNotEqualTo("true");
+        org.junit.jupiter.api.Assumptions.abort(missing);
+        return null;
+    }
+
     @Test
     void usageErrorExits2() throws Exception {
         Result r = run("exec", "sleep", "1");
