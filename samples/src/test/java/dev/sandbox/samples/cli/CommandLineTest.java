@@ -166,6 +166,13 @@ class CommandLineTest {
             assertThat(o.out()).isEqualTo(SandboxCommand.USAGE);
             assertThat(o.err()).isEmpty();
         }
+        // the CLI prints those without picocli, for speed; picocli's own top-level help is the same text
+        ByteArrayOutputStream printed = new ByteArrayOutputStream();
+        try (PrintStream stream = new PrintStream(printed, true, StandardCharsets.UTF_8)) {
+            assertThat(new SandboxCommand(stream, stream).commandLine().execute("--help"))
+                    .isZero();
+        }
+        assertThat(printed.toString(StandardCharsets.UTF_8)).isEqualTo(SandboxCommand.USAGE);
         // a subcommand's help is its own
         assertHelp("sandbox exec [OPTIONS]", "exec", "--help");
         assertHelp("sandbox run [OPTIONS]", "run", "--bogus", "-h", "--", "x");
