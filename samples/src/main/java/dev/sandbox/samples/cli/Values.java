@@ -166,8 +166,10 @@ final class Values {
         @Override
         public String convert(String text) {
             if (!words.contains(text)) {
-                throw new TypeConversionException(
-                        "expected one of " + String.join(", ", words) + ", got '" + text + "'");
+                String hint = Suggestions.didYouMean(Suggestions.closeTo(text, words));
+                // the hint goes on a line of its own, as picocli's suggestions do (SandboxCommand.usageError)
+                throw new TypeConversionException("expected one of " + String.join(", ", words) + ", got '" + text + "'"
+                        + (hint == null ? "" : "\n" + hint));
             }
             return text;
         }

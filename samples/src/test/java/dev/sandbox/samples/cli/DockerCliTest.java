@@ -222,6 +222,26 @@ class DockerCliTest {
         assertThat(timedOut.code()).isEqualTo(124);
         assertThat(timedOut.err()).isEqualTo("sandbox: timed out after 300ms; killed\n");
 
+        // another background process in the same session, with its own --env
+        Outcome second = docker(
+                "exec",
+                "--session",
+                ids[0],
+                "--background",
+                "--env",
+                "N=2",
+                "--",
+                "sh",
+                "-c",
+                "echo second-$N; exit 3");
+        assertThat(second.code()).as(second.err()).isZero();
+        String[] secondIds = second.out().strip().split(" ");
+        assertThat(secondIds[0]).isEqualTo(ids[0]);
+        assertThat(secondIds[1]).isNotEqualTo(ids[1]);
+        Outcome secondLogs = docker("logs", "--follow", ids[0], secondIds[1]);
+        assertThat(secondLogs.code()).as(secondLogs.err()).isEqualTo(3);
+        assertThat(secondLogs.out()).isEqualTo("second-2\n");
+
         assertThat(docker("destroy", ids[0]).code()).isZero();
     }
 
