@@ -88,6 +88,18 @@ class RemoteCliIT {
     }
 
     @Test
+    void cpIntoRelativeTargetsWithDotSegmentsWorksAndAHostileTreeIsStillRefused(@TempDir Path work) throws Exception {
+        JarCli.Result created = JarCli.run(dir, remote("create", "--lifetime", "3m"));
+        assertThat(created.code()).as(created.err()).isZero();
+        String id = created.out().strip();
+        try {
+            CopyTargets.check(work, id, this::remote);
+        } finally {
+            JarCli.run(dir, remote("destroy", id));
+        }
+    }
+
+    @Test
     void aWrongTokenOrAnUnknownSessionIsAClearError() throws Exception {
         Path wrong = dir.resolve("wrong-token");
         Files.writeString(wrong, "not-the-token-0123456789abcdef");

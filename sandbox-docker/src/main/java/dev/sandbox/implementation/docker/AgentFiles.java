@@ -14,6 +14,7 @@ import dev.sandbox.implementation.agent.AgentWatchEvent;
 import dev.sandbox.implementation.files.FileArguments;
 import dev.sandbox.implementation.files.IdNames;
 import dev.sandbox.implementation.files.LocalFileIo;
+import dev.sandbox.implementation.files.Removal;
 import dev.sandbox.implementation.files.SandboxTree;
 import dev.sandbox.implementation.files.TreeTarget;
 import java.io.IOException;
@@ -307,8 +308,31 @@ final class AgentFiles implements SandboxFiles, TreeTarget {
     }
 
     @Override
-    public Mono<Void> mkdir(String path) {
-        return resolve("path", path).flatMap(abs -> one(path, c -> c.mkdir(abs, DIR_MODE, true)));
+    public Mono<Boolean> mkdir(String path) {
+        return resolve("path", path).flatMap(abs -> one(path, c -> created(c, abs)));
+    }
+
+    /**
+     * Whether this call's own {@code mkdir(2)} made the directory, found out without a new agent operation and
+     * without a race: a plain {@code mkdir} of the last component first (made: {@code true}); on {@code EEXIST}, the
+     * agent's {@code mkdir -p}, which succeeds only on a directory or a link to one ({@code false}) and fails with
+     * {@code EEXIST} on anything else; on {@code ENOENT}, the parents with {@code mkdir -p}, then the plain
+     * {@code mkdir} again (another caller that made it meanwhile gets it {@code false} here).
+     */
+    private static Mono<Boolean> created(AgentConnection c, String abs) {
+        String parent = abs.lastIndexOf('/') <= 0 ? "/" : abs.substring(0, abs.lastIndexOf('/'));
+        Mono<Boolean> existed = c.mkdir(abs, DIR_MODE, true).thenReturn(false);
+        Mono<Boolean> plain =
+                c.mkdir(abs, DIR_MODE, false).thenReturn(true).onErrorResume(e -> errno(e, 17), e -> existed); // EEXIST
+        return plain.onErrorResume(
+                e -> errno(e, 2) && !abs.equals("/"), // ENOENT: a parent is missing
+                e -> c.mkdir(parent, DIR_MODE, true)
+                        .then(c.mkdir(abs, DIR_MODE, false).thenReturn(true))
+                        .onErrorResume(x -> errno(x, 17), x -> existed));
+    }
+
+    private static boolean errno(Throwable e, int code) {
+        return e instanceof AgentErrnoException a && a.code() == code;
     }
 
     @Override
@@ -324,7 +348,7 @@ final class AgentFiles implements SandboxFiles, TreeTarget {
                 return Mono.error(new InvalidArgumentException(
                         "path", "path '" + path + "' is the session root, which cannot be removed"));
             }
-            return one(path, c -> c.remove(abs, recursive));
+            return Removal.idempotent(one(path, c -> c.remove(abs, recursive)));
         });
     }
 

@@ -613,4 +613,23 @@ public final class ResourceBodies {
      * @param leaseMs the lease
      */
     public record LeaseAnswer(List<String> renewed, Long leaseMs) {}
+
+    /**
+     * The answer to {@code POST .../files/mkdir}: {@code {"created": true|false}}, whether that call made the directory
+     * or found it there (a client that ignores answer bodies reads it as before, when the answer was a 204).
+     *
+     * @param created whether the directory was made by this call
+     */
+    public record MkdirAnswer(Boolean created) {
+        /**
+         * Whether it was made.
+         *
+         * @return the answer
+         * @throws BackendException when the field is missing
+         */
+        @Override
+        public Boolean created() {
+            return required(created, "created", MkdirAnswer.class);
+        }
+    }
 }

@@ -844,9 +844,9 @@ public final class Api {
         return body(req)
                 .flatMap(n -> {
                     String path = textField(n, "path");
-                    return withSession(req, s -> s.files().mkdir(path).thenReturn(path));
+                    return withSession(req, s -> s.files().mkdir(path));
                 })
-                .then(Http.noContent(res));
+                .flatMap(created -> Http.json(res, 200, new ResourceBodies.MkdirAnswer(created)));
     }
 
     private Mono<Void> fileRemove(HttpServerRequest req, HttpServerResponse res) {
