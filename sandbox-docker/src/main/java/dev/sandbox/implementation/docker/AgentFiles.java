@@ -319,7 +319,7 @@ final class AgentFiles implements SandboxFiles, TreeTarget {
      * {@code EEXIST} on anything else; on {@code ENOENT}, the parents with {@code mkdir -p}, then the plain
      * {@code mkdir} again (another caller that made it meanwhile gets it {@code false} here).
      */
-    private static Mono<Boolean> created(AgentConnection c, String abs) {
+    private static Mono<Boolean> created(AgentFileOps c, String abs) {
         String parent = abs.lastIndexOf('/') <= 0 ? "/" : abs.substring(0, abs.lastIndexOf('/'));
         Mono<Boolean> existed = c.mkdir(abs, DIR_MODE, true).thenReturn(false);
         Mono<Boolean> plain =
