@@ -136,11 +136,32 @@ class AgentVolumeTest {
         runsAndEnds(create());
     }
 
+    @Test
+    void underGvisorAStartThatFindsNoAgentIsRetriedOnceAfterAnInstallToo() {
+        // the failure seen for real: gVisor says "failed to load /.dev-sandbox/agent: no such file or directory"
+        DockerSettings gvisor = settings().withRuntime(DockerSettings.Runtime.RUNSC);
+        runsAndEnds(create(gvisor));
+        Map<String, String> labels =
+                new HashMap<>(docker.inspectVolumeCmd(installer.volume()).exec().getLabels());
+        docker.removeVolumeCmd(installer.volume()).exec();
+        docker.createVolumeCmd().withName(installer.volume()).withLabels(labels).exec();
+
+        runsAndEnds(create(gvisor));
+    }
+
     private SandboxSession create() {
+        return create(settings());
+    }
+
+    private SandboxSession create(DockerSettings settings) {
         return sessions.create(
                         SessionOptions.defaults().withLabel(RUN_LABEL, prefix).withLifetime(Duration.ofMinutes(2)),
-                        DockerSettings.of(IMAGE).withPullPolicy(DockerSettings.PullPolicy.NEVER))
+                        settings)
                 .block(WAIT);
+    }
+
+    private static DockerSettings settings() {
+        return DockerSettings.of(IMAGE).withPullPolicy(DockerSettings.PullPolicy.NEVER);
     }
 
     /** Runs a command in the session as a user would, then destroys it: nothing mounts the volume afterwards. */
