@@ -8,9 +8,11 @@ import dev.sandbox.server.implementation.Auth;
 import dev.sandbox.server.implementation.ConnectionGuard;
 import dev.sandbox.server.implementation.HostPaths;
 import dev.sandbox.server.implementation.ServerConfig;
+import dev.sandbox.server.implementation.ServerTls;
 import dev.sandbox.server.implementation.Sessions;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.handler.ssl.SslContext;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -59,13 +61,16 @@ public final class SandboxServer implements AutoCloseable {
     private final ChannelGroup connections;
     private final Api api;
     private final ServerConfig config;
+    private final boolean tls;
     private final AtomicBoolean stopped = new AtomicBoolean();
 
-    private SandboxServer(DisposableServer server, ChannelGroup connections, Api api, ServerConfig config) {
+    private SandboxServer(
+            DisposableServer server, ChannelGroup connections, Api api, ServerConfig config, boolean tls) {
         this.server = server;
         this.connections = connections;
         this.api = api;
         this.config = config;
+        this.tls = tls;
     }
 
     /**
@@ -97,13 +102,14 @@ public final class SandboxServer implements AutoCloseable {
     }
 
     /**
-     * The server's base URL, such as {@code http://127.0.0.1:7070}.
+     * The server's base URL, such as {@code http://127.0.0.1:7070}, or {@code https://127.0.0.1:7443} when it serves
+     * TLS ({@link Builder#tls}).
      *
      * @return the URL
      */
     public String baseUrl() {
         String h = config.host().contains(":") ? "[" + config.host() + "]" : config.host();
-        return "http://" + h + ":" + port();
+        return (tls ? "https://" : "http://") + h + ":" + port();
     }
 
     /**
@@ -181,6 +187,8 @@ public final class SandboxServer implements AutoCloseable {
         private Path workdirRoot;
         private Duration lease = Duration.ofMinutes(1);
         private final java.util.Map<String, ServerEndpoint> endpoints = new java.util.LinkedHashMap<>();
+        private Path tlsCertificate;
+        private Path tlsKey;
 
         private Builder(SandboxProvider provider) {
             this.provider = Objects.requireNonNull(provider, "provider");
@@ -455,10 +463,38 @@ public final class SandboxServer implements AutoCloseable {
         }
 
         /**
+         * Serves HTTPS instead of plain HTTP, with the certificate and private key in PEM files (read by {@link
+         * #start()}). Clients then use an {@code https} URL ({@link SandboxServer#baseUrl()}) and must trust the
+         * certificate: a remote provider trusts the JVM's trust store, or the PEM file given to its {@code
+         * trustedCertificates}. The certificate must name the host clients use in the URL (a subject alternative
+         * name such as {@code IP:127.0.0.1} or {@code DNS:sandbox.internal}).
+         *
+         * <pre>{@code
+         * SandboxServer.builder(provider)
+         *     .host("0.0.0.0").port(7443)
+         *     .tls(Path.of("/etc/sandbox/server.pem"), Path.of("/etc/sandbox/server-key.pem"))
+         *     .token(token)
+         *     .start();
+         * }</pre>
+         *
+         * @param certificateChain the server's certificate ({@code -----BEGIN CERTIFICATE-----}), followed by any
+         *     intermediate certificates
+         * @param privateKey the certificate's private key, unencrypted PKCS#8 ({@code -----BEGIN PRIVATE KEY-----};
+         *     {@code openssl pkcs8 -topk8 -nocrypt} converts other forms)
+         * @return this builder
+         */
+        public Builder tls(Path certificateChain, Path privateKey) {
+            this.tlsCertificate = Objects.requireNonNull(certificateChain, "certificateChain");
+            this.tlsKey = Objects.requireNonNull(privateKey, "privateKey");
+            return this;
+        }
+
+        /**
          * Binds the server and starts serving. Blocks until bound.
          *
          * @return the running server
-         * @throws InvalidArgumentException naming a setting that is missing or wrong
+         * @throws InvalidArgumentException naming a setting that is missing or wrong (a TLS file that cannot be read
+         *     or used names {@code tlsCertificate} or {@code tlsKey})
          */
         public SandboxServer start() {
             if (tokenDigests.isEmpty()) {
@@ -479,6 +515,7 @@ public final class SandboxServer implements AutoCloseable {
             positive("requestHeadTimeout", headTimeout);
             positive("unauthenticatedTimeout", authTimeout);
             positive("lease", lease);
+            SslContext sslContext = tlsCertificate == null ? null : ServerTls.serverContext(tlsCertificate, tlsKey);
             Path root = resolvedRoot();
             HostPaths.addRoot(root);
             ServerConfig config = new ServerConfig(
@@ -506,8 +543,11 @@ public final class SandboxServer implements AutoCloseable {
             ChannelGroup connections = new DefaultChannelGroup("sandbox-server", GlobalEventExecutor.INSTANCE);
             DisposableServer server;
             try {
-                server = HttpServer.create()
-                        .host(host)
+                HttpServer http = HttpServer.create();
+                if (sslContext != null) {
+                    http = http.secure(spec -> spec.sslContext(sslContext));
+                }
+                server = http.host(host)
                         .port(port)
                         .channelGroup(connections)
                         .doOnChannelInit((observer, ch, address) -> guard.init(ch, NettyPipeline.HttpCodec))
@@ -520,8 +560,13 @@ public final class SandboxServer implements AutoCloseable {
                 throw e;
             }
             api.sessions().adoptLeased(api.tenants()).subscribe(); // in the background: the server already serves
-            LOG.info("sandbox server serving {} sessions on {}:{}", provider.name(), host, server.port());
-            return new SandboxServer(server, connections, api, config);
+            LOG.info(
+                    "sandbox server serving {} sessions on {}:{}{}",
+                    provider.name(),
+                    host,
+                    server.port(),
+                    sslContext != null ? " (TLS)" : "");
+            return new SandboxServer(server, connections, api, config, sslContext != null);
         }
 
         private Path resolvedRoot() {

@@ -512,7 +512,7 @@ class CommandLineTest {
 
     @Test
     void remoteProviderOptionsOnEverySessionCommand() {
-        Provider remote = new Provider("remote", "http://127.0.0.1:7070", Path.of("tok"), null);
+        Provider remote = new Provider("remote", "http://127.0.0.1:7070", Path.of("tok"), null, null);
         String[] r = {"--provider", "remote", "--url", "http://127.0.0.1:7070", "--token-file", "tok"};
         assertThat(exec(concat(new String[] {"exec"}, r, new String[] {"--", "ls"})).provider)
                 .isEqualTo(remote);
@@ -628,6 +628,7 @@ class CommandLineTest {
                         "docker",
                         null,
                         null,
+                        null,
                         new Provider.Docker(
                                 "python:3.12-slim",
                                 "never",
@@ -652,6 +653,7 @@ class CommandLineTest {
                 "2m");
         Provider docker = new Provider(
                 "docker",
+                null,
                 null,
                 null,
                 new Provider.Docker(Provider.Docker.DEFAULT_IMAGE, null, null, null, null, null, null, null));

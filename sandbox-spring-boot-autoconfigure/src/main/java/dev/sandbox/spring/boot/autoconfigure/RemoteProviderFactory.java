@@ -13,7 +13,8 @@ import java.util.Arrays;
 
 /**
  * {@code sandbox.provider=remote}: the sessions of a sandbox server, reached at {@code sandbox.remote.url} with the
- * token in {@code sandbox.remote.token-file}. Loaded only when {@code sandbox-remote} is on the class path.
+ * token in {@code sandbox.remote.token-file}; an {@code https} URL trusts the JVM's trust store, or the PEM file of
+ * {@code sandbox.remote.trusted-certificates}. Loaded only when {@code sandbox-remote} is on the class path.
  */
 final class RemoteProviderFactory implements SandboxProviderFactory {
     private static final String PREFIX = "sandbox.remote.";
@@ -38,6 +39,9 @@ final class RemoteProviderFactory implements SandboxProviderFactory {
                 .baseUrl(url)
                 .connectTimeout(Settings.positive(PREFIX + "connect-timeout", remote.connectTimeout(), true))
                 .responseTimeout(Settings.positive(PREFIX + "response-timeout", remote.responseTimeout(), true));
+        if (remote.trustedCertificates() != null) {
+            builder.trustedCertificates(remote.trustedCertificates());
+        }
         char[] token = token(remote.tokenFile());
         try {
             builder.token(token);

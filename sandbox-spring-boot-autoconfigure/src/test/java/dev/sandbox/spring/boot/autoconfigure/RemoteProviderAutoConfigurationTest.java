@@ -16,6 +16,7 @@ import dev.sandbox.blocking.SandboxClient;
 import dev.sandbox.local.LocalSandboxProvider;
 import dev.sandbox.remote.RemoteSandboxProvider;
 import dev.sandbox.server.SandboxServer;
+import dev.sandbox.testsupport.TestCertificate;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -143,6 +144,36 @@ class RemoteProviderAutoConfigurationTest {
                     assertThat(health.getDetails()).containsEntry("provider", "remote");
                     assertThat(health.getDetails().get("error").toString()).containsIgnoringCase("refused");
                 });
+    }
+
+    @Test
+    void an_https_server_is_reached_with_the_trusted_certificates_property() throws Exception {
+        TestCertificate cert = TestCertificate.make(dir, "server", "ip:127.0.0.1");
+        try (SandboxServer tls = SandboxServer.builder(backend)
+                .port(0)
+                .token(TOKEN.toCharArray())
+                .tls(cert.certificate(), cert.privateKey())
+                .start()) {
+            runner().withPropertyValues(
+                            "sandbox.provider=remote",
+                            "sandbox.remote.url=" + tls.baseUrl(),
+                            "sandbox.remote.token-file=" + tokenFile,
+                            "sandbox.remote.trusted-certificates=" + cert.certificate())
+                    .run(context -> {
+                        assertThat(context).hasNotFailed();
+                        try (SandboxClient client =
+                                context.getBean(SandboxClientFactory.class).create()) {
+                            assertThat(run(client, "echo over-https")).isEqualTo("over-https");
+                        }
+                    });
+            runner().withPropertyValues(
+                            "sandbox.provider=remote",
+                            "sandbox.remote.url=" + tls.baseUrl(),
+                            "sandbox.remote.token-file=" + tokenFile,
+                            "sandbox.remote.trusted-certificates=" + dir.resolve("absent.pem"))
+                    .run(context ->
+                            assertRefused(context, "sandbox.remote.trusted-certificates", "absent.pem' was not found"));
+        }
     }
 
     @Test
