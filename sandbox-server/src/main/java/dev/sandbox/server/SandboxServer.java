@@ -5,6 +5,7 @@ import dev.sandbox.SandboxProvider;
 import dev.sandbox.implementation.Version;
 import dev.sandbox.server.implementation.Api;
 import dev.sandbox.server.implementation.Auth;
+import dev.sandbox.server.implementation.BindFailure;
 import dev.sandbox.server.implementation.ConnectionGuard;
 import dev.sandbox.server.implementation.HostPaths;
 import dev.sandbox.server.implementation.ServerConfig;
@@ -27,6 +28,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import reactor.netty.ChannelBindException;
 import reactor.netty.DisposableServer;
 import reactor.netty.NettyPipeline;
 import reactor.netty.http.server.HttpServer;
@@ -495,6 +497,8 @@ public final class SandboxServer implements AutoCloseable {
          * @return the running server
          * @throws InvalidArgumentException naming a setting that is missing or wrong (a TLS file that cannot be read
          *     or used names {@code tlsCertificate} or {@code tlsKey})
+         * @throws dev.sandbox.BackendException when the server cannot listen on its host and port, saying why (the
+         *     port is in use, needs privileges, the host is not this machine's) and what to do
          */
         public SandboxServer start() {
             if (tokenDigests.isEmpty()) {
@@ -555,6 +559,9 @@ public final class SandboxServer implements AutoCloseable {
                                 spec -> spec.maxHeaderSize(16 * 1024).maxInitialLineLength(16 * 1024))
                         .route(api::register)
                         .bindNow(Duration.ofSeconds(10));
+            } catch (ChannelBindException e) {
+                api.sessions().stopLeases();
+                throw BindFailure.of(host, port, e);
             } catch (RuntimeException e) {
                 api.sessions().stopLeases();
                 throw e;

@@ -4,18 +4,36 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.CharBuffer;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.Arrays;
 
-/** Reads a bearer token from a file: its content without surrounding whitespace (a trailing newline is common). */
+/**
+ * Reads a bearer token from a file: its content without surrounding whitespace (a trailing newline is common).
+ */
 final class TokenFile {
+    /** A token file larger than this is not a token file. */
+    private static final long MAX_BYTES = 64 * 1024;
+
     private TokenFile() {}
 
     static char[] read(Path file) throws UsageException {
         byte[] bytes;
         try {
+            if (Files.isDirectory(file)) {
+                throw new UsageException("--token-file '" + file + "' is a directory, not a file");
+            }
+            if (Files.size(file) > MAX_BYTES) {
+                throw new UsageException(
+                        "--token-file '" + file + "' is larger than " + MAX_BYTES + " bytes: not a token file");
+            }
             bytes = Files.readAllBytes(file);
+        } catch (NoSuchFileException e) {
+            throw new UsageException("--token-file '" + file + "' was not found");
+        } catch (AccessDeniedException e) {
+            throw new UsageException("cannot read --token-file '" + file + "': permission denied");
         } catch (IOException e) {
             throw new UsageException("cannot read --token-file '" + file + "': " + e.getMessage());
         }

@@ -3,10 +3,14 @@ package dev.sandbox.samples.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sandbox.testsupport.TestCertificate;
+import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -17,7 +21,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@code sandbox serve --tls-cert --tls-key} as a real process with a certificate {@code keytool} made, and the CLI's
- * remote commands against it over https; a client that does not trust it gets one line naming the host.
+ * remote commands against it over https; the errors a user meets on the way are one line each.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(value = 300, unit = TimeUnit.SECONDS)
@@ -95,5 +99,43 @@ class TlsCliIT {
                 .contains("--ca-cert FILE")
                 .doesNotContain("Exception")
                 .doesNotContain("io.netty");
+    }
+
+    @Test
+    void aSecondServeOnTheSamePortSaysWhichPortAndWhatToDo() throws Exception {
+        int port = Integer.parseInt(server.url().substring(server.url().lastIndexOf(':') + 1));
+        JarCli.Result busy = JarCli.run(dir, "serve", "--port", String.valueOf(port), "--token-file", token.toString());
+        assertThat(busy.code()).isEqualTo(1);
+        assertThat(busy.err())
+                .isEqualTo("sandbox: cannot listen on 127.0.0.1:" + port + ": port " + port + " is already in use by"
+                        + " another program (perhaps another sandbox serve); stop it, or choose another port (0 picks a"
+                        + " free one)\n");
+    }
+
+    @Test
+    void aDockerHostWhereNoDaemonListensNamesDockerHost() throws Exception {
+        try (Socket reserved = new Socket()) {
+            reserved.bind(new InetSocketAddress("127.0.0.1", 0)); // bound, not listening: connections are refused
+            String host = "tcp://127.0.0.1:" + reserved.getLocalPort();
+            ProcessBuilder pb = new ProcessBuilder(JarCli.command("exec", "--provider", "docker", "--", "true"))
+                    .directory(dir.toFile())
+                    .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+            Map<String, String> env = pb.environment();
+            env.put("DOCKER_HOST", host);
+            Process p = pb.start();
+            CompletableFuture<String> out = JarCli.drain(p.getInputStream());
+            CompletableFuture<String> err = JarCli.drain(p.getErrorStream());
+            assertThat(p.waitFor(90, TimeUnit.SECONDS)).isTrue();
+            String message = err.get(30, TimeUnit.SECONDS);
+            assertThat(p.exitValue()).as(message).isEqualTo(1);
+            assertThat(out.get(30, TimeUnit.SECONDS)).isEmpty();
+            assertThat(message.lines()).hasSize(1);
+            assertThat(message)
+                    .startsWith("sandbox: docker: ")
+                    .contains("the daemon at " + host + " is not reachable (connection refused)")
+                    .contains("DOCKER_HOST")
+                    .doesNotContain("Exception")
+                    .doesNotContain("dockerjava");
+        }
     }
 }

@@ -71,8 +71,14 @@ final class RemoteProviderFactory implements SandboxProviderFactory {
                         property, property + " '" + file + "' is larger than " + MAX_TOKEN_FILE + " bytes");
             }
             bytes = Files.readAllBytes(file);
+        } catch (java.nio.file.NoSuchFileException e) {
+            throw new InvalidArgumentException(property, property + " '" + file + "' was not found");
+        } catch (java.nio.file.AccessDeniedException e) {
+            throw new InvalidArgumentException(
+                    property, "cannot read " + property + " '" + file + "': permission denied");
         } catch (IOException e) {
-            throw new InvalidArgumentException(property, "cannot read " + property + " '" + file + "': " + e);
+            throw new InvalidArgumentException(
+                    property, "cannot read " + property + " '" + file + "': " + e.getMessage());
         }
         CharBuffer text = StandardCharsets.UTF_8.decode(ByteBuffer.wrap(bytes));
         Arrays.fill(bytes, (byte) 0);

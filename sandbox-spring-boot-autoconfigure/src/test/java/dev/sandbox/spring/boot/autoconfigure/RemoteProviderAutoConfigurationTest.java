@@ -186,7 +186,10 @@ class RemoteProviderAutoConfigurationTest {
                         "sandbox.provider=remote",
                         "sandbox.remote.url=" + server.baseUrl(),
                         "sandbox.remote.token-file=" + dir.resolve("absent"))
-                .run(context -> assertRefused(context, "sandbox.remote.token-file", "cannot read"));
+                .run(context -> assertRefused(
+                        context,
+                        "sandbox.remote.token-file",
+                        "token-file '" + dir.resolve("absent") + "' was not found"));
         Path empty = Files.writeString(dir.resolve("empty"), "  \n");
         runner().withPropertyValues(
                         "sandbox.provider=remote",
