@@ -1,5 +1,6 @@
 package dev.sandbox.samples.cli;
 
+import java.io.PrintWriter;
 import java.nio.file.Path;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
@@ -63,6 +64,17 @@ final class ProviderOptions extends DockerOptions {
         }
         if (caCert != null && !url.startsWith("https:")) {
             throw usageError("--ca-cert applies to an https:// --url only, got '" + url + "'");
+        }
+        if (remote) {
+            try {
+                PrintWriter err = mixee.commandLine().getErr();
+                TokenFile.checkAccess(tokenFile, false, warning -> {
+                    err.println("sandbox: " + warning);
+                    err.flush();
+                });
+            } catch (UsageException e) {
+                throw usageError(e.getMessage());
+            }
         }
         return name.equals("local") ? Provider.LOCAL : new Provider(name, url, tokenFile, caCert, docker);
     }

@@ -204,6 +204,10 @@ final class ServeCommand extends Subcommand {
         if (maxUploadBytes != null && maxUploadBytes < 1) {
             throw usageError("--max-upload-bytes must be at least 1, got " + maxUploadBytes);
         }
+        TokenFile.checkAccess(tokenFile, true, warning -> {
+            cli.err.println("sandbox: " + warning);
+            cli.err.flush();
+        });
         char[] file = TokenFile.read(tokenFile);
         List<char[]> tokens = tokens(file);
         Arrays.fill(file, '\0');

@@ -63,6 +63,43 @@ class CliErrorsTest {
     }
 
     @Test
+    void aTokenFileOthersCanReadIsWarnedAboutAndOneOthersCanWriteIsRefusedByServe() throws Exception {
+        Path readable = token("rw-r--r--");
+        CommandLineTest.Outcome client = cli(
+                "exec",
+                "--provider",
+                "remote",
+                "--url",
+                "http://127.0.0.1:1",
+                "--token-file",
+                readable.toString(),
+                "--",
+                "true");
+        assertThat(client.firstErrorLine())
+                .isEqualTo("sandbox: warning: --token-file '" + readable + "' can be read by other users (mode 0644),"
+                        + " and whoever reads it can use the server's sessions; run chmod 600 '" + readable + "'");
+
+        Path writable = token("rw-rw-rw-");
+        CommandLineTest.Outcome serve = cli("serve", "--port", "0", "--token-file", writable.toString());
+        assertThat(serve.code()).isEqualTo(2);
+        assertThat(serve.firstErrorLine())
+                .isEqualTo("sandbox: --token-file '" + writable + "' can be changed by every user (mode 0666):"
+                        + " anyone could add a token and use the server; run chmod 600 '" + writable + "'");
+
+        CommandLineTest.Outcome quiet = cli(
+                "exec",
+                "--provider",
+                "remote",
+                "--url",
+                "http://127.0.0.1:1",
+                "--token-file",
+                token("rw-------").toString(),
+                "--",
+                "true");
+        assertThat(quiet.err()).as("an owner-only file gets no warning").doesNotContain("warning");
+    }
+
+    @Test
     void aMemoryLimitBelowDockersSmallestNamesTheFlagAndTheLimitInMib() {
         CommandLineTest.Outcome o = cli("create", "--provider", "docker", "--memory", "1m");
         assertThat(o.code()).isEqualTo(2);

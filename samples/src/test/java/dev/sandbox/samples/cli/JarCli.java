@@ -25,6 +25,14 @@ final class JarCli {
         return jar;
     }
 
+    /** Writes a token file as a user should: readable by its owner only (others get a warning). */
+    static Path tokenFile(Path file, String token) throws IOException {
+        java.nio.file.Files.writeString(file, token + "\n");
+        java.nio.file.Files.setPosixFilePermissions(
+                file, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+        return file;
+    }
+
     static List<String> command(String... args) {
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());

@@ -34,7 +34,7 @@ class TlsCliIT {
     @BeforeAll
     void serve(@TempDir Path classDir) throws Exception {
         dir = classDir;
-        token = Files.writeString(dir.resolve("token"), "tls-cli-token-0123456789abcdef\n");
+        token = JarCli.tokenFile(dir.resolve("token"), "tls-cli-token-0123456789abcdef");
         cert = TestCertificate.make(dir, "server", "ip:127.0.0.1,dns:localhost");
         server = JarCli.Server.start(
                 dir,
