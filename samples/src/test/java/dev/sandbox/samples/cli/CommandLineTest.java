@@ -667,7 +667,7 @@ class CommandLineTest {
         assertThat(destroy.sessions).containsExactly("s1", "s2");
         assertThat(parse(ListSessionsCommand.class, "ls", "--label", "k=v").labels())
                 .isEqualTo(Map.of("k", "v"));
-        assertThat(parse(SnapshotCommand.class, "snapshot", "s1").session).isEqualTo("s1");
+        assertThat(parse(SnapshotCommand.class, "snapshot", "s1").args).containsExactly("s1");
 
         assertUsageError("--image applies to --provider docker only", "exec", "--image", "x", "--", "ls");
         assertUsageError(
