@@ -33,7 +33,7 @@ class ConnectionErrorsTest {
                         .isInstanceOf(BackendException.class)
                         .satisfies(e ->
                                 assertThat(((SandboxException) e).isRetryable()).isTrue())
-                        .hasMessage("could not connect to the sandbox server at 127.0.0.1:" + port
+                        .hasMessage("could not connect to the sandbox server at http://127.0.0.1:" + port
                                 + ": the connection was refused (nothing listens on that port); check that the server"
                                 + " runs (sandbox serve) and that the URL's host and port are its own");
             }

@@ -7,12 +7,15 @@ import dev.sandbox.BackendException;
 import dev.sandbox.ExecEvent;
 import dev.sandbox.ExecOptions;
 import dev.sandbox.InvalidArgumentException;
+import dev.sandbox.PtyOptions;
+import dev.sandbox.PtySession;
 import dev.sandbox.SandboxException;
 import dev.sandbox.SandboxSession;
 import dev.sandbox.SessionOptions;
 import dev.sandbox.local.LocalSandboxProvider;
 import dev.sandbox.remote.RemoteSandboxProvider;
 import dev.sandbox.testsupport.TestCertificate;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -22,10 +25,12 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
 
 /**
  * {@code https}: a server started with a self-signed certificate (made by {@code keytool}) serves a remote provider
- * that trusts it; a client that does not trust it, or whose URL's host the certificate does not name, is refused with
+ * that trusts it (commands, streams, files, a terminal); a client that does not trust it, or whose URL's host the certificate does not name, is refused with
  * a message in a user's words.
  */
 class TlsTest {
@@ -84,6 +89,22 @@ class TlsTest {
                 Path local = dir.resolve("down.txt");
                 s.files().download("in.txt", local).block(WAIT);
                 assertThat(Files.readAllBytes(local)).isEqualTo(content);
+
+                // a terminal: a WebSocket, over TLS too
+                PtySession pty = s.pty(PtyOptions.shell()).block(WAIT);
+                StringBuffer screen = new StringBuffer();
+                Disposable reading = pty.output().subscribe(b -> screen.append(StandardCharsets.UTF_8.decode(b)));
+                try {
+                    pty.write(ByteBuffer.wrap("echo pty-$((6*7))\nexit 3\n".getBytes(StandardCharsets.UTF_8)))
+                            .block(WAIT);
+                    assertThat(pty.exit().block(WAIT).code()).isEqualTo(3);
+                    Flux.interval(Duration.ofMillis(20))
+                            .takeUntil(i -> screen.toString().contains("pty-42"))
+                            .blockLast(WAIT);
+                    assertThat(screen.toString()).contains("pty-42");
+                } finally {
+                    reading.dispose();
+                }
             } finally {
                 s.close();
             }
@@ -98,7 +119,7 @@ class TlsTest {
                     .satisfies(e -> assertThat(((SandboxException) e).isRetryable())
                             .as("retrying cannot help")
                             .isFalse())
-                    .hasMessageContaining("127.0.0.1:" + server.port())
+                    .hasMessageContaining("https://127.0.0.1:" + server.port())
                     .hasMessageContaining("certificate that is not trusted")
                     .hasMessageContaining("trustedCertificates")
                     .satisfies(TlsTest::noClassNames);
@@ -128,7 +149,7 @@ class TlsTest {
             assertThatThrownBy(() -> remote.create(SessionOptions.defaults()).block(WAIT))
                     .as("the host is checked against the certificate's names")
                     .isInstanceOf(BackendException.class)
-                    .hasMessageContaining("127.0.0.1:" + misnamed.port())
+                    .hasMessageContaining("https://127.0.0.1:" + misnamed.port())
                     .hasMessageContaining("not issued for '127.0.0.1'")
                     .satisfies(TlsTest::noClassNames);
         }
@@ -140,7 +161,7 @@ class TlsTest {
         try (RemoteSandboxProvider remote = client(plainUrl).build()) {
             assertThatThrownBy(() -> remote.create(SessionOptions.defaults()).block(WAIT))
                     .isInstanceOf(BackendException.class)
-                    .hasMessageContaining("127.0.0.1:" + server.port())
+                    .hasMessageContaining("http://127.0.0.1:" + server.port())
                     .hasMessageContaining("use an https:// URL")
                     .satisfies(TlsTest::noClassNames);
         }
@@ -151,7 +172,7 @@ class TlsTest {
                         client(plain.baseUrl().replace("http://", "https://")).build()) {
             assertThatThrownBy(() -> remote.create(SessionOptions.defaults()).block(WAIT))
                     .isInstanceOf(BackendException.class)
-                    .hasMessageContaining("127.0.0.1:" + plain.port())
+                    .hasMessageContaining("https://127.0.0.1:" + plain.port())
                     .hasMessageContaining("use an http:// URL")
                     .satisfies(TlsTest::noClassNames);
         }

@@ -40,7 +40,7 @@ class CliErrorsTest {
                     "true");
             assertThat(o.code()).isEqualTo(1);
             assertThat(o.err())
-                    .isEqualTo("sandbox: could not connect to the sandbox server at 127.0.0.1:" + port
+                    .isEqualTo("sandbox: could not connect to the sandbox server at http://127.0.0.1:" + port
                             + ": the connection was refused (nothing listens on that port); check that the server runs"
                             + " (sandbox serve) and that the URL's host and port are its own\n");
         }

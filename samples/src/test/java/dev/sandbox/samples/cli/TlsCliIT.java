@@ -94,7 +94,7 @@ class TlsCliIT {
         int port = Integer.parseInt(server.url().substring(server.url().lastIndexOf(':') + 1));
         assertThat(refused.err().lines()).hasSize(1);
         assertThat(refused.err())
-                .startsWith("sandbox: the sandbox server at 127.0.0.1:" + port
+                .startsWith("sandbox: the sandbox server at https://127.0.0.1:" + port
                         + " presented a TLS certificate that is not trusted")
                 .contains("--ca-cert FILE")
                 .doesNotContain("Exception")

@@ -15,7 +15,7 @@ import javax.net.ssl.SSLException;
 import reactor.netty.http.client.PrematureCloseException;
 
 /**
- * Says in a user's words why the remote provider could not talk to its server: which host and port refused, which
+ * Says in a user's words why the remote provider could not talk to its server: which URL (host and port) refused, which
  * certificate is not trusted, and what to check; never the names of the network library's classes.
  */
 final class TransportFailures {
@@ -29,7 +29,7 @@ final class TransportFailures {
      * @return the message, or {@code null} when the failure is none of the known kinds
      */
     static String describe(String baseUrl, Throwable t) {
-        String at = "the sandbox server at " + hostPort(baseUrl);
+        String at = "the sandbox server at " + baseUrl;
         if (find(t, CertPathBuilderException.class) != null || find(t, CertPathValidatorException.class) != null) {
             return at + " presented a TLS certificate that is not trusted: no authority this client trusts signed"
                     + " it. Trust the certificate of the authority that signed it, or the server's own, from a PEM"
@@ -98,16 +98,6 @@ final class TransportFailures {
             }
         }
         return message;
-    }
-
-    private static String hostPort(String baseUrl) {
-        try {
-            URI uri = URI.create(baseUrl);
-            int port = uri.getPort() != -1 ? uri.getPort() : "https".equals(uri.getScheme()) ? 443 : 80;
-            return uri.getHost() + ":" + port;
-        } catch (IllegalArgumentException e) {
-            return baseUrl;
-        }
     }
 
     private static String host(String baseUrl) {
