@@ -5,12 +5,15 @@ import dev.sandbox.SandboxProvider;
 import dev.sandbox.implementation.Version;
 import dev.sandbox.server.implementation.Api;
 import dev.sandbox.server.implementation.Auth;
+import dev.sandbox.server.implementation.BindFailure;
 import dev.sandbox.server.implementation.ConnectionGuard;
 import dev.sandbox.server.implementation.HostPaths;
 import dev.sandbox.server.implementation.ServerConfig;
+import dev.sandbox.server.implementation.ServerTls;
 import dev.sandbox.server.implementation.Sessions;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.handler.ssl.SslContext;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -25,6 +28,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import reactor.netty.ChannelBindException;
 import reactor.netty.DisposableServer;
 import reactor.netty.NettyPipeline;
 import reactor.netty.http.server.HttpServer;
@@ -59,13 +63,16 @@ public final class SandboxServer implements AutoCloseable {
     private final ChannelGroup connections;
     private final Api api;
     private final ServerConfig config;
+    private final boolean tls;
     private final AtomicBoolean stopped = new AtomicBoolean();
 
-    private SandboxServer(DisposableServer server, ChannelGroup connections, Api api, ServerConfig config) {
+    private SandboxServer(
+            DisposableServer server, ChannelGroup connections, Api api, ServerConfig config, boolean tls) {
         this.server = server;
         this.connections = connections;
         this.api = api;
         this.config = config;
+        this.tls = tls;
     }
 
     /**
@@ -97,13 +104,14 @@ public final class SandboxServer implements AutoCloseable {
     }
 
     /**
-     * The server's base URL, such as {@code http://127.0.0.1:7070}.
+     * The server's base URL, such as {@code http://127.0.0.1:7070}, or {@code https://127.0.0.1:7443} when it serves
+     * TLS ({@link Builder#tls}).
      *
      * @return the URL
      */
     public String baseUrl() {
         String h = config.host().contains(":") ? "[" + config.host() + "]" : config.host();
-        return "http://" + h + ":" + port();
+        return (tls ? "https://" : "http://") + h + ":" + port();
     }
 
     /**
@@ -181,6 +189,8 @@ public final class SandboxServer implements AutoCloseable {
         private Path workdirRoot;
         private Duration lease = Duration.ofMinutes(1);
         private final java.util.Map<String, ServerEndpoint> endpoints = new java.util.LinkedHashMap<>();
+        private Path tlsCertificate;
+        private Path tlsKey;
 
         private Builder(SandboxProvider provider) {
             this.provider = Objects.requireNonNull(provider, "provider");
@@ -455,10 +465,40 @@ public final class SandboxServer implements AutoCloseable {
         }
 
         /**
+         * Serves HTTPS instead of plain HTTP, with the certificate and private key in PEM files (read by {@link
+         * #start()}). Clients then use an {@code https} URL ({@link SandboxServer#baseUrl()}) and must trust the
+         * certificate: a remote provider trusts the JVM's trust store, or the PEM file given to its {@code
+         * trustedCertificates}. The certificate must name the host clients use in the URL (a subject alternative
+         * name such as {@code IP:127.0.0.1} or {@code DNS:sandbox.internal}).
+         *
+         * <pre>{@code
+         * SandboxServer.builder(provider)
+         *     .host("0.0.0.0").port(7443)
+         *     .tls(Path.of("/etc/sandbox/server.pem"), Path.of("/etc/sandbox/server-key.pem"))
+         *     .token(token)
+         *     .start();
+         * }</pre>
+         *
+         * @param certificateChain the server's certificate ({@code -----BEGIN CERTIFICATE-----}), followed by any
+         *     intermediate certificates
+         * @param privateKey the certificate's private key, unencrypted PKCS#8 ({@code -----BEGIN PRIVATE KEY-----};
+         *     {@code openssl pkcs8 -topk8 -nocrypt} converts other forms)
+         * @return this builder
+         */
+        public Builder tls(Path certificateChain, Path privateKey) {
+            this.tlsCertificate = Objects.requireNonNull(certificateChain, "certificateChain");
+            this.tlsKey = Objects.requireNonNull(privateKey, "privateKey");
+            return this;
+        }
+
+        /**
          * Binds the server and starts serving. Blocks until bound.
          *
          * @return the running server
-         * @throws InvalidArgumentException naming a setting that is missing or wrong
+         * @throws InvalidArgumentException naming a setting that is missing or wrong (a TLS file that cannot be read
+         *     or used names {@code tlsCertificate} or {@code tlsKey})
+         * @throws dev.sandbox.BackendException when the server cannot listen on its host and port, saying why (the
+         *     port is in use, needs privileges, the host is not this machine's) and what to do
          */
         public SandboxServer start() {
             if (tokenDigests.isEmpty()) {
@@ -479,6 +519,7 @@ public final class SandboxServer implements AutoCloseable {
             positive("requestHeadTimeout", headTimeout);
             positive("unauthenticatedTimeout", authTimeout);
             positive("lease", lease);
+            SslContext sslContext = tlsCertificate == null ? null : ServerTls.serverContext(tlsCertificate, tlsKey);
             Path root = resolvedRoot();
             HostPaths.addRoot(root);
             ServerConfig config = new ServerConfig(
@@ -506,8 +547,11 @@ public final class SandboxServer implements AutoCloseable {
             ChannelGroup connections = new DefaultChannelGroup("sandbox-server", GlobalEventExecutor.INSTANCE);
             DisposableServer server;
             try {
-                server = HttpServer.create()
-                        .host(host)
+                HttpServer http = HttpServer.create();
+                if (sslContext != null) {
+                    http = http.secure(spec -> spec.sslContext(sslContext));
+                }
+                server = http.host(host)
                         .port(port)
                         .channelGroup(connections)
                         .doOnChannelInit((observer, ch, address) -> guard.init(ch, NettyPipeline.HttpCodec))
@@ -515,13 +559,21 @@ public final class SandboxServer implements AutoCloseable {
                                 spec -> spec.maxHeaderSize(16 * 1024).maxInitialLineLength(16 * 1024))
                         .route(api::register)
                         .bindNow(Duration.ofSeconds(10));
+            } catch (ChannelBindException e) {
+                api.sessions().stopLeases();
+                throw BindFailure.of(host, port, e);
             } catch (RuntimeException e) {
                 api.sessions().stopLeases();
                 throw e;
             }
             api.sessions().adoptLeased(api.tenants()).subscribe(); // in the background: the server already serves
-            LOG.info("sandbox server serving {} sessions on {}:{}", provider.name(), host, server.port());
-            return new SandboxServer(server, connections, api, config);
+            LOG.info(
+                    "sandbox server serving {} sessions on {}:{}{}",
+                    provider.name(),
+                    host,
+                    server.port(),
+                    sslContext != null ? " (TLS)" : "");
+            return new SandboxServer(server, connections, api, config, sslContext != null);
         }
 
         private Path resolvedRoot() {

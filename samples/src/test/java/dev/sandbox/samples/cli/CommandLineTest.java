@@ -589,7 +589,7 @@ class CommandLineTest {
 
     @Test
     void remoteProviderOptionsOnEverySessionCommand() {
-        Provider remote = new Provider("remote", "http://127.0.0.1:7070", Path.of("tok"), null);
+        Provider remote = new Provider("remote", "http://127.0.0.1:7070", Path.of("tok"), null, null);
         String[] r = {"--provider", "remote", "--url", "http://127.0.0.1:7070", "--token-file", "tok"};
         assertThat(exec(concat(new String[] {"exec"}, r, new String[] {"--", "ls"})).provider)
                 .isEqualTo(remote);
@@ -705,6 +705,7 @@ class CommandLineTest {
                         "docker",
                         null,
                         null,
+                        null,
                         new Provider.Docker(
                                 "python:3.12-slim",
                                 "never",
@@ -731,6 +732,7 @@ class CommandLineTest {
                 "docker",
                 null,
                 null,
+                null,
                 new Provider.Docker(Provider.Docker.DEFAULT_IMAGE, null, null, null, null, null, null, null));
         assertThat(create.provider).isEqualTo(docker);
         assertThat(create.labels).containsExactly(new Values.KeyValue("a", "b"), new Values.KeyValue("c", "d"));
@@ -742,7 +744,7 @@ class CommandLineTest {
         assertThat(destroy.sessions).containsExactly("s1", "s2");
         assertThat(parse(ListSessionsCommand.class, "ls", "--label", "k=v").labels())
                 .isEqualTo(Map.of("k", "v"));
-        assertThat(parse(SnapshotCommand.class, "snapshot", "s1").session).isEqualTo("s1");
+        assertThat(parse(SnapshotCommand.class, "snapshot", "s1").args).containsExactly("s1");
 
         assertUsageError("--image applies to --provider docker only", "exec", "--image", "x", "--", "ls");
         assertUsageError(

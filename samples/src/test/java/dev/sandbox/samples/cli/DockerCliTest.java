@@ -1,6 +1,7 @@
 package dev.sandbox.samples.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.github.dockerjava.api.DockerClient;
 import com.github.dockerjava.core.DefaultDockerClientConfig;
@@ -161,7 +162,23 @@ class DockerCliTest {
         Outcome gone = docker("exec", "--session", id, "--", "true");
         assertThat(gone.code()).isEqualTo(SandboxCli.EXIT_ERROR);
         assertThat(gone.err()).contains(id);
-        docker.removeImageCmd(ref).exec();
+
+        // the snapshot outlives its sessions until snapshot rm deletes it; deleting it again is no error
+        assertThat(docker.inspectImageCmd(ref).exec().getId()).isNotBlank();
+        Outcome removed = docker("snapshot", "rm", ref);
+        assertThat(removed.code()).as(removed.err()).isZero();
+        assertThat(removed.out()).isEmpty();
+        assertThatThrownBy(() -> docker.inspectImageCmd(ref).exec())
+                .as("the image is gone")
+                .isInstanceOf(com.github.dockerjava.api.exception.NotFoundException.class);
+        assertThat(docker("snapshot", "rm", ref).code()).isZero();
+        Outcome notASnapshot = docker("snapshot", "rm", "sandbox-test:busybox");
+        assertThat(notASnapshot.code()).isEqualTo(SandboxCli.EXIT_USAGE);
+        assertThat(notASnapshot.err())
+                .startsWith("sandbox: 'sandbox-test:busybox' is not a snapshot reference (sandbox-snapshot:...)");
+        assertThat(docker.inspectImageCmd("sandbox-test:busybox").exec().getId())
+                .as("other images are left alone")
+                .isNotBlank();
     }
 
     @Test

@@ -22,6 +22,8 @@ import reactor.netty.channel.AbortedException;
  *   <tr><th>failure</th><th>exception</th><th>retryable</th></tr>
  *   <tr><td>the server cannot be reached, does not answer in time, or the connection breaks</td>
  *       <td>{@code BackendException}</td><td>yes</td></tr>
+ *   <tr><td>the server's TLS certificate is not trusted or does not name the host</td>
+ *       <td>{@code BackendException}</td><td>no</td></tr>
  *   <tr><td>a stream that dropped and could not be resumed</td><td>{@code BackendException}</td><td>yes</td></tr>
  *   <tr><td>an error object with {@code "retryable": true}, or without the field and HTTP 408, 429, 502, 503,
  *       504</td><td>its own type ({@code BackendException} for the server's own errors such as {@code
@@ -105,8 +107,13 @@ public final class RemoteErrors {
             e.initCause(t);
             return e;
         }
+        String reason = TransportFailures.describe(baseUrl, t);
+        if (reason != null) {
+            return new BackendException(reason, t, connectionFailure(t) && !TransportFailures.untrusted(t));
+        }
+        String message = t.getMessage() == null || t.getMessage().isBlank() ? "the connection failed" : t.getMessage();
         return new BackendException(
-                "the call to the sandbox server at " + baseUrl + " failed: " + t, t, connectionFailure(t));
+                "the call to the sandbox server at " + baseUrl + " failed: " + message, t, connectionFailure(t));
     }
 
     /**
