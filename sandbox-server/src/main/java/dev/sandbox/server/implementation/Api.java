@@ -22,11 +22,11 @@ import dev.sandbox.implementation.exec.BatchedExec;
 import dev.sandbox.implementation.exec.Framed;
 import dev.sandbox.implementation.files.SandboxTree;
 import dev.sandbox.implementation.files.TarCodec;
-import dev.sandbox.implementation.remote.LineBatch;
-import dev.sandbox.implementation.remote.RequestBodies;
-import dev.sandbox.implementation.remote.ResourceBodies;
-import dev.sandbox.implementation.remote.StreamFrames;
-import dev.sandbox.implementation.remote.WireJson;
+import dev.sandbox.implementation.wire.LineBatch;
+import dev.sandbox.implementation.wire.RequestBodies;
+import dev.sandbox.implementation.wire.ResourceBodies;
+import dev.sandbox.implementation.wire.StreamFrames;
+import dev.sandbox.implementation.wire.WireJson;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.http.HttpHeaderNames;
@@ -108,7 +108,7 @@ public final class Api {
      */
     public Api(ServerConfig config, Sessions sessions, ConnectionGuard connections) {
         // bindings made now, on the starting thread: made on first use, they take a lock an event loop would park on
-        dev.sandbox.implementation.remote.RequestBodies.prepare();
+        dev.sandbox.implementation.wire.RequestBodies.prepare();
         this.connections = connections;
         this.workdirs =
                 new WorkdirRoot(config.workdirRoot(), sessions.provider().name());

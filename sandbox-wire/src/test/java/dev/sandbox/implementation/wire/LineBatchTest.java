@@ -1,4 +1,4 @@
-package dev.sandbox.implementation.remote;
+package dev.sandbox.implementation.wire;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

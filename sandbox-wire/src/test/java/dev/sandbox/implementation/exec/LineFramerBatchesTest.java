@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sandbox.ExecEvent;
 import dev.sandbox.implementation.process.RawEvent;
-import dev.sandbox.implementation.remote.LineBatch;
-import dev.sandbox.implementation.remote.StreamFrames;
+import dev.sandbox.implementation.wire.LineBatch;
+import dev.sandbox.implementation.wire.StreamFrames;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;

@@ -1,8 +1,9 @@
-package dev.sandbox.implementation.remote;
+package dev.sandbox.implementation.wire;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.sandbox.BackendException;
 import dev.sandbox.ExecEvent;
 import dev.sandbox.FileOperationException;
 import dev.sandbox.InvalidArgumentException;
@@ -111,6 +112,44 @@ public final class ErrorBodies {
     }
 
     /**
+     * Whether an HTTP status says the server, or a proxy before it, was overloaded or away for a moment: 408, 429,
+     * 502, 503, 504.
+     *
+     * @param status the status
+     * @return {@code true} when the same request may succeed later
+     */
+    public static boolean retryableStatus(int status) {
+        return status == 408 || status == 429 || status == 502 || status == 503 || status == 504;
+    }
+
+    /**
+     * Whether an error answer is retryable: the error object's {@code retryable} field when the server sent one,
+     * else its status.
+     *
+     * @param error the {@code error} object, or {@code null}
+     * @param status the HTTP status (0 or 500 for errors that arrive inside a stream or a socket)
+     * @return {@code true} when retrying may help
+     */
+    public static boolean retryable(JsonNode error, int status) {
+        JsonNode flag = error == null ? null : error.get("retryable");
+        return flag != null && flag.isBoolean() ? flag.booleanValue() : retryableStatus(status);
+    }
+
+    /**
+     * A {@link BackendException} for an error answer that is not one of the SDK's typed errors (a backend failure, a
+     * limit, a proxy's error page).
+     *
+     * @param status the HTTP status
+     * @param error the {@code error} object, or {@code null}
+     * @param message the message, naming the status
+     * @param cause the cause, or {@code null}
+     * @return the exception, retryable as {@link #retryable} says
+     */
+    public static BackendException answered(int status, JsonNode error, String message, Throwable cause) {
+        return new BackendException(message, cause, retryable(error, status));
+    }
+
+    /**
      * Rebuilds the SDK exception an error object stands for.
      *
      * @param body the {@code {"error": ...}} object, or anything else for an unreadable error
@@ -120,7 +159,7 @@ public final class ErrorBodies {
     public static RuntimeException exception(JsonNode body, int status) {
         JsonNode e = body == null ? null : body.get("error");
         if (e == null || !e.isObject()) {
-            return RemoteErrors.answered(status, null, "the sandbox server answered HTTP " + status, null);
+            return answered(status, null, "the sandbox server answered HTTP " + status, null);
         }
         String type = e.path("type").asText("");
         String message = e.path("message").asText("");
@@ -148,20 +187,18 @@ public final class ErrorBodies {
                     new SandboxTimeoutException(
                             message, Duration.ofMillis(e.path("timeoutMs").asLong()));
                 case "UnsupportedFeatureException" -> new RemoteUnsupportedFeatureException(message);
-                case "ProcessLaunchException" ->
-                    new ProcessLaunchException(message, null, RemoteErrors.retryable(e, status));
-                case "BackendException" -> RemoteErrors.answered(status, e, message, null);
-                case "SandboxException" -> new SandboxException(message, null, RemoteErrors.retryable(e, status));
+                case "ProcessLaunchException" -> new ProcessLaunchException(message, null, retryable(e, status));
+                case "BackendException" -> answered(status, e, message, null);
+                case "SandboxException" -> new SandboxException(message, null, retryable(e, status));
                 default ->
-                    RemoteErrors.answered(
+                    answered(
                             status,
                             e,
                             "the sandbox server answered HTTP " + status + " " + type + ": " + message,
                             null);
             };
         } catch (IllegalArgumentException bad) {
-            return RemoteErrors.answered(
-                    status, e, "the sandbox server answered HTTP " + status + " " + type + ": " + message, bad);
+            return answered(status, e, "the sandbox server answered HTTP " + status + " " + type + ": " + message, bad);
         }
     }
 

@@ -1,4 +1,4 @@
-package dev.sandbox.implementation.remote;
+package dev.sandbox.implementation.wire;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;

@@ -1,4 +1,4 @@
-package dev.sandbox.implementation.remote;
+package dev.sandbox.implementation.wire;
 
 import dev.sandbox.BackendException;
 import dev.sandbox.ExecEvent;

@@ -1,4 +1,4 @@
-package dev.sandbox.implementation.remote;
+package dev.sandbox.implementation.wire;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.databind.JsonNode;

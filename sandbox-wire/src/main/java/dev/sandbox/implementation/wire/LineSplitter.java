@@ -1,4 +1,4 @@
-package dev.sandbox.implementation.remote;
+package dev.sandbox.implementation.wire;
 
 import dev.sandbox.BackendException;
 import java.util.ArrayList;
@@ -10,12 +10,15 @@ import java.util.List;
  * whole in a chunk are decoded in place (an item may keep reading the chunk, which must not change afterwards); a line
  * split across chunks is carried, up to a bound. One instance per stream, used by one thread at a time.
  */
-final class LineSplitter {
+public final class LineSplitter {
     /** The longest line accepted: a 64 KiB output line is at most six times that once JSON-escaped, plus framing. */
-    static final int MAX_LINE = 8 * 1024 * 1024;
+    public static final int MAX_LINE = 8 * 1024 * 1024;
 
     private byte[] carry = new byte[0];
     private int carryLen;
+
+    /** A splitter for one stream, carrying nothing yet. */
+    public LineSplitter() {}
 
     /**
      * Decodes the complete lines of a chunk, keeping a trailing partial line for the next.
@@ -23,7 +26,7 @@ final class LineSplitter {
      * @param chunk the bytes
      * @return the decoded items, each with its wire size
      */
-    List<Sized> split(byte[] chunk) {
+    public List<Sized> split(byte[] chunk) {
         List<Sized> out = new ArrayList<>();
         int pos = 0;
         while (pos < chunk.length) {
@@ -50,7 +53,7 @@ final class LineSplitter {
      *
      * @return {@code true} when bytes are carried
      */
-    boolean pending() {
+    public boolean pending() {
         return carryLen > 0;
     }
 
@@ -87,5 +90,5 @@ final class LineSplitter {
      * @param item the item
      * @param wireBytes its line's length including the newline
      */
-    record Sized(StreamFrames.StreamItem item, int wireBytes) {}
+    public record Sized(StreamFrames.StreamItem item, int wireBytes) {}
 }
