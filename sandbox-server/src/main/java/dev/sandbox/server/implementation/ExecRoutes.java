@@ -5,12 +5,14 @@ import dev.sandbox.ExecOptions;
 import dev.sandbox.ExecResult;
 import dev.sandbox.InvalidArgumentException;
 import dev.sandbox.SandboxSession;
+import dev.sandbox.Wrapped;
 import dev.sandbox.implementation.exec.BatchedExec;
 import dev.sandbox.implementation.exec.Framed;
 import dev.sandbox.implementation.wire.LineBatch;
 import dev.sandbox.implementation.wire.RequestBodies;
 import dev.sandbox.implementation.wire.ResourceBodies;
 import dev.sandbox.implementation.wire.StreamFrames;
+import java.util.Optional;
 import java.util.concurrent.Executor;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
@@ -53,7 +55,8 @@ final class ExecRoutes extends Routes {
                             req,
                             s -> Mono.defer(() -> {
                                 Runnable slot = limit.acquire();
-                                // a session that can answers on the connection's event loop, where it is written
+                                // a session that can answers on the connection's event loop, where it is written;
+                                // not unwrapped: a decorator (such as the observed session) sees every run
                                 Mono<ExecResult> result = s instanceof BatchedExec direct
                                         ? direct.run(options, loopScheduler(res))
                                         : s.run(options);
@@ -94,10 +97,14 @@ final class ExecRoutes extends Routes {
         });
     }
 
-    /** A command's items with runs of lines batched by the session itself when it can, saving a string per line. */
+    /**
+     * A command's items with runs of lines batched by the session itself when it can, saving a string per line: the
+     * session's own {@link BatchedExec}, found through the decorators that say what they wrap ({@link Wrapped}).
+     */
     private static Flux<Framed<LineBatch>> batchedExec(SandboxSession s, ExecOptions options) {
-        if (s instanceof BatchedExec batched) {
-            return batched.execBatches(options, LineBatch.RUNS);
+        Optional<BatchedExec> batched = Wrapped.find(s, BatchedExec.class);
+        if (batched.isPresent()) {
+            return batched.get().execBatches(options, LineBatch.RUNS);
         }
         return s.exec(options).map(Framed.Event::new);
     }
