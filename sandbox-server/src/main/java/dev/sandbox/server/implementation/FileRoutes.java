@@ -159,6 +159,7 @@ final class FileRoutes extends Routes {
     private Mono<Void> fileWriteAll(HttpServerRequest req, HttpServerResponse res) {
         long limit = Math.min(MAX_BATCH_BYTES, config.maxUploadBytes() / 3 * 4 + 64 * 1024);
         return Http.body(req, (int) limit)
+                .map(Routes::object)
                 .flatMap(n -> {
                     RequestBodies.BatchBody batch = RequestBodies.read(n, RequestBodies.BatchBody.class);
                     Map<String, byte[]> files = new LinkedHashMap<>();

@@ -134,8 +134,32 @@ abstract class Routes {
         return withSession(req, Mono::just).flatMap(s -> then.get());
     }
 
+    /**
+     * The request's JSON body, which every route that reads one wants as an object.
+     *
+     * @param req the request
+     * @return the body; a 400 naming the body when it is not a JSON object
+     */
     Mono<JsonNode> body(HttpServerRequest req) {
-        return Http.body(req, config.maxJsonBytes());
+        return Http.body(req, config.maxJsonBytes()).map(Routes::object);
+    }
+
+    /**
+     * Checks that a request's body is a JSON object: {@code null}, an array, a number, a string or a boolean is a 400
+     * naming the body and what it was.
+     *
+     * @param body the parsed body
+     * @return the body
+     * @throws InvalidArgumentException when it is not an object
+     */
+    static JsonNode object(JsonNode body) {
+        if (!body.isObject()) {
+            throw new InvalidArgumentException(
+                    "body",
+                    "body must be a JSON object, got "
+                            + body.getNodeType().name().toLowerCase(java.util.Locale.ROOT));
+        }
+        return body;
     }
 
     /** Options from a request, with stdin joined to its upload when the request names one. */
