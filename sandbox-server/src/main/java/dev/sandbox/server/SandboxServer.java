@@ -11,6 +11,7 @@ import dev.sandbox.server.implementation.HostPaths;
 import dev.sandbox.server.implementation.ServerConfig;
 import dev.sandbox.server.implementation.ServerTls;
 import dev.sandbox.server.implementation.Sessions;
+import dev.sandbox.server.implementation.WorkdirRoot;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.handler.ssl.SslContext;
@@ -65,14 +66,22 @@ public final class SandboxServer implements AutoCloseable {
     private final ServerConfig config;
     private final boolean tls;
     private final AtomicBoolean stopped = new AtomicBoolean();
+    /** The workdir root this server made (given none), removed when it stops; {@code null} for a given root. */
+    private final Path madeRoot;
 
     private SandboxServer(
-            DisposableServer server, ChannelGroup connections, Api api, ServerConfig config, boolean tls) {
+            DisposableServer server,
+            ChannelGroup connections,
+            Api api,
+            ServerConfig config,
+            boolean tls,
+            Path madeRoot) {
         this.server = server;
         this.connections = connections;
         this.api = api;
         this.config = config;
         this.tls = tls;
+        this.madeRoot = madeRoot;
     }
 
     /**
@@ -124,7 +133,8 @@ public final class SandboxServer implements AutoCloseable {
     /**
      * Stops gracefully: new connections and requests are refused, running requests and streams get up to {@code
      * timeout} to end, then the remaining connections are closed, streaming commands released (killing them) and the
-     * sessions this server created destroyed. Blocks, so call it from a thread that may block. Idempotent.
+     * sessions this server created destroyed; the workdir root it made when given none is removed. Blocks, so call
+     * it from a thread that may block. Idempotent.
      *
      * @param timeout how long running requests may take to end
      */
@@ -142,6 +152,9 @@ public final class SandboxServer implements AutoCloseable {
         connections.close().awaitUninterruptibly(timeout.toMillis(), TimeUnit.MILLISECONDS);
         api.execs().releaseAll();
         api.sessions().destroyOwned(timeout.plusSeconds(5));
+        if (madeRoot != null) {
+            WorkdirRoot.removeMade(madeRoot);
+        }
         LOG.info("sandbox server on port {} stopped", server.port());
     }
 
@@ -399,7 +412,8 @@ public final class SandboxServer implements AutoCloseable {
 
         /**
          * Sets the directory that workdirs clients choose must be under, for a provider whose workdirs are host
-         * paths (the local provider); by default a directory the server makes under the temporary directory. A
+         * paths (the local provider); by default a directory the server makes under the temporary directory and
+         * removes, with what sessions left in it, when it stops (a directory given here is left alone). A
          * session asking for a workdir outside it (after resolving {@code ..} and symbolic links) is refused with 400
          * naming {@code workdir}. Sessions that name no workdir get the provider's fresh one as before.
          *
@@ -561,9 +575,15 @@ public final class SandboxServer implements AutoCloseable {
                         .bindNow(Duration.ofSeconds(10));
             } catch (ChannelBindException e) {
                 api.sessions().stopLeases();
+                if (workdirRoot == null) {
+                    WorkdirRoot.removeMade(root);
+                }
                 throw BindFailure.of(host, port, e);
             } catch (RuntimeException e) {
                 api.sessions().stopLeases();
+                if (workdirRoot == null) {
+                    WorkdirRoot.removeMade(root);
+                }
                 throw e;
             }
             api.sessions().adoptLeased(api.tenants()).subscribe(); // in the background: the server already serves
@@ -573,7 +593,8 @@ public final class SandboxServer implements AutoCloseable {
                     host,
                     server.port(),
                     sslContext != null ? " (TLS)" : "");
-            return new SandboxServer(server, connections, api, config, sslContext != null);
+            return new SandboxServer(
+                    server, connections, api, config, sslContext != null, workdirRoot == null ? root : null);
         }
 
         private Path resolvedRoot() {

@@ -4,6 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.sandbox.BackendException;
 import dev.sandbox.ProviderClosedException;
 import dev.sandbox.SandboxException;
+import dev.sandbox.implementation.wire.ErrorBodies;
+import dev.sandbox.implementation.wire.WireJson;
 import java.io.IOException;
 import java.util.concurrent.TimeoutException;
 import reactor.netty.channel.AbortedException;
@@ -47,7 +49,7 @@ public final class RemoteErrors {
      * @return {@code true} when the same request may succeed later
      */
     public static boolean retryableStatus(int status) {
-        return status == 408 || status == 429 || status == 502 || status == 503 || status == 504;
+        return ErrorBodies.retryableStatus(status);
     }
 
     /**
@@ -59,8 +61,7 @@ public final class RemoteErrors {
      * @return {@code true} when retrying may help
      */
     public static boolean retryable(JsonNode error, int status) {
-        JsonNode flag = error == null ? null : error.get("retryable");
-        return flag != null && flag.isBoolean() ? flag.booleanValue() : retryableStatus(status);
+        return ErrorBodies.retryable(error, status);
     }
 
     /**
@@ -85,7 +86,7 @@ public final class RemoteErrors {
      * @return the exception, retryable as {@link #retryable} says
      */
     public static BackendException answered(int status, JsonNode error, String message, Throwable cause) {
-        return new BackendException(message, cause, retryable(error, status));
+        return ErrorBodies.answered(status, error, message, cause);
     }
 
     /**

@@ -14,6 +14,8 @@ import dev.sandbox.implementation.files.Removal;
 import dev.sandbox.implementation.files.SandboxTree;
 import dev.sandbox.implementation.files.TarCodec;
 import dev.sandbox.implementation.files.TreeItem;
+import dev.sandbox.implementation.wire.RequestBodies;
+import dev.sandbox.implementation.wire.ResourceBodies;
 import io.netty.handler.codec.http.HttpMethod;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
