@@ -8,8 +8,10 @@
  * Usage: sandbox-reaper [--socket PATH] [--state DIR] [--interval-ms N] [--once] [--filter-label KEY=VALUE]
  *   defaults /var/run/docker.sock, /state, 1000. Runs one round per interval until SIGTERM/SIGINT (exit 0); --once
  *   runs one round (exit 0, or 1 on a Docker error). --filter-label narrows the listing to containers that also carry
- *   that label (tests on a shared daemon). One line per action on stdout, errors on stderr, at most one line per
- *   container per round.
+ *   that label (tests on a shared daemon). --session-label KEY names sessions by the label KEY instead of
+ *   dev.sandbox.session: a test that runs its own reaper on a shared daemon labels its sessions so, and the daemon's
+ *   reaper (which lists dev.sandbox.session) never sees them. One line per action on stdout, errors on stderr, at most
+ *   one line per container per round.
  *
  * One round:
  *  1. GET /v1.41/containers/json?all=1&filters={"label":["dev.sandbox.session"]} over the Unix socket, HTTP/1.1,
@@ -53,6 +55,8 @@
 #define GARBAGE_AGE_S 600
 
 static volatile sig_atomic_t g_stop;
+/* the label whose value names a session (--session-label); at most 63 bytes of [A-Za-z0-9_.-] */
+static const char *g_session_label = "dev.sandbox.session";
 
 /* ---------- a growable byte buffer with a hard cap ---------- */
 struct buf {
@@ -216,7 +220,7 @@ static int docker_request(const char *sock, const char *method, const char *path
     struct timeval tv = {.tv_sec = IO_TIMEOUT_S};
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-    char req[512];
+    char req[1024]; /* the list path is at most 85 + 63 + 459 + 6 bytes */
     int rn = snprintf(req, sizeof req, "%s %s HTTP/1.1\r\nHost: docker\r\nConnection: close\r\n\r\n", method, path);
     int rc = -1;
     if (connect(fd, (struct sockaddr *)&a, sizeof a) < 0) {
@@ -435,7 +439,7 @@ static int parse_labels(struct js *j, struct container *c) {
     long kl;
     int first = 1, r;
     while ((r = js_next(j, '{', &first, k, sizeof k, &kl)) == 1) {
-        int e = key_is(k, kl, "dev.sandbox.session")       ? take_str(j, c->session, sizeof c->session, &c->session_len)
+        int e = key_is(k, kl, g_session_label)             ? take_str(j, c->session, sizeof c->session, &c->session_len)
                 : key_is(k, kl, "dev.sandbox.expires-at")    ? take_str(j, c->expires, sizeof c->expires, &c->expires_len)
                 : key_is(k, kl, "dev.sandbox.lease-seconds") ? take_str(j, c->lease, sizeof c->lease, &c->lease_len)
                                                              : js_skip(j);
@@ -697,7 +701,7 @@ static void on_signal(int sig) {
 
 static int usage(const char *why) {
     fprintf(stderr, "sandbox-reaper: %s\nusage: sandbox-reaper [--socket PATH] [--state DIR] [--interval-ms N] [--once]"
-                    " [--filter-label KEY=VALUE] [--idle-exit-seconds N]\n", why);
+                    " [--filter-label KEY=VALUE] [--session-label KEY] [--idle-exit-seconds N]\n", why);
     return 2;
 }
 
@@ -712,6 +716,15 @@ int main(int argc, char **argv) {
         if (!strcmp(a, "--socket")) o.socket = v;
         else if (!strcmp(a, "--state")) o.state = v;
         else if (!strcmp(a, "--filter-label")) filter = v;
+        else if (!strcmp(a, "--session-label")) {
+            if (strlen(v) > 63 || !valid_name(v, (long)strlen(v))) {
+                char why[160];
+                snprintf(why, sizeof why, "--session-label must match [A-Za-z0-9][A-Za-z0-9_.-]{0,62}, not '%.64s%s'", v,
+                         strlen(v) > 64 ? "..." : "");
+                return usage(why);
+            }
+            g_session_label = v;
+        }
         else if (!strcmp(a, "--interval-ms")) {
             long long ms;
             if (parse_epoch(v, strlen(v), 0, &ms) || ms < 1 || ms > 86400000) return usage("--interval-ms must be 1..86400000");
@@ -734,7 +747,7 @@ int main(int argc, char **argv) {
         snprintf(extra + k, sizeof extra - k, "%%22");
     }
     snprintf(o.list_path, sizeof o.list_path,
-             "/v1.41/containers/json?all=1&filters=%%7B%%22label%%22%%3A%%5B%%22dev.sandbox.session%%22%s%%5D%%7D", extra);
+             "/v1.41/containers/json?all=1&filters=%%7B%%22label%%22%%3A%%5B%%22%s%%22%s%%5D%%7D", g_session_label, extra);
     setvbuf(stdout, NULL, _IOLBF, 0);
     struct sigaction sa = {.sa_handler = on_signal};
     sigaction(SIGTERM, &sa, NULL);

@@ -520,8 +520,29 @@ static void test_round(void) {
     CHECK(rc == 1 && strstr(log, "DELETE") == NULL);
 }
 
+/* --session-label: the session is named by that label, and dev.sandbox.session is then just another label */
+static void test_session_label(void) {
+    struct container *cs;
+    size_t n;
+    g_session_label = "dev.sandbox.e2e.session";
+    CHECK(parse("[{\"Labels\":{\"dev.sandbox.session\":\"a\",\"dev.sandbox.e2e.session\":\"b\","
+                "\"dev.sandbox.expires-at\":\"5\"}},{\"Labels\":{\"dev.sandbox.session\":\"c\"}}]",
+                &cs, &n) == 0);
+    CHECK(n == 2);
+    if (n == 2) {
+        CHECK(valid_session(&cs[0]) && !strcmp(cs[0].session, "b") && !strcmp(cs[0].expires, "5"));
+        CHECK(!valid_session(&cs[1]) && cs[1].session_len == -1);
+    }
+    free(cs);
+    g_session_label = "dev.sandbox.session";
+    CHECK(parse("[{\"Labels\":{\"dev.sandbox.e2e.session\":\"b\"}}]", &cs, &n) == 0 && n == 1);
+    CHECK(n == 1 && !valid_session(&cs[0]));
+    free(cs);
+}
+
 int main(void) {
     test_normal_list();
+    test_session_label();
     test_malformed();
     test_deep_nesting();
     test_huge_strings_and_bad_labels();

@@ -5,6 +5,12 @@
 # writes state files into a Docker volume, runs the reaper once in its own container with the socket and the volume
 # mounted, and checks exactly the right sessions are gone. Everything it creates carries a run label and is removed
 # on exit, pass or fail. Without a daemon it skips, unless CI=true (then it fails).
+#
+# The daemon is shared: the Docker provider's own reaper (dev-sandbox-reaper, one per daemon) lists every container
+# labelled dev.sandbox.session and judges it by its own state store, so it would remove the sessions whose deadline
+# or lease only this test's store extends (and the expired ones before this test's reaper could). Any provider, in
+# any JVM, may start it again at any moment, so it cannot be kept stopped. Instead this test names its sessions with
+# a label of its own (--session-label), which that reaper never lists; the deadline and lease labels are the real ones.
 set -euo pipefail
 
 BIN=${1:?usage: reaper-e2e.sh PATH/TO/sandbox-reaper}
@@ -23,6 +29,7 @@ docker image inspect "$TEST_IMAGE" >/dev/null 2>&1 || fail "missing test image $
 
 run="reaper-e2e-$$-$RANDOM"
 run_label="dev.sandbox.test-run=$run"
+session_label=dev.sandbox.reaper-e2e.session
 image="sandbox-reaper-e2e:$run"
 volume="$run-state"
 tmp=$(mktemp -d)
@@ -37,11 +44,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# The Docker provider's own reaper (one per daemon, left by earlier tests for up to ten minutes) would judge this
-# test's sessions by its own state store and remove the ones whose deadline or lease only our store extends. Stop it;
-# the provider starts it again when it next makes or holds a session.
-docker rm -f dev-sandbox-reaper >/dev/null 2>&1 || true
-
 # the image: one file, the static binary
 mkdir "$tmp/root"
 cp "$BIN" "$tmp/root/sandbox-reaper"
@@ -54,7 +56,7 @@ now=$(date +%s)
 session() { # name, then extra --label arguments
   local name=$1
   shift
-  docker run -d --label "$run_label" --label "dev.sandbox.session=$run-$name" "$@" "$TEST_IMAGE" sleep 600 >/dev/null
+  docker run -d --label "$run_label" --label "$session_label=$run-$name" "$@" "$TEST_IMAGE" sleep 600 >/dev/null
 }
 session deadline --label "dev.sandbox.expires-at=$((now - 10))"
 session lease --label dev.sandbox.expires-at=never --label dev.sandbox.lease-seconds=1
@@ -64,7 +66,7 @@ session shortened --label dev.sandbox.expires-at=never
 session running --label "dev.sandbox.expires-at=$((now + 600))"
 docker run -d --label "$run_label" "$TEST_IMAGE" sleep 600 >/dev/null # unlabelled: not a session
 # a session whose process has ended (run in the foreground: it has exited when docker run returns)
-docker run --label "$run_label" --label "dev.sandbox.session=$run-exited" --label dev.sandbox.expires-at=never \
+docker run --label "$run_label" --label "$session_label=$run-exited" --label dev.sandbox.expires-at=never \
   "$TEST_IMAGE" true
 
 # the state store, written the way the provider writes it
@@ -78,15 +80,20 @@ docker run --rm --label "$run_label" -v "$volume:/state" "$TEST_IMAGE" sh -c "
   echo 1 > /state/leases/$run-gone-recently"
 
 # the unrenewed lease is Created + 1 s: wait (bounded) until the clock is past it
-created=$(date -d "$(docker inspect -f '{{.Created}}' "$(docker ps -aq --filter "label=dev.sandbox.session=$run-lease")")" +%s)
+created=$(date -d "$(docker inspect -f '{{.Created}}' "$(docker ps -aq --filter "label=$session_label=$run-lease")")" +%s)
 for _ in $(seq 1 50); do
   [ "$(date +%s)" -ge $((created + 1)) ] && break
   sleep 0.1
 done
 
+# a reaper as the daemon's lists dev.sandbox.session: it sees none of these sessions (it has no state store here)
+seen=$(docker run --rm --label "$run_label" -v "$SOCKET:/var/run/docker.sock" "$image" --once --state /none \
+  --filter-label "$run_label" 2>&1) || fail "the reaper without --session-label failed: $seen"
+[ -z "$seen" ] || fail "a reaper without --session-label acted on this test's sessions: $seen"
+
 set +e
 out=$(docker run --name "$run-reaper" --label "$run_label" -v "$SOCKET:/var/run/docker.sock" -v "$volume:/state" \
-  "$image" --once --filter-label "$run_label" 2>"$tmp/stderr")
+  "$image" --once --session-label "$session_label" --filter-label "$run_label" 2>"$tmp/stderr")
 code=$?
 set -e
 say "reaper output:"
@@ -94,8 +101,8 @@ printf '%s\n' "$out" | sed 's/^/  /'
 sed 's/^/  stderr: /' "$tmp/stderr"
 [ "$code" -eq 0 ] || fail "reaper exited $code"
 
-left=$(docker ps -a --filter "label=$run_label" --filter label=dev.sandbox.session \
-  --format '{{.Label "dev.sandbox.session"}}' | sed "s/^$run-//" | sort | tr '\n' ' ')
+left=$(docker ps -a --filter "label=$run_label" --filter "label=$session_label" \
+  --format "{{.Label \"$session_label\"}}" | sed "s/^$run-//" | sort | tr '\n' ' ')
 say "sessions left: $left"
 [ "$left" = "extended renewed running " ] || fail "expected 'extended renewed running ' left, got '$left'"
 unlabelled=$(docker ps -aq --filter "label=$run_label" --filter status=running | wc -l)
@@ -113,8 +120,8 @@ say "state files left: $files"
 
 # the long-running mode: it removes what ends later, and a SIGTERM (docker stop) ends it with status 0, not a kill
 docker run -d --name "$run-loop" --label "$run_label" -v "$SOCKET:/var/run/docker.sock" -v "$volume:/state" \
-  "$image" --interval-ms 100 --filter-label "$run_label" >/dev/null
-docker run --label "$run_label" --label "dev.sandbox.session=$run-later" "$TEST_IMAGE" true
+  "$image" --interval-ms 100 --session-label "$session_label" --filter-label "$run_label" >/dev/null
+docker run --label "$run_label" --label "$session_label=$run-later" "$TEST_IMAGE" true
 for _ in $(seq 1 100); do
   docker logs "$run-loop" 2>/dev/null | grep -qxF "removed $run-later (exited)" && break
   sleep 0.1
