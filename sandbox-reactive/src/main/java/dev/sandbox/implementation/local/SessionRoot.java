@@ -14,7 +14,6 @@ import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Instant;
@@ -343,7 +342,7 @@ final class SessionRoot implements AutoCloseable {
         }
     }
 
-    private static Stat statx(int dirFd, String name, int flags) {
+    static Stat statx(int dirFd, String name, int flags) {
         Memory buf = STATX.get();
         if (Sys.statx(dirFd, Sys.path(name), flags, Sys.STATX_BASIC_STATS, buf) < 0) {
             return null;
@@ -668,60 +667,7 @@ final class SessionRoot implements AutoCloseable {
             parent.close();
             throw e;
         }
-        return new Destination(parent);
-    }
-
-    private static final class Destination implements LocalFileIo.Destination {
-        private final Parent parent;
-
-        Destination(Parent parent) {
-            this.parent = parent;
-        }
-
-        @Override
-        public String targetName() {
-            return parent.name();
-        }
-
-        @Override
-        public FileChannel createTemp(String tempName) throws IOException {
-            // one component after the directory's descriptor, created exclusively: O_EXCL never follows a link
-            return FileChannel.open(
-                    proc(parent.fd()).resolve(tempName),
-                    StandardOpenOption.CREATE_NEW,
-                    StandardOpenOption.WRITE,
-                    LinkOption.NOFOLLOW_LINKS);
-        }
-
-        @Override
-        public void replaceTarget(String tempName) throws IOException {
-            if (Sys.renameat(parent.fd(), Sys.path(tempName), parent.fd(), Sys.path(parent.name())) < 0) {
-                int errno = Sys.errno();
-                throw new IOException(Sys.strerror(errno) + (errno == Sys.EISDIR ? " (Is a directory)" : ""));
-            }
-        }
-
-        @Override
-        public void deleteTemp(String tempName) {
-            Sys.unlinkat(parent.fd(), Sys.path(tempName), 0);
-        }
-
-        @Override
-        public boolean targetExists() {
-            return statx(parent.fd(), parent.name(), Sys.AT_SYMLINK_NOFOLLOW) != null;
-        }
-
-        @Override
-        public void renameTemp(String from, String to) throws IOException {
-            if (Sys.renameat(parent.fd(), Sys.path(from), parent.fd(), Sys.path(to)) < 0) {
-                throw new IOException(Sys.strerror(Sys.errno()));
-            }
-        }
-
-        @Override
-        public void close() {
-            parent.close();
-        }
+        return new RootDestination(parent);
     }
 
     /** Makes a symbolic link; the entry must not exist. The target is stored as given (it is followed, later, only
