@@ -115,7 +115,8 @@ class CtrlCCliIT {
     class OnDocker {
         @Test
         void ctrlCOnExecInADockerSessionKillsTheCommand() throws Exception {
-            List<String> docker = List.of("--provider", "docker", "--pull", "never");
+            List<String> docker =
+                    List.of("--provider", "docker", "--image", DockerCliTest.TEST_IMAGE, "--pull", "never");
             JarCli.Result created = JarCli.run(dir, concat(List.of("create"), docker, List.of("--lifetime", "3m")));
             assertThat(created.code()).as(created.err()).isZero();
             String session = created.out().strip();

@@ -24,7 +24,16 @@ import org.junit.jupiter.api.Test;
 class McpDockerCliTest {
     @Test
     void sandbox_mcp_works_in_docker_sessions() {
-        List<String> command = cli("mcp", "--provider", "docker", "--pull", "never", "--timeout", "30s");
+        List<String> command = cli(
+                "mcp",
+                "--provider",
+                "docker",
+                "--image",
+                DockerCliTest.TEST_IMAGE,
+                "--pull",
+                "never",
+                "--timeout",
+                "30s");
         ServerParameters params = ServerParameters.builder(command.get(0))
                 .args(command.subList(1, command.size()))
                 .build();
