@@ -150,10 +150,12 @@ class CtrlCCliIT {
                     .as(r.err())
                     .singleElement()
                     .asString()
-                    .startsWith("sandbox: docker: cannot pull image 'nosuch:tag'")
+                    .startsWith("sandbox: docker: image 'nosuch:tag' is not present and could not be pulled (HTTP ")
+                    .contains("--image IMAGE")
                     .doesNotContain("\\\"")
                     .doesNotEndWith("\\");
-            String daemonSays = r.err().substring(r.err().indexOf("): ") + 3).strip();
+            int from = r.err().indexOf(": ", r.err().indexOf("(HTTP ")) + 2;
+            String daemonSays = r.err().substring(from, r.err().indexOf("). Pull it")).strip();
             assertThat(daemonSays).as("the daemon's message").isNotEmpty();
             assertThat(daemonSays.chars().filter(c -> c == '"').count() % 2)
                     .as("its quotes are all there: " + daemonSays)
