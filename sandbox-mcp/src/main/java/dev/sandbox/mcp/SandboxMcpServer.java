@@ -3,6 +3,7 @@ package dev.sandbox.mcp;
 import dev.sandbox.InvalidArgumentException;
 import dev.sandbox.SandboxProvider;
 import dev.sandbox.SessionOptions;
+import dev.sandbox.mcp.implementation.Isolation;
 import dev.sandbox.mcp.implementation.SandboxToolSpecs;
 import dev.sandbox.mcp.implementation.SerializedStdio;
 import dev.sandbox.mcp.implementation.SessionRegistry;
@@ -212,9 +213,10 @@ public final class SandboxMcpServer implements AutoCloseable {
         specifications.forEach(t -> validator.validate(t.tool().inputSchema(), Map.of()));
         McpAsyncServer server = spec.serverInfo(settings.name, settings.version)
                 .jsonSchemaValidator(validator)
-                .instructions("Tools to run commands and code in isolated sandbox sessions: create_session first, then"
-                        + " pass its session_id to run_command, run_code, read_file, write_file and list_files;"
-                        + " destroy_session when done.")
+                .instructions("Tools to run commands and code in sandbox sessions, each "
+                        + Isolation.of(registry.providerName()) + ". create_session first, then pass its session_id"
+                        + " to run_command, run_code, read_file, write_file and list_files; destroy_session when"
+                        + " done.")
                 .capabilities(
                         McpSchema.ServerCapabilities.builder().tools(false).build())
                 .tools(specifications)

@@ -70,7 +70,10 @@ class SandboxMcpStdioMalformedTest {
             assertThat(next(lines))
                     .isEqualTo("{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"error\":{\"code\":-32600,\"message\":"
                             + "\"Invalid Request: \\\"method\\\" must be a string\"}}");
-            assertThat(next(lines)).contains("\"id\":1").contains("\"serverInfo\"");
+            assertThat(next(lines))
+                    .contains("\"id\":1")
+                    .contains("\"serverInfo\"")
+                    .contains("NO isolation");
             assertThat(next(lines)).contains("\"id\":4").contains("\"result\"");
 
             client.write("{\"jsonrpc\": [".getBytes(StandardCharsets.UTF_8)); // the input ends mid-message
