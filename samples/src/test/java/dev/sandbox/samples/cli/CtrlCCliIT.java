@@ -155,7 +155,8 @@ class CtrlCCliIT {
                     .doesNotContain("\\\"")
                     .doesNotEndWith("\\");
             int from = r.err().indexOf(": ", r.err().indexOf("(HTTP ")) + 2;
-            String daemonSays = r.err().substring(from, r.err().indexOf("). Pull it")).strip();
+            String daemonSays =
+                    r.err().substring(from, r.err().indexOf("). Pull it")).strip();
             assertThat(daemonSays).as("the daemon's message").isNotEmpty();
             assertThat(daemonSays.chars().filter(c -> c == '"').count() % 2)
                     .as("its quotes are all there: " + daemonSays)
