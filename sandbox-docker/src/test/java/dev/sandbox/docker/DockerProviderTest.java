@@ -270,6 +270,26 @@ class DockerProviderTest {
     }
 
     @Test
+    void anImageThatCannotBePulledIsAnErrorNamingItAndHowToChooseAnother() {
+        // a registry under .invalid never resolves: the daemon's pull fails on every machine, nothing is downloaded
+        String image = "registry.invalid/sandbox/none:1";
+        StepVerifier.create(provider.create(
+                        options(),
+                        DockerTestSupport.settings()
+                                .withImage(image)
+                                .withPullPolicy(DockerSettings.PullPolicy.IF_NOT_PRESENT)))
+                .expectErrorSatisfies(e -> assertThat(e)
+                        .isInstanceOf(dev.sandbox.BackendException.class)
+                        .hasMessageStartingWith(
+                                "docker: image '" + image + "' is not present and could not be pulled (")
+                        .hasMessageContaining("docker pull " + image)
+                        .hasMessageContaining("--image IMAGE")
+                        .hasMessageContaining("pull policy")
+                        .hasMessageNotContaining("Exception"))
+                .verify(WAIT);
+    }
+
+    @Test
     void theLifetimeEndsTheSandboxWithNoClientAlive() throws Exception {
         String id;
         try (DockerSandboxProvider shortLived = DockerSandboxProvider.builder()

@@ -3,9 +3,11 @@ package dev.sandbox.mcp;
 import dev.sandbox.InvalidArgumentException;
 import dev.sandbox.SandboxProvider;
 import dev.sandbox.SessionOptions;
+import dev.sandbox.mcp.implementation.Isolation;
 import dev.sandbox.mcp.implementation.SandboxToolSpecs;
 import dev.sandbox.mcp.implementation.SerializedStdio;
 import dev.sandbox.mcp.implementation.SessionRegistry;
+import dev.sandbox.mcp.implementation.StdioInbound;
 import dev.sandbox.mcp.implementation.StreamableHttpEndpoint;
 import dev.sandbox.server.ServerEndpoint;
 import dev.sandbox.tools.ToolLimits;
@@ -20,12 +22,14 @@ import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -106,7 +110,9 @@ public final class SandboxMcpServer implements AutoCloseable {
      * Serves one MCP client over a pair of streams (newline-delimited JSON-RPC, the SDK's stdio transport) and returns
      * when the input ends (the client closed it) or this server is closed. Only JSON-RPC messages are written to
      * {@code out}; log elsewhere. Blocks: call it from a thread that may block, such as {@code main}. The sessions the
-     * client created stay until {@link #close()}.
+     * client created stay until {@link #close()}. A line that is not JSON is answered with a JSON-RPC parse error
+     * ({@code -32700}, id {@code null}), JSON that is not a JSON-RPC 2.0 message with an invalid request error ({@code
+     * -32600}); either way the server reads on, and returns at the input's end whatever came before it.
      *
      * @param in the client's messages, such as {@code System.in}
      * @param out where the answers go, such as {@code System.out}
@@ -119,7 +125,24 @@ public final class SandboxMcpServer implements AutoCloseable {
             throw new IllegalStateException("this MCP server is closed");
         }
         CountDownLatch ended = new CountDownLatch(1);
-        InputStream watched = new FilterInputStream(in) {
+        // the client's lines are checked before the SDK's transport reads them: it would stop reading for good at a
+        // malformed one (answering nothing, and never seeing the input end); bad lines are answered with JSON-RPC
+        // errors here, good ones go on through a pipe
+        StdioInbound inbound;
+        try {
+            inbound = new StdioInbound(in, out, json, StdioInbound.MAX_LINE_BYTES, () -> {
+                // the transport was handed the input's end: give it a moment to read the lines before it
+                try {
+                    ended.await(5, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                ended.countDown();
+            });
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        InputStream watched = new FilterInputStream(inbound.forwarded()) {
             @Override
             public int read() throws IOException {
                 return noted(super.read());
@@ -143,12 +166,14 @@ public final class SandboxMcpServer implements AutoCloseable {
                 super.close();
             }
         };
-        McpAsyncServer server =
-                start(McpServer.async(new SerializedStdio(new StdioServerTransportProvider(json, watched, out))));
+        McpAsyncServer server = start(McpServer.async(new SerializedStdio(
+                new StdioServerTransportProvider(json, watched, out, StdioInbound.MAX_LINE_BYTES))));
+        inbound.start();
         closers.add(ended::countDown);
         try {
             ended.await();
         } finally {
+            inbound.stop();
             servers.remove(server);
             server.closeGracefully().onErrorResume(e -> Mono.empty()).block(Duration.ofSeconds(5));
         }
@@ -188,9 +213,10 @@ public final class SandboxMcpServer implements AutoCloseable {
         specifications.forEach(t -> validator.validate(t.tool().inputSchema(), Map.of()));
         McpAsyncServer server = spec.serverInfo(settings.name, settings.version)
                 .jsonSchemaValidator(validator)
-                .instructions("Tools to run commands and code in isolated sandbox sessions: create_session first, then"
-                        + " pass its session_id to run_command, run_code, read_file, write_file and list_files;"
-                        + " destroy_session when done.")
+                .instructions("Tools to run commands and code in sandbox sessions, each "
+                        + Isolation.of(registry.providerName()) + ". create_session first, then pass its session_id"
+                        + " to run_command, run_code, read_file, write_file and list_files; destroy_session when"
+                        + " done.")
                 .capabilities(
                         McpSchema.ServerCapabilities.builder().tools(false).build())
                 .tools(specifications)

@@ -1,5 +1,6 @@
 package dev.sandbox.samples.cli;
 
+import dev.sandbox.SandboxException;
 import dev.sandbox.SandboxProvider;
 import dev.sandbox.SessionOptions;
 import dev.sandbox.local.LocalSandboxProvider;
@@ -7,6 +8,7 @@ import dev.sandbox.mcp.SandboxMcpServer;
 import dev.sandbox.tools.ToolLimits;
 import java.io.PrintStream;
 import java.time.Duration;
+import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -19,6 +21,10 @@ import picocli.CommandLine.Option;
  * and code in them and read, write and list their files. Stdout carries only MCP messages (JSON-RPC, one per line);
  * everything else goes to stderr. It runs until stdin ends or SIGINT/SIGTERM, then destroys the sessions its client
  * created and exits 0.
+ *
+ * <p>Its tools run code a model wrote, so its default provider is an isolated one: without {@code --provider} it is
+ * Docker when a daemon answers, else a refusal that says how to choose; the local provider (host processes, no
+ * isolation) only when named, with a warning on stderr.
  */
 @Command(
         name = "mcp",
@@ -28,7 +34,10 @@ import picocli.CommandLine.Option;
                     + " create sessions of the chosen provider (create_session, list_sessions, destroy_session), run"
                     + " commands and code in them (run_command, run_code; output streamed as progress) and read,"
                     + " write and list their files (read_file, write_file, list_files). Runs until stdin ends or"
-                    + " SIGINT/SIGTERM, then destroys the sessions it created."
+                    + " SIGINT/SIGTERM, then destroys the sessions it created.",
+            "The code a model writes runs there: without --provider it uses Docker when a daemon answers and refuses"
+                    + " to start otherwise; --provider local (host processes, no isolation) only when named, with a"
+                    + " warning."
         })
 final class McpCommand extends SessionSubcommand {
     @Option(
@@ -54,6 +63,22 @@ final class McpCommand extends SessionSubcommand {
             description = "keep at most SIZE of each output stream in an answer, with an optional k or m suffix [16k]")
     Long maxOutput;
 
+    /** How long the default's probe waits for the Docker daemon's answer. */
+    static final Duration PROBE = Duration.ofSeconds(10);
+
+    /** Whether {@code --provider} was given; without it the default is Docker, the isolated provider, or nothing. */
+    private boolean providerNamed() {
+        return spec.commandLine().getParseResult().hasMatchedOption("--provider");
+    }
+
+    @Override
+    void validate() {
+        if (!providerNamed()) {
+            providerOptions.name = "docker"; // so the Docker options (--image, --pull...) apply to the default
+        }
+        super.validate();
+    }
+
     @Override
     int execute() throws UsageException {
         if (maxSessions < 1 || maxSessions > 1024) {
@@ -78,6 +103,18 @@ final class McpCommand extends SessionSubcommand {
             throw usageError(e.getMessage());
         }
         SandboxProvider sessions = provider();
+        if (!providerNamed()) {
+            String refusal = dockerRefusal(sessions);
+            if (refusal != null) {
+                sessions.close();
+                return SandboxCli.fail(cli.err, refusal, SandboxCli.EXIT_ERROR);
+            }
+        } else if (provider.name().equals("local")) {
+            cli.err.println("sandbox: warning: --provider local runs the model's commands as host processes of this"
+                    + " user, without isolation (they can read and change whatever you can); --provider docker runs"
+                    + " each session in a container");
+            cli.err.flush();
+        }
         SandboxMcpServer mcp = SandboxMcpServer.builder(sessions)
                 .limits(limits)
                 .sessionOptions(options)
@@ -145,6 +182,25 @@ final class McpCommand extends SessionSubcommand {
                 finished.countDown();
             }
         }
+    }
+
+    /**
+     * Why the default, Docker, cannot serve: {@code null} when its daemon answers a listing within {@link #PROBE}.
+     */
+    private static String dockerRefusal(SandboxProvider docker) {
+        String reason;
+        try {
+            docker.list(Map.of()).take(1).then().block(PROBE);
+            return null;
+        } catch (SandboxException e) {
+            reason = e.getMessage();
+        } catch (IllegalStateException e) { // block's timeout
+            reason = "the Docker daemon did not answer within " + PROBE.toSeconds() + " s";
+        }
+        return "sandbox mcp runs the code a model writes, so without --provider it uses Docker, and no Docker daemon"
+                + " answers (" + reason + "). Start Docker or set DOCKER_HOST, or choose a provider: --provider"
+                + " docker|remote|local (remote: a sandbox serve, with --url and --token-file; local: host processes"
+                + " of your user, without isolation)";
     }
 
     /** The chosen provider, for as long as the server runs. */

@@ -36,7 +36,11 @@ record Provider(String name, String url, Path tokenFile, Path caCert, Docker doc
             Long memory,
             Long pidsLimit,
             java.time.Duration lease) {
-        /** The image sessions use when {@code --image} is not given. */
-        static final String DEFAULT_IMAGE = "sandbox-test:busybox";
+        /**
+         * The image sessions use when {@code --image} is not given: a small public image a user's daemon pulls on
+         * first use (pull policy if-not-present). Any image works (the agent is a static program copied in); a Python
+         * one because code that AI agents write and run is most often Python, and {@code run_code} offers it.
+         */
+        static final String DEFAULT_IMAGE = "python:3.12-slim";
     }
 }

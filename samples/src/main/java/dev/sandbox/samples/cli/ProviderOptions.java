@@ -18,7 +18,7 @@ final class ProviderOptions extends DockerOptions {
             completionCandidates = Values.Providers.class,
             order = -4,
             description = "where to run: local (host processes, no isolation), docker (containers on the Docker"
-                    + " daemon of DOCKER_HOST) or remote (a sandbox serve) [local]")
+                    + " daemon of DOCKER_HOST) or remote (a sandbox serve) [local; sandbox mcp: docker]")
     String name = "local";
 
     @Option(

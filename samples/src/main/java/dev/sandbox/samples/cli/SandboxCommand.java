@@ -141,11 +141,11 @@ final class SandboxCommand implements Callable<Integer> {
             PROVIDER and OPTIONS:
               --provider NAME     where to run: local (host processes, no isolation), docker
                                   (containers on the Docker daemon of DOCKER_HOST) or remote
-                                  (a sandbox serve) [local]
+                                  (a sandbox serve) [local; sandbox mcp: docker]
               --url URL           remote only: the server, such as http://127.0.0.1:7070
               --token-file FILE   remote only: the file holding the server's token
             DOCKER (docker only):
-              --image IMAGE       the sessions' image [sandbox-test:busybox]
+              --image IMAGE       the sessions' image [python:3.12-slim]
               --pull POLICY       always, if-not-present or never [if-not-present]
               --runtime NAME      runc, or runsc for gVisor [runc]
               --network NAME      none or bridge [none]

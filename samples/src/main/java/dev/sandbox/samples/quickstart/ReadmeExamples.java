@@ -36,8 +36,8 @@ public final class ReadmeExamples {
      */
     public static void docker() throws Exception {
         // tag::docker[]
-        try (DockerSandboxProvider docker = DockerSandboxProvider.create(DockerSettings.of("sandbox-test:busybox")
-                .withPullPolicy(DockerSettings.PullPolicy.NEVER)
+        // a public image, pulled on first use (the default pull policy, IF_NOT_PRESENT)
+        try (DockerSandboxProvider docker = DockerSandboxProvider.create(DockerSettings.of("python:3.12-slim")
                 .withMemoryLimit(256L << 20)
                 .withPidsLimit(128)
                 .withRuntime(DockerSettings.Runtime.RUNSC))) {

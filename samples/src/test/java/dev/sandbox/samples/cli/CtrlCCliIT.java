@@ -115,7 +115,8 @@ class CtrlCCliIT {
     class OnDocker {
         @Test
         void ctrlCOnExecInADockerSessionKillsTheCommand() throws Exception {
-            List<String> docker = List.of("--provider", "docker", "--pull", "never");
+            List<String> docker =
+                    List.of("--provider", "docker", "--image", DockerCliTest.TEST_IMAGE, "--pull", "never");
             JarCli.Result created = JarCli.run(dir, concat(List.of("create"), docker, List.of("--lifetime", "3m")));
             assertThat(created.code()).as(created.err()).isZero();
             String session = created.out().strip();
@@ -149,10 +150,13 @@ class CtrlCCliIT {
                     .as(r.err())
                     .singleElement()
                     .asString()
-                    .startsWith("sandbox: docker: cannot pull image 'nosuch:tag'")
+                    .startsWith("sandbox: docker: image 'nosuch:tag' is not present and could not be pulled (HTTP ")
+                    .contains("--image IMAGE")
                     .doesNotContain("\\\"")
                     .doesNotEndWith("\\");
-            String daemonSays = r.err().substring(r.err().indexOf("): ") + 3).strip();
+            int from = r.err().indexOf(": ", r.err().indexOf("(HTTP ")) + 2;
+            String daemonSays =
+                    r.err().substring(from, r.err().indexOf("). Pull it")).strip();
             assertThat(daemonSays).as("the daemon's message").isNotEmpty();
             assertThat(daemonSays.chars().filter(c -> c == '"').count() % 2)
                     .as("its quotes are all there: " + daemonSays)

@@ -52,9 +52,13 @@ class DockerCliTest {
         return new Outcome(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
     }
 
+    /** The image the test script builds; the CLI's default is a public image, and no test may pull. */
+    static final String TEST_IMAGE = "sandbox-test:busybox";
+
     /** A docker command line: the subcommand, the provider options, then the rest. */
     private static Outcome docker(String subcommand, String... rest) {
-        List<String> args = new ArrayList<>(List.of(subcommand, "--provider", "docker", "--pull", "never"));
+        List<String> args =
+                new ArrayList<>(List.of(subcommand, "--provider", "docker", "--image", TEST_IMAGE, "--pull", "never"));
         if (subcommand.equals("destroy") || subcommand.equals("snapshot") || subcommand.equals("ls")) {
             args = new ArrayList<>(List.of(subcommand, "--provider", "docker"));
         }
@@ -279,6 +283,33 @@ class DockerCliTest {
                                 .map(c -> c.getLabels().get(SESSION_LABEL) + " " + c.getState() + " " + c.getLabels())
                                 .toList())
                 .isEqualTo(before);
+    }
+
+    @Test
+    void theDefaultImageIsAPublicOneAndAFailedPullSaysWhichAndHowToChooseAnother() {
+        String image = Provider.Docker.DEFAULT_IMAGE;
+        assertThat(image).isEqualTo("python:3.12-slim");
+        assertThat(cli("exec", "--help").out()).contains("[" + image + "]");
+        boolean present;
+        try {
+            docker.inspectImageCmd(image).exec();
+            present = true;
+        } catch (com.github.dockerjava.api.exception.NotFoundException e) {
+            present = false;
+        }
+        // no registry answers on the test machines: the pull of the default image fails for real
+        Outcome run = cli("exec", "--provider", "docker", "--", "true");
+        if (present) {
+            assertThat(run.code()).as(run.err()).isZero();
+            return;
+        }
+        assertThat(run.code()).isEqualTo(SandboxCli.EXIT_ERROR);
+        assertThat(run.err())
+                .startsWith("sandbox: docker: image '" + image + "' is not present and could not be pulled (")
+                .contains("--image IMAGE")
+                .contains("--pull")
+                .doesNotContain("Exception");
+        assertThat(run.err().lines()).hasSize(1);
     }
 
     @Test

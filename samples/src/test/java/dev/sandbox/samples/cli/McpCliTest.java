@@ -50,6 +50,14 @@ class McpCliTest {
                 .block(WAIT);
     }
 
+    static String description(List<McpSchema.Tool> tools, String name) {
+        return tools.stream()
+                .filter(t -> t.name().equals(name))
+                .findFirst()
+                .orElseThrow()
+                .description();
+    }
+
     static String text(McpSchema.CallToolResult r) {
         return r.content().stream().map(c -> ((McpSchema.TextContent) c).text()).reduce("", String::concat);
     }
@@ -62,7 +70,8 @@ class McpCliTest {
 
     @Test
     void sandbox_mcp_serves_the_tools_on_stdio() {
-        List<String> command = cli("mcp", "--max-sessions", "1", "--timeout", "20s", "--max-output", "2k");
+        List<String> command =
+                cli("mcp", "--provider", "local", "--max-sessions", "1", "--timeout", "20s", "--max-output", "2k");
         ServerParameters params = ServerParameters.builder(command.get(0))
                 .args(command.subList(1, command.size()))
                 .build();
@@ -74,9 +83,15 @@ class McpCliTest {
                 .build();
         try {
             client.initialize().block(WAIT);
-            assertThat(client.listTools().block(WAIT).tools())
+            List<McpSchema.Tool> tools = client.listTools().block(WAIT).tools();
+            assertThat(tools)
                     .extracting(McpSchema.Tool::name)
                     .contains("create_session", "run_command", "run_code", "read_file", "write_file", "list_files");
+            // the model is told that a local session is host processes, not an isolated environment
+            assertThat(description(tools, "create_session"))
+                    .contains("host processes")
+                    .contains("NO isolation")
+                    .doesNotContain("container");
 
             String id = created(call(client, "create_session", Map.of()));
             McpSchema.CallToolResult full = call(client, "create_session", Map.of());
@@ -216,6 +231,9 @@ class McpCliTest {
             String id;
             try {
                 client.initialize().block(WAIT);
+                assertThat(description(client.listTools().block(WAIT).tools(), "create_session"))
+                        .contains("remote sandbox server")
+                        .doesNotContain("NO isolation");
                 id = created(call(client, "create_session", Map.of("labels", Map.of("via", "remote"))));
                 assertThat(text(call(client, "run_command", Map.of("session_id", id, "command", "echo remote-ran"))))
                         .startsWith("exit code: 0")

@@ -23,8 +23,49 @@ import org.junit.jupiter.api.Test;
 @RequiresDocker
 class McpDockerCliTest {
     @Test
+    void without_a_provider_sandbox_mcp_serves_docker_sessions_and_says_so() {
+        // no --provider: the daemon answers, so the default is Docker (with the test image: no test pulls)
+        List<String> command = cli("mcp", "--image", DockerCliTest.TEST_IMAGE, "--pull", "never", "--timeout", "30s");
+        McpAsyncClient client = McpClient.async(new StdioClientTransport(
+                        ServerParameters.builder(command.get(0))
+                                .args(command.subList(1, command.size()))
+                                .build(),
+                        McpJsonDefaults.getMapper()))
+                .requestTimeout(Duration.ofSeconds(90))
+                .initializationTimeout(WAIT)
+                .build();
+        try {
+            McpSchema.InitializeResult init = client.initialize().block(WAIT);
+            assertThat(init.instructions()).contains("Docker container").doesNotContain("NO isolation");
+            assertThat(McpCliTest.description(client.listTools().block(WAIT).tools(), "create_session"))
+                    .contains("a Docker container of its own")
+                    .doesNotContain("host processes");
+            McpSchema.CallToolResult made = client.callTool(McpSchema.CallToolRequest.builder("create_session")
+                            .arguments(Map.of())
+                            .build())
+                    .block(Duration.ofSeconds(90));
+            assertThat(text(made)).contains("(docker,");
+            String id = created(made);
+            assertThat(text(call(client, "run_command", Map.of("session_id", id, "command", "echo in-docker"))))
+                    .startsWith("exit code: 0")
+                    .contains("in-docker");
+        } finally {
+            client.closeGracefully().block(WAIT);
+        }
+    }
+
+    @Test
     void sandbox_mcp_works_in_docker_sessions() {
-        List<String> command = cli("mcp", "--provider", "docker", "--pull", "never", "--timeout", "30s");
+        List<String> command = cli(
+                "mcp",
+                "--provider",
+                "docker",
+                "--image",
+                DockerCliTest.TEST_IMAGE,
+                "--pull",
+                "never",
+                "--timeout",
+                "30s");
         ServerParameters params = ServerParameters.builder(command.get(0))
                 .args(command.subList(1, command.size()))
                 .build();

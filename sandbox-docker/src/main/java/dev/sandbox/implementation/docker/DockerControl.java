@@ -8,6 +8,7 @@ import com.github.dockerjava.api.command.InspectImageResponse;
 import com.github.dockerjava.api.command.PullImageResultCallback;
 import com.github.dockerjava.api.exception.BadRequestException;
 import com.github.dockerjava.api.exception.ConflictException;
+import com.github.dockerjava.api.exception.DockerException;
 import com.github.dockerjava.api.exception.NotFoundException;
 import com.github.dockerjava.api.model.Capability;
 import com.github.dockerjava.api.model.Container;
@@ -18,6 +19,7 @@ import com.github.dockerjava.core.DefaultDockerClientConfig;
 import com.github.dockerjava.core.DockerClientImpl;
 import com.github.dockerjava.transport.DockerHttpClient;
 import com.github.dockerjava.zerodep.ZerodepDockerHttpClient;
+import dev.sandbox.BackendException;
 import dev.sandbox.InvalidArgumentException;
 import dev.sandbox.SessionTerminatedException;
 import java.io.IOException;
@@ -177,9 +179,31 @@ public final class DockerControl implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw DockerErrors.interrupted("pulling image '" + image + "'", e);
+        } catch (DockerException e) {
+            // the daemon answered: no registry reachable, no such name or tag, a login refused
+            throw new BackendException(
+                    pullRefused(image, "HTTP " + e.getHttpStatus() + ": " + message(e)),
+                    e,
+                    DockerErrors.retryableStatus(e.getHttpStatus()));
         } catch (RuntimeException e) {
             throw translate("pull image '" + image + "'", e);
         }
+    }
+
+    /**
+     * What a user reads when an image is missing and its pull failed: the image, that it could not be pulled and why,
+     * and how to choose another image or pull policy (in the CLI, the Spring Boot starter and the Java API).
+     *
+     * @param image the image reference
+     * @param reason the daemon's reason
+     * @return the message
+     */
+    static String pullRefused(String image, String reason) {
+        return "docker: image '" + image + "' is not present and could not be pulled (" + reason + "). Pull it where a"
+                + " registry answers (docker pull " + image + "), or choose an image the daemon has (docker images):"
+                + " --image IMAGE in the CLI, sandbox.docker.image in Spring Boot, DockerSettings.of(image) in Java;"
+                + " the pull policy (--pull, sandbox.docker.pull, withPullPolicy: always, if-not-present or never)"
+                + " says when to pull";
     }
 
     /**

@@ -102,8 +102,9 @@ public final class SandboxToolSpecs {
         List<AsyncToolSpecification> specs = new ArrayList<>();
         specs.add(spec(
                 "create_session",
-                "Create a sandbox session: an isolated environment with its own working directory where run_command,"
-                        + " run_code and the file tools run. Answers the session id to pass to them. Sessions end"
+                "Create a sandbox session, where run_command, run_code and the file tools run: "
+                        + Isolation.of(registry.providerName())
+                        + ". Answers the session id to pass to them. Sessions end"
                         + " after their lifetime (default "
                         + human(sessionDefaults.lifetime().orElse(null)) + "), when destroyed, or when this server"
                         + " stops; at most " + registry.max() + " exist at once.",

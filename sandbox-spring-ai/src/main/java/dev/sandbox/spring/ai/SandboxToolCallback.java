@@ -74,8 +74,9 @@ final class SandboxToolCallback implements ToolCallback {
         return new ToolCallback[] {
             new SandboxToolCallback(
                     prefix + SandboxToolCallbacks.RUN_COMMAND,
-                    "Runs a shell command line (sh -c) in the sandbox, an isolated Linux environment, and answers its"
-                            + " exit code, stdout and stderr. Standard input is empty. " + bounds,
+                    "Runs a shell command line (sh -c) in the sandbox, a Linux environment (a container of its own with"
+                            + " the docker provider; host processes without isolation with the local one), and"
+                            + " answers its exit code, stdout and stderr. Standard input is empty. " + bounds,
                     schema(COMMAND),
                     block,
                     args -> tools.runCommand(required(args, COMMAND))),
