@@ -1,0 +1,308 @@
+/*
+ * fuzz_agent.c: a libFuzzer target for the agent's input side. One input is the byte stream a hostile client sends
+ * on one connection: the frame decoder (agent_conn.c, agent_frame.c), the dispatch and the request prologue
+ * (agent_request.c) and every handler read it, through the agent's own loop functions, until the agent ends the
+ * connection. The output is read and checked to be whole frames.
+ *
+ * Kept safe and deterministic at the link level (the Makefile's FUZZ_WRAP):
+ * - fork fails (EAGAIN): SPAWN is decoded, its pipes or terminal made and its failure answered; no process starts;
+ * - every path reaching agent_fs.c is put under a temporary directory, one that is emptied after each input; a path
+ *   with a ".." component and a symlink target that is absolute or holds ".." are refused (EACCES), so nothing the
+ *   input names can reach outside it.
+ * After each input: no connection, stream, task or file descriptor is left over (a leak is a crash).
+ *
+ * Built twice: with clang -fsanitize=fuzzer (make fuzz), and with FUZZ_REPLAY by the plain compiler under
+ * ASan/UBSan (make test), which replays the kept corpus and the regression inputs given as arguments.
+ */
+#include "agent.h"
+
+#undef main /* agent.c's main is renamed (-Dmain=...) so that libFuzzer's or the replay's can be the program's */
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static char root[64]; /* the temporary directory every path is confined to */
+static size_t root_len;
+
+/* ---------- link-level stubs: no process, no path outside root ---------- */
+
+pid_t __wrap_fork(void);
+pid_t __wrap_fork(void) {
+    errno = EAGAIN;
+    return -1;
+}
+
+/* 1 when a path has a ".." component */
+static int has_dotdot(const char *p) {
+    for (const char *s = p; (s = strstr(s, "..")) != NULL; s += 2)
+        if ((s == p || s[-1] == '/') && (s[2] == 0 || s[2] == '/')) return 1;
+    return 0;
+}
+
+/* root + path (malloc'd), or NULL for a path that could leave root */
+static char *confine(const char *path) {
+    if (path[0] != '/' || has_dotdot(path)) return NULL;
+    size_t n = strlen(path);
+    char *p = xmalloc(root_len + n + 1);
+    memcpy(p, root, root_len);
+    memcpy(p + root_len, path, n + 1);
+    return p;
+}
+
+#define CONFINED(call_with_p)                                                                                          \
+    char *p = confine(path);                                                                                           \
+    if (!p) return -EACCES;                                                                                            \
+    int rc = call_with_p;                                                                                              \
+    free(p);                                                                                                           \
+    return rc
+
+int __real_fs_stat(const char *path, struct fs_info *out);
+int __real_fs_mkdir(const char *path, uint32_t mode, int parents);
+int __real_fs_remove(const char *path, int recursive);
+int __real_fs_move(const char *from, const char *to);
+int __real_fs_symlink(const char *target, const char *path);
+int __real_fs_chmod(const char *path, uint32_t mode);
+int __real_fs_open_read(const char *path, uint64_t offset);
+int __real_fs_write_begin(const char *path, uint32_t mode, int parents, struct fs_write **out);
+int __real_fs_list_open(const char *path, uint32_t depth, struct fs_list **out);
+int __real_fs_watch_open(const char *path, int recursive, struct fs_watch **out);
+int __wrap_fs_stat(const char *path, struct fs_info *out);
+int __wrap_fs_mkdir(const char *path, uint32_t mode, int parents);
+int __wrap_fs_remove(const char *path, int recursive);
+int __wrap_fs_move(const char *from, const char *to);
+int __wrap_fs_symlink(const char *target, const char *path);
+int __wrap_fs_chmod(const char *path, uint32_t mode);
+int __wrap_fs_open_read(const char *path, uint64_t offset);
+int __wrap_fs_write_begin(const char *path, uint32_t mode, int parents, struct fs_write **out);
+int __wrap_fs_list_open(const char *path, uint32_t depth, struct fs_list **out);
+int __wrap_fs_watch_open(const char *path, int recursive, struct fs_watch **out);
+
+int __wrap_fs_stat(const char *path, struct fs_info *out) { CONFINED(__real_fs_stat(p, out)); }
+int __wrap_fs_mkdir(const char *path, uint32_t mode, int parents) { CONFINED(__real_fs_mkdir(p, mode, parents)); }
+int __wrap_fs_remove(const char *path, int recursive) { CONFINED(__real_fs_remove(p, recursive)); }
+int __wrap_fs_chmod(const char *path, uint32_t mode) { CONFINED(__real_fs_chmod(p, mode)); }
+int __wrap_fs_open_read(const char *path, uint64_t offset) { CONFINED(__real_fs_open_read(p, offset)); }
+int __wrap_fs_write_begin(const char *path, uint32_t mode, int parents, struct fs_write **out) {
+    CONFINED(__real_fs_write_begin(p, mode, parents, out));
+}
+int __wrap_fs_list_open(const char *path, uint32_t depth, struct fs_list **out) {
+    CONFINED(__real_fs_list_open(p, depth, out));
+}
+int __wrap_fs_watch_open(const char *path, int recursive, struct fs_watch **out) {
+    CONFINED(__real_fs_watch_open(p, recursive, out));
+}
+
+int __wrap_fs_move(const char *from, const char *path) {
+    char *f = confine(from);
+    if (!f) return -EACCES;
+    char *p = confine(path);
+    int rc = p ? __real_fs_move(f, p) : -EACCES;
+    free(f);
+    free(p);
+    return rc;
+}
+
+/* a relative target without ".." resolves below the link's directory, so inside root */
+int __wrap_fs_symlink(const char *target, const char *path) {
+    if (target[0] == '/' || has_dotdot(target)) return -EACCES;
+    CONFINED(__real_fs_symlink(target, p));
+}
+
+/* ---------- set-up and clean-up ---------- */
+
+static int count_fds(void) {
+    DIR *d = opendir("/proc/self/fd");
+    if (!d) return -1;
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+    (void)st, (void)flag;
+    if (ftw->level > 0) remove(path);
+    return 0;
+}
+
+static void empty_root(void) { nftw(root, remove_one, 16, FTW_DEPTH | FTW_PHYS); }
+
+static void remove_root(void) {
+    if (!root_len) return;
+    empty_root();
+    rmdir(root);
+}
+
+static void fail(const char *what) {
+    fprintf(stderr, "fuzz_agent: %s\n", what);
+    abort();
+}
+
+static void setup(void) {
+    strcpy(root, "/tmp/sandbox-agent-fuzz-XXXXXX");
+    if (!mkdtemp(root)) fail("mkdtemp");
+    root_len = strlen(root);
+    atexit(remove_root);
+    signal(SIGPIPE, SIG_IGN);
+    getrlimit(RLIMIT_NOFILE, &G.nofile);
+    G.sfd = G.lfd = -1;
+    G.mode = 's';
+    G.ep = epoll_create1(EPOLL_CLOEXEC);
+    if (G.ep < 0) fail("epoll_create1");
+}
+
+/* ---------- the agent's loop, one turn at a time (agent.c's loop without its timers and signals) ---------- */
+
+static void on_event(struct epoll_event *e) {
+    struct evtag *t = e->data.ptr;
+    if (t->kind == EV_WATCH) {
+        struct stream *s = t->obj;
+        if (!s->dead) watch_event(s);
+        return;
+    }
+    struct conn *c = t->obj;
+    if (c->dead) return;
+    if (t->kind == EV_CONN_IN) c->readable = 1;
+    if (e->events & (EPOLLOUT | EPOLLERR | EPOLLHUP)) {
+        c->writable = 1;
+        mark_dirty(c);
+    }
+    if (c->readable) task_ready(&c->task);
+}
+
+static void run_ready(void) {
+    for (size_t n = G.rq_len; n > 0 && G.rq_head; n--) {
+        struct task *t = G.rq_head;
+        task_cancel(t);
+        if (t->kind == TK_CONN && !((struct conn *)t)->dead) conn_run((struct conn *)t);
+        else if (t->kind == TK_STREAM && !((struct stream *)t)->dead) stream_run((struct stream *)t);
+        else if (t->kind == TK_PROC) fail("a process task without a process");
+    }
+}
+
+static void turn(void) {
+    struct epoll_event evs[64];
+    int n = epoll_wait(G.ep, evs, 64, 0);
+    for (int i = 0; i < n; i++) on_event(&evs[i]);
+    run_ready();
+    while (G.dirty) {
+        struct conn *c = G.dirty;
+        G.dirty = c->dnext;
+        c->dirty = 0;
+        if (!c->dead) conn_flush(c);
+    }
+    for (int i = 0; i < G.ngrave; i++) free(G.grave[i]);
+    G.ngrave = 0;
+}
+
+/* ---------- what the client reads back: whole agent frames ---------- */
+
+struct reader {
+    uint8_t hdr[9];
+    size_t got;     /* header bytes had, or 9 while in a payload */
+    uint64_t left;  /* payload bytes still to come */
+    uint64_t frames;
+};
+
+static void read_back(struct reader *rb, const uint8_t *b, size_t n) {
+    while (n > 0) {
+        if (rb->got < 9) {
+            rb->hdr[rb->got++] = *b++;
+            n--;
+            if (rb->got == 9) {
+                rb->left = (uint32_t)rb->hdr[0] << 24 | (uint32_t)rb->hdr[1] << 16 | (uint32_t)rb->hdr[2] << 8
+                         | rb->hdr[3];
+                if (rb->left > 65600) fail("an agent frame longer than PROTOCOL.md allows (65,600)");
+                if (rb->hdr[4] < 0x80) fail("an agent frame with a client's type");
+            }
+        } else {
+            size_t k = n < rb->left ? n : (size_t)rb->left;
+            b += k, n -= k, rb->left -= k;
+        }
+        if (rb->got == 9 && rb->left == 0) rb->got = 0, rb->frames++;
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    if (!root_len) setup();
+    int fds_before = count_fds(); /* libFuzzer may open some between inputs (its symbolizer's pipes) */
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) < 0) fail("socketpair");
+    conn_new(sv[0], sv[0]);
+    size_t sent = 0;
+    int shut = 0;
+    struct reader rb = {0};
+    static uint8_t buf[1 << 16];
+    /* the client's end of input comes once the agent is idle (as a client waits for its answers), so that the
+     * streams the input opened run before the end of the connection drops them */
+    for (long k = 0, idle = 0; G.nconns > 0; k++) {
+        if (k > 1000000) fail("the connection did not end after its input ended");
+        int busy = G.rq_head != NULL;
+        if (sent < size) {
+            ssize_t w = write(sv[1], data + sent, size - sent);
+            if (w > 0) sent += (size_t)w, busy = 1;
+        }
+        for (ssize_t r; (r = read(sv[1], buf, sizeof buf)) > 0; busy = 1) read_back(&rb, buf, (size_t)r);
+        idle = busy ? 0 : idle + 1;
+        if (sent == size && !shut && idle >= 3) shut = shutdown(sv[1], SHUT_WR) == 0;
+        turn();
+    }
+    for (ssize_t r; (r = read(sv[1], buf, sizeof buf)) > 0;) read_back(&rb, buf, (size_t)r);
+    if (rb.got != 0) fail("the agent's output ended inside a frame");
+    close(sv[1]);
+    if (G.conns || G.rq_head || G.rq_len || G.dirty || G.procs || G.nbg) fail("state left over after the connection");
+    G.deadline_ms = G.idle_ms = 0; /* TIMERS */
+    empty_root();
+    if (count_fds() != fds_before) fail("a file descriptor leaked");
+    return 0;
+}
+
+#ifdef FUZZ_REPLAY
+/* Replays files (or every file of directories) through the target: the kept corpus and the regression inputs. */
+static int replay(const char *path, int *count) {
+    struct stat st;
+    if (stat(path, &st) < 0) return fprintf(stderr, "%s: %s\n", path, strerror(errno)), -1;
+    if (S_ISDIR(st.st_mode)) {
+        struct dirent **names;
+        int n = scandir(path, &names, NULL, alphasort), rc = 0;
+        for (int i = 0; i < n; i++) {
+            char sub[4096];
+            if (names[i]->d_name[0] != '.' && (size_t)snprintf(sub, sizeof sub, "%s/%s", path, names[i]->d_name)
+                < sizeof sub) {
+                rc |= replay(sub, count);
+            }
+            free(names[i]);
+        }
+        free(n >= 0 ? names : NULL);
+        return rc;
+    }
+    FILE *f = fopen(path, "rb");
+    if (!f) return -1;
+    uint8_t *b = xmalloc((size_t)st.st_size);
+    size_t n = fread(b, 1, (size_t)st.st_size, f);
+    fclose(f);
+    LLVMFuzzerTestOneInput(b, n);
+    free(b);
+    (*count)++;
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    int count = 0, rc = 0;
+    for (int i = 1; i < argc; i++) rc |= replay(argv[i], &count);
+    printf("fuzz_agent replay: %d inputs, none crashed\n", count);
+    return rc ? 1 : 0;
+}
+#endif
