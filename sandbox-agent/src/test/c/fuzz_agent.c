@@ -5,7 +5,9 @@
  * connection. The output is read and checked to be whole frames.
  *
  * Kept safe and deterministic at the link level (the Makefile's FUZZ_WRAP):
- * - fork fails (EAGAIN): SPAWN is decoded, its pipes or terminal made and its failure answered; no process starts;
+ * - a SPAWN forks, but the child executes nothing: execve runs a small program instead (echo, cat, sleep, or a
+ *   missing file; see __wrap_execve), so the processes' part (stdin, output, signals, terminals, background rings,
+ *   ATTACH, PROCS, INPUT, reaping) runs for real and no command the input names does;
  * - every path reaching agent_fs.c is put under a temporary directory, one that is emptied after each input; a path
  *   with a ".." component and a symlink target that is absolute or holds ".." are refused (EACCES), so nothing the
  *   input names can reach outside it.
@@ -33,15 +35,52 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+static int trace; /* FUZZ_AGENT_TRACE set: the agent's frames on stderr, as they come */
 static char root[64]; /* the temporary directory every path is confined to */
 static size_t root_len;
 
 /* ---------- link-level stubs: no process, no path outside root ---------- */
 
-pid_t __wrap_fork(void);
-pid_t __wrap_fork(void) {
-    errno = EAGAIN;
-    return -1;
+/* A process is a fork of this one that never executes anything: execve (in the child only) runs a small program
+ * decided by the last part of argv[0] instead, and a name starting "no-such" fails as a missing file does. Every
+ * such process ends within 10 s (alarm), and after each input every one left is killed and reaped. */
+static void put_all(int fd, const char *b, size_t n) {
+    while (n > 0) {
+        ssize_t w = write(fd, b, n);
+        if (w <= 0) return;
+        b += w, n -= (size_t)w;
+    }
+}
+
+int __wrap_execve(const char *path, char *const argv[], char *const envp[]);
+int __wrap_execve(const char *path, char *const argv[], char *const envp[]) {
+    (void)envp;
+    const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    if (strncmp(name, "no-such", 7) == 0) {
+        errno = ENOENT;
+        return -1;
+    }
+    for (int fd = 3; fd < 1024; fd++) /* what exec does: the close-on-exec descriptors go (the launch pipe with them) */
+        if (fcntl(fd, F_GETFD) > 0 && (fcntl(fd, F_GETFD) & FD_CLOEXEC)) close(fd);
+    alarm(10);
+    int argc = 0;
+    while (argv[argc]) argc++;
+    if (strcmp(name, "cat") == 0) { /* stdin to stdout until its end */
+        char b[4096];
+        for (ssize_t n; (n = read(0, b, sizeof b)) > 0;) put_all(1, b, (size_t)n);
+        _exit(0);
+    }
+    if (strcmp(name, "sleep") == 0) { /* until a signal ends it */
+        for (;;) pause();
+    }
+    for (int i = 1; i < argc; i++) { /* echo: the arguments on stdout, their count on stderr */
+        put_all(1, argv[i], strlen(argv[i]));
+        put_all(1, "\n", 1);
+    }
+    char line[32];
+    int n = snprintf(line, sizeof line, "%d arguments\n", argc - 1);
+    put_all(2, line, (size_t)n);
+    _exit(argc & 0x7f);
 }
 
 /* 1 when a path has a ".." component */
@@ -154,6 +193,7 @@ static void setup(void) {
     strcpy(root, "/tmp/sandbox-agent-fuzz-XXXXXX");
     if (!mkdtemp(root)) fail("mkdtemp");
     root_len = strlen(root);
+    trace = getenv("FUZZ_AGENT_TRACE") != NULL;
     atexit(remove_root);
     signal(SIGPIPE, SIG_IGN);
     getrlimit(RLIMIT_NOFILE, &G.nofile);
@@ -167,6 +207,14 @@ static void setup(void) {
 
 static void on_event(struct epoll_event *e) {
     struct evtag *t = e->data.ptr;
+    if (t->kind == EV_PROC) {
+        struct proc *p = t->obj;
+        if (p->dead) return;
+        if (t->fd == 0) p->writable = 1;
+        else p->readable[t->fd] = 1;
+        task_ready(&p->task);
+        return;
+    }
     if (t->kind == EV_WATCH) {
         struct stream *s = t->obj;
         if (!s->dead) watch_event(s);
@@ -188,13 +236,18 @@ static void run_ready(void) {
         task_cancel(t);
         if (t->kind == TK_CONN && !((struct conn *)t)->dead) conn_run((struct conn *)t);
         else if (t->kind == TK_STREAM && !((struct stream *)t)->dead) stream_run((struct stream *)t);
-        else if (t->kind == TK_PROC) fail("a process task without a process");
+        else if (t->kind == TK_PROC && !((struct proc *)t)->dead) {
+            struct proc *p = (struct proc *)t;
+            if (p->bg) bg_run(p);
+            else fg_run(p);
+        }
     }
 }
 
-static void turn(void) {
+static void turn(int wait_ms) {
     struct epoll_event evs[64];
-    int n = epoll_wait(G.ep, evs, 64, 0);
+    reap();
+    int n = epoll_wait(G.ep, evs, 64, G.rq_head ? 0 : wait_ms);
     for (int i = 0; i < n; i++) on_event(&evs[i]);
     run_ready();
     while (G.dirty) {
@@ -205,6 +258,24 @@ static void turn(void) {
     }
     for (int i = 0; i < G.ngrave; i++) free(G.grave[i]);
     G.ngrave = 0;
+}
+
+/* Background processes outlive their connection (and a killed foreground one may not be reaped yet): kill each one
+ * left, wait for it, free it. */
+static void end_processes(void) {
+    for (int k = 0; G.procs; k++) {
+        if (k > 10000) fail("a process did not end after SIGKILL");
+        for (struct proc *p = G.procs; p; p = p->next)
+            if (!p->reaped) kill(-p->pid, SIGKILL);
+        usleep(k ? 1000 : 0);
+        reap();
+        for (struct proc *p = G.procs, *next; p; p = next) {
+            next = p->next;
+            if (p->reaped) proc_free(p);
+        }
+        turn(0);
+    }
+    if (G.running != 0) fail("processes counted as running after every one was reaped");
 }
 
 /* ---------- what the client reads back: whole agent frames ---------- */
@@ -226,6 +297,9 @@ static void read_back(struct reader *rb, const uint8_t *b, size_t n) {
                          | rb->hdr[3];
                 if (rb->left > 65600) fail("an agent frame longer than PROTOCOL.md allows (65,600)");
                 if (rb->hdr[4] < 0x80) fail("an agent frame with a client's type");
+                if (trace) fprintf(stderr, "agent frame 0x%02x on stream %u, %u bytes\n", rb->hdr[4],
+                                   (unsigned)rb->hdr[5] << 24 | rb->hdr[6] << 16 | rb->hdr[7] << 8 | rb->hdr[8],
+                                   (unsigned)rb->left);
             }
         } else {
             size_t k = n < rb->left ? n : (size_t)rb->left;
@@ -257,11 +331,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         for (ssize_t r; (r = read(sv[1], buf, sizeof buf)) > 0; busy = 1) read_back(&rb, buf, (size_t)r);
         idle = busy ? 0 : idle + 1;
         if (sent == size && !shut && idle >= 3) shut = shutdown(sv[1], SHUT_WR) == 0;
-        turn();
+        turn(idle && G.procs ? 1 : 0); /* an idle agent may wait on a process: give it a millisecond */
     }
     for (ssize_t r; (r = read(sv[1], buf, sizeof buf)) > 0;) read_back(&rb, buf, (size_t)r);
     if (rb.got != 0) fail("the agent's output ended inside a frame");
     close(sv[1]);
+    end_processes();
     if (G.conns || G.rq_head || G.rq_len || G.dirty || G.procs || G.nbg) fail("state left over after the connection");
     G.deadline_ms = G.idle_ms = 0; /* TIMERS */
     empty_root();

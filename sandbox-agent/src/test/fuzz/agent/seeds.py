@@ -46,6 +46,23 @@ SEEDS = {
     "big-payload": HELLO + frame(0x21, 1, s("/big") + struct.pack(">III", 0o644, 0, 0)) + frame(0x11, 1, b"x" * 65536)
                    + frame(0x12, 1),
     "bad-type": HELLO + frame(0x7F, 1),
+    "spawn-echo": HELLO + frame(0x10, 1, struct.pack(">IHHIIB", 0, 0, 0, 65536, 0, 0) + s("") + strs(["echo", "a", "b"])
+                                + strs(["PATH=/x:/bin"])),
+    "spawn-missing": HELLO + frame(0x10, 1, struct.pack(">IHHIIB", 0, 0, 0, 65536, 0, 0) + s("/") + strs(["no-such"])
+                                   + strs([])),
+    "spawn-cat-stdin": HELLO + frame(0x10, 1, struct.pack(">IHHIIB", 2, 0, 0, 4, 0, 0) + s("") + strs(["cat"])
+                                     + strs([])) + frame(0x11, 1, b"hello world") + frame(0x15, 1, struct.pack(
+                                         ">BI", 1, 100)) + frame(0x12, 1),
+    "spawn-pty-cat": HELLO + frame(0x10, 1, struct.pack(">IHHIIB", 1, 80, 24, 65536, 0, 0) + s("") + strs(["cat"])
+                                   + strs([])) + frame(0x14, 1, struct.pack(">HH", 100, 30)) + frame(0x11, 1, b"ls\n")
+                     + frame(0x13, 1, struct.pack(">I", 2)) + frame(0x12, 1),
+    "background": HELLO + frame(0x10, 1, struct.pack(">IHHIIB", 6, 0, 0, 65536, 65536, 1) + s("") + strs(["cat"])
+                                + strs([])) + frame(0x32, 3, s("p1") + b"\x00" + b"some input")
+                  + frame(0x31, 5, s("p1") + struct.pack(">QQBI", 0, 0, 1, 65536)) + frame(0x30, 7, struct.pack(
+                      ">I", 65536)) + frame(0x32, 9, s("p1") + b"\x03" + struct.pack(">HH", 10, 10))
+                  + frame(0x32, 11, s("p1") + b"\x01") + frame(0x10, 13, struct.pack(">IHHIIB", 4, 0, 0, 65536,
+                                                                                      65536, 0) + s("") + strs(
+                      ["sleep"]) + strs([])) + frame(0x32, 15, s("p2") + b"\x02" + struct.pack(">I", 9)),
 }
 
 if __name__ == "__main__":
