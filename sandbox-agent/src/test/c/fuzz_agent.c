@@ -11,7 +11,8 @@
  * - every path reaching agent_fs.c is put under a temporary directory, one that is emptied after each input; a path
  *   with a ".." component and a symlink target that is absolute or holds ".." are refused (EACCES), so nothing the
  *   input names can reach outside it.
- * After each input: no connection, stream, task or file descriptor is left over (a leak is a crash).
+ * Checked on the way: the agent sends no stream more than the input credited it.
+ * After each input: no connection, stream, task, process or file descriptor is left over (a leak is a crash).
  *
  * Built twice: with clang -fsanitize=fuzzer (make fuzz), and with FUZZ_REPLAY by the plain compiler under
  * ASan/UBSan (make test), which replays the kept corpus and the regression inputs given as arguments.
@@ -278,14 +279,114 @@ static void end_processes(void) {
     if (G.running != 0) fail("processes counted as running after every one was reaped");
 }
 
+/* ---------- credit: the agent never sends a stream more than the input credited it (PROTOCOL.md "Credit") ---------- */
+
+/* What the input grants one stream id per fd (0: READ, LIST, WATCH, PROCS; 1 and 2: SPAWN, ATTACH) and what the agent
+ * spent of it. Every grant in the whole input counts, also one the agent never reads: an upper bound, never short. */
+struct grant {
+    uint32_t id;
+    uint64_t granted[3], spent[3];
+    struct grant *next;
+};
+#define GRANT_BUCKETS 1024
+static struct grant *grants[GRANT_BUCKETS];
+
+static struct grant *grant_of(uint32_t id) {
+    struct grant **b = &grants[id % GRANT_BUCKETS];
+    for (struct grant *g = *b; g; g = g->next)
+        if (g->id == id) return g;
+    struct grant *g = xcalloc(1, sizeof *g);
+    g->id = id;
+    g->next = *b;
+    *b = g;
+    return g;
+}
+
+static void grants_free(void) {
+    for (int i = 0; i < GRANT_BUCKETS; i++) {
+        for (struct grant *g = grants[i], *n; g; g = n) {
+            n = g->next;
+            free(g);
+        }
+        grants[i] = NULL;
+    }
+}
+
+/* The credits of one client frame: the initial credit of a request, or CREDIT. */
+static void grant_frame(uint8_t type, uint32_t id, const uint8_t *p, size_t n) {
+    struct rd r = {p, n, 0, NULL};
+    size_t len;
+    uint32_t credit;
+    switch (type) {
+    case T_READ: rd_str(&r, &len), rd_u64(&r), rd_u64(&r); break;
+    case T_LIST: rd_str(&r, &len), rd_u32(&r); break;
+    case T_WATCH: rd_str(&r, &len), rd_u8(&r); break;
+    case T_PROCS: break;
+    case T_SPAWN: rd_u32(&r), rd_u16(&r), rd_u16(&r); break;
+    case T_ATTACH: rd_str(&r, &len), rd_u64(&r), rd_u64(&r), rd_u8(&r); break;
+    case T_CREDIT: {
+        uint8_t fd = rd_u8(&r);
+        credit = rd_u32(&r);
+        if (!r.err && fd <= 2) grant_of(id)->granted[fd] += credit;
+        return;
+    }
+    default: return;
+    }
+    credit = rd_u32(&r);
+    if (r.err) return;
+    struct grant *g = grant_of(id);
+    if (type == T_SPAWN || type == T_ATTACH) g->granted[1] += credit, g->granted[2] += credit;
+    else g->granted[0] += credit;
+}
+
+/* Every frame of the input as the agent would cut it (a bad length or type ends the agent's reading too). */
+static void grant_all(const uint8_t *d, size_t size) {
+    for (size_t at = 0; size - at >= 9;) {
+        uint32_t len = (uint32_t)d[at] << 24 | (uint32_t)d[at + 1] << 16 | (uint32_t)d[at + 2] << 8 | d[at + 3];
+        if (len > MAX_CLIENT_PAYLOAD || !known_type(d[at + 4]) || size - at - 9 < len) return;
+        uint32_t id = (uint32_t)d[at + 5] << 24 | (uint32_t)d[at + 6] << 16 | (uint32_t)d[at + 7] << 8 | d[at + 8];
+        grant_frame(d[at + 4], id, d + at + 9, len);
+        at += 9 + (size_t)len;
+    }
+}
+
+/* An agent frame's payload of n bytes (first its first byte) spends credit: OUTPUT its bytes on its fd, DATA, ENTRY,
+ * EVENT and PROC their whole payload on fd 0. */
+static void spend(uint8_t type, uint32_t id, uint8_t first, uint64_t n) {
+    int fd;
+    if (type == A_OUTPUT) {
+        if (n < 9 || first < 1 || first > 2) fail("an OUTPUT frame without fd and offset");
+        fd = first, n -= 9;
+    } else if (type == A_DATA || type == A_ENTRY || type == A_EVENT || type == A_PROC) {
+        fd = 0;
+    } else {
+        return;
+    }
+    struct grant *g = grant_of(id);
+    g->spent[fd] += n;
+    if (g->spent[fd] > g->granted[fd]) {
+        fprintf(stderr, "fuzz_agent: stream %u fd %d: %llu bytes sent, %llu credited\n", id, fd,
+                (unsigned long long)g->spent[fd], (unsigned long long)g->granted[fd]);
+        fail("the agent sent beyond the credit the client gave");
+    }
+}
+
 /* ---------- what the client reads back: whole agent frames ---------- */
 
 struct reader {
     uint8_t hdr[9];
     size_t got;     /* header bytes had, or 9 while in a payload */
-    uint64_t left;  /* payload bytes still to come */
+    uint64_t len, left; /* the payload's length, and its bytes still to come */
+    uint8_t first;  /* the payload's first byte */
     uint64_t frames;
 };
+
+static void frame_done(struct reader *rb) {
+    uint32_t id = (uint32_t)rb->hdr[5] << 24 | (uint32_t)rb->hdr[6] << 16 | (uint32_t)rb->hdr[7] << 8 | rb->hdr[8];
+    spend(rb->hdr[4], id, rb->first, rb->len);
+    rb->got = 0;
+    rb->frames++;
+}
 
 static void read_back(struct reader *rb, const uint8_t *b, size_t n) {
     while (n > 0) {
@@ -293,25 +394,29 @@ static void read_back(struct reader *rb, const uint8_t *b, size_t n) {
             rb->hdr[rb->got++] = *b++;
             n--;
             if (rb->got == 9) {
-                rb->left = (uint32_t)rb->hdr[0] << 24 | (uint32_t)rb->hdr[1] << 16 | (uint32_t)rb->hdr[2] << 8
-                         | rb->hdr[3];
+                rb->len = rb->left = (uint32_t)rb->hdr[0] << 24 | (uint32_t)rb->hdr[1] << 16
+                                   | (uint32_t)rb->hdr[2] << 8 | rb->hdr[3];
                 if (rb->left > 65600) fail("an agent frame longer than PROTOCOL.md allows (65,600)");
                 if (rb->hdr[4] < 0x80) fail("an agent frame with a client's type");
                 if (trace) fprintf(stderr, "agent frame 0x%02x on stream %u, %u bytes\n", rb->hdr[4],
                                    (unsigned)rb->hdr[5] << 24 | rb->hdr[6] << 16 | rb->hdr[7] << 8 | rb->hdr[8],
                                    (unsigned)rb->left);
+                rb->first = 0;
+                if (rb->left == 0) frame_done(rb);
             }
         } else {
+            if (rb->left == rb->len) rb->first = *b;
             size_t k = n < rb->left ? n : (size_t)rb->left;
             b += k, n -= k, rb->left -= k;
+            if (rb->left == 0) frame_done(rb);
         }
-        if (rb->got == 9 && rb->left == 0) rb->got = 0, rb->frames++;
     }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!root_len) setup();
     int fds_before = count_fds(); /* libFuzzer may open some between inputs (its symbolizer's pipes) */
+    grant_all(data, size);
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) < 0) fail("socketpair");
     conn_new(sv[0], sv[0]);
@@ -338,6 +443,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     close(sv[1]);
     end_processes();
     if (G.conns || G.rq_head || G.rq_len || G.dirty || G.procs || G.nbg) fail("state left over after the connection");
+    grants_free();
     G.deadline_ms = G.idle_ms = 0; /* TIMERS */
     empty_root();
     if (count_fds() != fds_before) fail("a file descriptor leaked");
