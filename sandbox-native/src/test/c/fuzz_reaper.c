@@ -4,8 +4,9 @@
  * cut them), then, when the answer is complete, the JSON scan of its body (parse_list) and the checks and decision
  * the round makes for each container. The input after the first byte is also scanned as a body on its own, so the
  * JSON scanner is fuzzed without having to find a valid HTTP head first.
- * Checked: the reader never holds more than its bounds; a complete Content-Length body has exactly that length; a
- * listed container's strings are NUL-terminated within their fields.
+ * Checked: the answer read in slices gives what it gives read whole (completion, status, body); the reader never holds
+ * more than its bounds and is complete only with no body bytes still due; a failed scan hands out nothing; a listed
+ * container's strings are NUL-terminated within their fields; the decision is one of the five.
  *
  * Built twice: with clang -fsanitize=fuzzer (make fuzz), and with FUZZ_REPLAY by the plain compiler under
  * ASan/UBSan (make test), which replays the kept corpus and the regression inputs given as arguments.
@@ -49,6 +50,20 @@ static void check_list(const char *body, size_t len) {
     free(cs);
 }
 
+/* Feeds n bytes in slices of step, then the end of the stream: 1 complete, -1 refused (or cut short). */
+static int feed_all(struct resp *r, const char *d, size_t n, size_t step) {
+    int f = 0;
+    for (size_t at = 0; at < n && f == 0; at += step) f = resp_feed(r, d + at, n - at < step ? n - at : step);
+    if (f == 0) f = resp_finish(r) == 0 ? 1 : -1;
+    if (r->hlen >= sizeof r->head || r->llen >= sizeof r->line || r->body.len > MAX_BODY) fail("a bound passed");
+    if (f == 1 && r->state != H_DONE) fail("complete but not done");
+    if (f == 1 && r->state == H_DONE && r->remaining != 0 && !(r->status / 100 == 1 || r->status == 204
+                                                                || r->status == 304)) {
+        fail("complete with bytes still due");
+    }
+    return f;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size < 1) return 0;
     size_t step = data[0] ? (size_t)data[0] : size;
@@ -56,16 +71,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     size_t n = size - 1;
     check_list(d, n);
 
-    struct resp *r = calloc(1, sizeof *r);
-    if (!r) fail("calloc");
-    int f = 0;
-    for (size_t at = 0; at < n && f == 0; at += step) f = resp_feed(r, d + at, n - at < step ? n - at : step);
-    if (f == 0) f = resp_finish(r) == 0 ? 1 : -1;
-    if (r->hlen >= sizeof r->head || r->llen >= sizeof r->line || r->body.len > MAX_BODY) fail("a bound passed");
-    if (f == 1) {
-        if (r->state != H_DONE) fail("complete but not done");
-        check_list(r->body.p ? r->body.p : "", r->body.len);
+    /* the same answer read whole and read in slices: the reader keeps no state that depends on where a read ends */
+    struct resp *whole = calloc(1, sizeof *whole), *r = calloc(1, sizeof *r);
+    if (!whole || !r) fail("calloc");
+    int fw = feed_all(whole, d, n, n ? n : 1), f = feed_all(r, d, n, step);
+    if (f != fw || (f == 1 && (r->status != whole->status || r->body.len != whole->body.len
+                               || (r->body.len && memcmp(r->body.p, whole->body.p, r->body.len) != 0)))) {
+        fail("an answer read in slices differs from the same answer read whole");
     }
+    if (f == 1) check_list(r->body.p ? r->body.p : "", r->body.len);
+    free(whole->body.p);
+    free(whole);
     free(r->body.p);
     free(r);
     return 0;
