@@ -1,6 +1,6 @@
 /*
  * fuzz_agent.c: a libFuzzer target for the agent's input side. One input is the byte stream a hostile client sends
- * on one connection: the frame decoder (agent_conn.c, agent_frame.c), the dispatch and the request prologue
+ * on one socket connection (or, when it begins with the byte HANDOFF, through the pipes a relay hands over): the frame decoder (agent_conn.c, agent_frame.c), the dispatch and the request prologue
  * (agent_request.c) and every handler read it, through the agent's own loop functions, until the agent ends the
  * connection. The output is read and checked to be whole frames.
  *
@@ -223,8 +223,12 @@ static void on_event(struct epoll_event *e) {
     }
     struct conn *c = t->obj;
     if (c->dead) return;
+    if (t->kind == EV_CONN_LIFE) { /* the relay's socket: its end ends the connection */
+        conn_close(c);
+        return;
+    }
     if (t->kind == EV_CONN_IN) c->readable = 1;
-    if (e->events & (EPOLLOUT | EPOLLERR | EPOLLHUP)) {
+    if ((e->events & (EPOLLOUT | EPOLLERR | EPOLLHUP)) && (t->kind == EV_CONN_OUT || c->in_fd == c->out_fd)) {
         c->writable = 1;
         mark_dirty(c);
     }
@@ -413,13 +417,48 @@ static void read_back(struct reader *rb, const uint8_t *b, size_t n) {
     }
 }
 
+/* A relay's handoff, as agent_relay.c makes it: the byte HANDOFF with two fds, here the ends of two pipes the client
+ * then writes and reads. The socket stays the connection's life line. */
+static void hand_off(int sock, int *in_w, int *out_r) {
+    int in[2], out[2];
+    if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0) fail("pipe2");
+    union {
+        char buf[CMSG_SPACE(2 * sizeof(int))];
+        struct cmsghdr align;
+    } u;
+    memset(&u, 0, sizeof u);
+    uint8_t byte = HANDOFF;
+    struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
+    struct cmsghdr *h = CMSG_FIRSTHDR(&m);
+    h->cmsg_level = SOL_SOCKET;
+    h->cmsg_type = SCM_RIGHTS;
+    h->cmsg_len = CMSG_LEN(2 * sizeof(int));
+    int fds[2] = {in[0], out[1]};
+    memcpy(CMSG_DATA(h), fds, sizeof fds);
+    if (sendmsg(sock, &m, 0) != 1) fail("sendmsg");
+    close(in[0]);
+    close(out[1]);
+    set_nonblock(in[1]);
+    set_nonblock(out[0]);
+    *in_w = in[1];
+    *out_r = out[0];
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!root_len) setup();
     int fds_before = count_fds(); /* libFuzzer may open some between inputs (its symbolizer's pipes) */
-    grant_all(data, size);
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) < 0) fail("socketpair");
-    conn_new(sv[0], sv[0]);
+    /* a socket connection as accept_all makes one: its first byte may hand over a relay's pipes (an input that
+     * begins with HANDOFF is the rest of the stream sent through them) */
+    int in_w = sv[1], out_r = sv[1];
+    if (size > 0 && data[0] == HANDOFF) {
+        hand_off(sv[1], &in_w, &out_r);
+        data++, size--;
+    }
+    grant_all(data, size);
+    conn_new(sv[0], sv[0])->handoff = 1;
     size_t sent = 0;
     int shut = 0;
     struct reader rb = {0};
@@ -430,16 +469,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (k > 1000000) fail("the connection did not end after its input ended");
         int busy = G.rq_head != NULL;
         if (sent < size) {
-            ssize_t w = write(sv[1], data + sent, size - sent);
+            ssize_t w = write(in_w, data + sent, size - sent);
             if (w > 0) sent += (size_t)w, busy = 1;
         }
-        for (ssize_t r; (r = read(sv[1], buf, sizeof buf)) > 0; busy = 1) read_back(&rb, buf, (size_t)r);
+        for (ssize_t r; (r = read(out_r, buf, sizeof buf)) > 0; busy = 1) read_back(&rb, buf, (size_t)r);
         idle = busy ? 0 : idle + 1;
-        if (sent == size && !shut && idle >= 3) shut = shutdown(sv[1], SHUT_WR) == 0;
+        if (sent == size && !shut && idle >= 3) {
+            if (in_w != sv[1]) close(in_w), in_w = -1, shut = 1;
+            else shut = shutdown(sv[1], SHUT_WR) == 0;
+        }
         turn(idle && G.procs ? 1 : 0); /* an idle agent may wait on a process: give it a millisecond */
     }
-    for (ssize_t r; (r = read(sv[1], buf, sizeof buf)) > 0;) read_back(&rb, buf, (size_t)r);
+    for (ssize_t r; (r = read(out_r, buf, sizeof buf)) > 0;) read_back(&rb, buf, (size_t)r);
     if (rb.got != 0) fail("the agent's output ended inside a frame");
+    if (in_w >= 0 && in_w != sv[1]) close(in_w);
+    if (out_r != sv[1]) close(out_r);
     close(sv[1]);
     end_processes();
     if (G.conns || G.rq_head || G.rq_len || G.dirty || G.procs || G.nbg) fail("state left over after the connection");

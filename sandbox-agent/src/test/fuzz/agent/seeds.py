@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
 """Writes the seed inputs of fuzz_agent (one client byte stream each, PROTOCOL.md version 1) into the directory given.
+An input that begins with the byte 0xFD (HANDOFF) is sent through the pipes a relay hands over.
 The kept corpus (corpus/) began as these seeds and grew by `make fuzz` and `make fuzz-merge`."""
 import os
 import struct
@@ -64,6 +65,10 @@ SEEDS = {
                                                                                       65536, 0) + s("") + strs(
                       ["sleep"]) + strs([])) + frame(0x32, 15, s("p2") + b"\x02" + struct.pack(">I", 9)),
 }
+
+# the first byte HANDOFF (0xFD): the rest goes through the pipes a relay hands over
+SEEDS["handoff-cat"] = b"\xfd" + SEEDS["spawn-cat-stdin"]
+SEEDS["handoff-files"] = b"\xfd" + SEEDS["files"]
 
 if __name__ == "__main__":
     out = sys.argv[1]
