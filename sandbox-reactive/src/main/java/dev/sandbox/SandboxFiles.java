@@ -366,27 +366,48 @@ public interface SandboxFiles {
     }
 
     /**
-     * Creates a directory and any missing parents; succeeds if it exists already as a directory.
+     * Creates a directory and any missing parents, and says whether this call created it. A directory that exists
+     * already (or a symbolic link to one, as {@code mkdir -p} accepts) is not an error: the answer is {@code false}, as
+     * E2B's {@code make_dir} answers, so that code which must be the one to create a directory (a lock, a fresh output
+     * directory) can tell, without a separate {@link #exists} that another process could race. The answer is
+     * {@code true} only when this call's own {@code mkdir} made the last component; when two calls race, at most one
+     * gets {@code true}.
+     *
+     * <pre>{@code
+     * boolean fresh = files.mkdir("out").block(timeout);
+     * }</pre>
      *
      * @param path the directory
-     * @return completes when it exists
+     * @return {@code true} when this call created it, {@code false} when it was a directory already; fails with
+     *     {@link FileOperationException.Reason#ALREADY_EXISTS} when something other than a directory is there, and
+     *     {@link FileOperationException.Reason#NOT_A_DIRECTORY} when a parent is not a directory
      */
-    Mono<Void> mkdir(String path);
+    Mono<Boolean> mkdir(String path);
 
     /**
-     * Removes a file or an empty directory.
+     * Removes a file, a symbolic link (not its target) or an empty directory; the same as {@link #remove(String,
+     * boolean) remove(path, false)}.
      *
      * @param path the path
-     * @return completes when it is gone
+     * @return completes when it is gone, also when it was not there
      */
     Mono<Void> remove(String path);
 
     /**
-     * Removes a path; with {@code recursive}, a directory and everything in it.
+     * Removes a path; with {@code recursive}, a directory and everything in it. A path that is not there (one that
+     * {@link #exists} reports as {@code false}: missing, or beneath a regular file) is not an error: removal is
+     * idempotent, like {@code rm -f} and E2B's {@code remove}, since what the caller wants, the path gone, is so; a
+     * retried call after a lost reply, or a cleanup racing the sandbox's own, then succeeds. A caller who must know
+     * whether it was there asks {@link #exists} first.
+     *
+     * <pre>{@code
+     * files.remove("build", true).block(timeout); // whether or not there was a build directory
+     * }</pre>
      *
      * @param path the path
      * @param recursive whether to remove a non-empty directory
-     * @return completes when it is gone
+     * @return completes when it is gone, also when it was not there; fails when it is there but cannot be removed (a
+     *     non-empty directory without {@code recursive}: {@link FileOperationException.Reason#DIRECTORY_NOT_EMPTY})
      */
     Mono<Void> remove(String path, boolean recursive);
 

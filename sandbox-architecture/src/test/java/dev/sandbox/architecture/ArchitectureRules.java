@@ -115,7 +115,8 @@ final class ArchitectureRules {
 
     /**
      * The server uses its own implementation packages and, of other modules' internals, only what it is designed to
-     * share: the wire format ({@code implementation.remote..}, shared with the remote client), the exec framing
+     * share: the wire format ({@code implementation.wire..}, which the remote client uses too; the remote client's
+     * own internals in {@code implementation.remote..} are not shared), the exec framing
      * contract ({@link #EXEC_CONTRACT_SHARED_WITH_SERVER} in {@code implementation.exec}) and the SDK's version (the
      * {@code implementation} package itself).
      */
@@ -127,7 +128,7 @@ final class ArchitectureRules {
                 .dependOnClassesThat(resideInAPackage(pkg("implementation.."))
                         .and(not(sharedWithServer()))
                         .as("reside in another module's implementation package, other than the wire format ("
-                                + pkg("implementation.remote..") + "), the exec framing contract ("
+                                + pkg("implementation.wire..") + "), the exec framing contract ("
                                 + String.join(", ", EXEC_CONTRACT_SHARED_WITH_SERVER) + " in "
                                 + pkg("implementation.exec") + "), the directory transfer contract ("
                                 + String.join(", ", TREE_CONTRACT_SHARED_WITH_SERVER) + " in "
@@ -147,9 +148,23 @@ final class ArchitectureRules {
                         && TREE_CONTRACT_SHARED_WITH_SERVER.contains(
                                 outermost(type).getSimpleName()));
         return resideInAPackage(pkg("implementation"))
-                .or(resideInAPackage(pkg("implementation.remote..")))
+                .or(resideInAPackage(pkg("implementation.wire..")))
                 .or(execContract)
                 .or(treeContract);
+    }
+
+    /**
+     * The wire format ({@code implementation.wire..}, the {@code sandbox-wire} module) is what the server and the
+     * remote client share: it depends on neither, so either can change its internals without touching the other.
+     */
+    ArchRule wireUsesNeitherClientNorServer() {
+        return noClasses()
+                .that()
+                .resideInAPackage(pkg("implementation.wire.."))
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage(pkg("remote.."), pkg("implementation.remote.."), pkg("server.."))
+                .because("the wire format is shared by the server and the remote client and depends on neither");
     }
 
     private static JavaClass outermost(JavaClass type) {
@@ -211,6 +226,7 @@ final class ArchitectureRules {
                         pkg("implementation.docker.."),
                         pkg("remote.."),
                         pkg("implementation.remote.."),
+                        pkg("implementation.wire.."),
                         pkg("server.."),
                         pkg("blocking.."),
                         pkg("tck.."),

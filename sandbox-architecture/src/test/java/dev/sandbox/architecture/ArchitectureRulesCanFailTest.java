@@ -89,9 +89,29 @@ class ArchitectureRulesCanFailTest {
                 ROOT + ".implementation.docker.InternalExposesNetty");
         reports(violations, "server.implementation.ServerUsesExecRunner", ROOT + ".implementation.exec.ExecRunner");
         reports(violations, "server.implementation.ServerUsesLocalFileIo", ROOT + ".implementation.files.LocalFileIo");
+        reports(
+                violations,
+                "server.implementation.ServerUsesRemoteClient",
+                ROOT + ".implementation.remote.RemoteTransport");
         // the wire format, the framing and tree contracts (nested types included), Version and its own internals are
         // allowed
         assertThatNoViolationMentions(violations, "server.ServerUsesShared");
+    }
+
+    @Test
+    void the_wire_format_using_the_remote_client_or_the_server_fails() {
+        List<String> violations = violations(RULES.wireUsesNeitherClientNorServer());
+
+        reports(
+                violations,
+                "implementation.wire.WireUsesClientAndServer",
+                ROOT + ".implementation.remote.RemoteTransport");
+        reports(
+                violations,
+                "implementation.wire.WireUsesClientAndServer",
+                ROOT + ".server.implementation.OwnInternals");
+        // the wire format's own classes, and the remote client using them, are fine: only the bad fixture is named
+        assertThat(violations).allMatch(line -> line.contains(ROOT + ".implementation.wire.WireUsesClientAndServer"));
     }
 
     @Test
@@ -99,7 +119,10 @@ class ArchitectureRulesCanFailTest {
         List<String> violations = violations(RULES.providersAreIndependent());
 
         reports(violations, "local.LocalUsesDockerProvider", ROOT + ".docker.DockerProviderApi");
-        reports(violations, "implementation.docker.DockerUsesRemoteWire", ROOT + ".implementation.remote.Wire");
+        reports(
+                violations,
+                "implementation.docker.DockerUsesRemoteTransport",
+                ROOT + ".implementation.remote.RemoteTransport");
         // the server is no provider: its use of the wire format is the server rule's business
         assertThatNoViolationMentions(violations, "server.");
     }

@@ -32,6 +32,10 @@ class ArchitectureTest {
             RULES.serverUsesOnlySharedImplementation();
 
     @ArchTest
+    static final ArchRule the_wire_format_uses_neither_the_remote_client_nor_the_server =
+            RULES.wireUsesNeitherClientNorServer();
+
+    @ArchTest
     static final ArchRule integrations_use_only_the_public_api = RULES.integrationsUseOnlyThePublicApi();
 
     @ArchTest
@@ -55,6 +59,7 @@ class ArchitectureTest {
                         "dev.sandbox.implementation.agent", // sandbox-docker: the agent protocol's client
                         "dev.sandbox.remote",
                         "dev.sandbox.implementation.remote",
+                        "dev.sandbox.implementation.wire", // sandbox-wire: the wire format
                         "dev.sandbox.server",
                         "dev.sandbox.server.implementation",
                         "dev.sandbox.blocking",

@@ -4,33 +4,13 @@ import dev.sandbox.FileInfo;
 import dev.sandbox.FileOperationException;
 import dev.sandbox.SandboxFiles;
 import dev.sandbox.SandboxTimeoutException;
-import dev.sandbox.TransferProgress;
 import dev.sandbox.WriteOptions;
-import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
-import java.nio.file.AtomicMoveNotSupportedException;
-import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
-import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.UUID;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Semaphore;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.Consumer;
-import java.util.function.Function;
-import reactor.core.Disposable;
 
 /**
  * The files of the client's session, by blocking calls; get it from {@link SandboxClient#files()}. Relative paths
@@ -58,16 +38,17 @@ import reactor.core.Disposable;
  * }</pre>
  */
 public final class FileClient {
-    private static final int CHUNK = SandboxFiles.CHUNK_SIZE;
     private static final int WATCH_PREFETCH = 32;
 
     private final ClientCore core;
+    private final FileTransfers transfers;
 
     FileClient(ClientCore core) {
         this.core = core;
+        this.transfers = new FileTransfers(core, this);
     }
 
-    private SandboxFiles files(String method) {
+    SandboxFiles files(String method) {
         Blocking.checkCanBlock(method);
         core.ensureOpen();
         return core.session.files();
@@ -147,7 +128,7 @@ public final class FileClient {
                 "read of " + path);
     }
 
-    private FileReadStream openRead(String path, String method) {
+    FileReadStream openRead(String path, String method) {
         SandboxFiles files = files(method);
         String operation = "read of " + path;
         Blocking.checkNotInterrupted(operation);
@@ -277,7 +258,8 @@ public final class FileClient {
      */
     public FileInfo write(String path, InputStream content, TransferListener listener) {
         Objects.requireNonNull(content, "content");
-        return pump(path, content, -1, listener, "FileClient.write", "write of " + path, UncheckedIOException::new);
+        return transfers.pump(
+                path, content, -1, listener, "FileClient.write", "write of " + path, UncheckedIOException::new);
     }
 
     /**
@@ -319,106 +301,7 @@ public final class FileClient {
      * @throws IllegalStateException when called on a Reactor non-blocking thread
      */
     public FileInfo upload(Path local, String path, TransferListener listener) {
-        Objects.requireNonNull(local, "local");
-        Objects.requireNonNull(path, "path");
-        Blocking.checkCanBlock("FileClient.upload");
-        core.ensureOpen();
-        if (Files.isDirectory(local, LinkOption.NOFOLLOW_LINKS)) {
-            long[] totals = localTotals(local);
-            return tree(
-                    listener,
-                    totals[1],
-                    totals[0],
-                    "upload of " + local + " to " + path,
-                    (f, progress) -> f.upload(local, path, progress),
-                    null);
-        }
-        try (InputStream in = Files.newInputStream(local)) {
-            long total = Files.size(local);
-            return pump(
-                    path,
-                    in,
-                    total,
-                    listener,
-                    "FileClient.upload",
-                    "upload of " + local + " to " + path,
-                    e -> LocalIo.failure(local, e));
-        } catch (IOException e) {
-            throw LocalIo.failure(local, e);
-        }
-    }
-
-    /**
-     * Feeds {@code in} to a reactive write from the calling thread, one chunk per unit of demand, then waits for the
-     * file to be committed.
-     */
-    private FileInfo pump(
-            String path,
-            InputStream in,
-            long total,
-            TransferListener listener,
-            String method,
-            String operation,
-            Function<IOException, RuntimeException> readFailure) {
-        SandboxFiles files = files(method);
-        Blocking.checkNotInterrupted(operation);
-        Duration timeout = core.defaultTimeout;
-        ContentPump content = new ContentPump();
-        CompletableFuture<FileInfo> result = new CompletableFuture<>();
-        Disposable subscription = Blocking.withCallerContext(files.write(path, content))
-                .subscribe(result::complete, result::completeExceptionally);
-        result.whenComplete((info, error) -> content.stop());
-        Progress progress = new Progress(listener, total);
-        boolean done = false;
-        try {
-            while (true) {
-                ContentPump.Wait wait = content.awaitDemand(Blocking.nanos(timeout));
-                if (wait == ContentPump.Wait.TIMEOUT) {
-                    throw new SandboxTimeoutException("sending the next bytes of the " + operation, timeout);
-                }
-                if (wait == ContentPump.Wait.STOPPED) {
-                    break; // the write ended early: its result says why
-                }
-                if (Thread.currentThread().isInterrupted()) {
-                    throw new SandboxInterruptedException(operation, null);
-                }
-                byte[] chunk = new byte[CHUNK];
-                int n;
-                try {
-                    n = in.readNBytes(chunk, 0, CHUNK);
-                } catch (IOException e) {
-                    throw readFailure.apply(e);
-                }
-                if (n == 0) {
-                    content.complete();
-                    break;
-                }
-                content.emit(ByteBuffer.wrap(chunk, 0, n));
-                progress.advance(n);
-            }
-            FileInfo info = awaitResult(result, timeout, operation);
-            progress.finish();
-            done = true;
-            return info;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new SandboxInterruptedException(operation, e);
-        } finally {
-            if (!done) {
-                subscription.dispose(); // cancels the write: the temporary file is removed
-            }
-        }
-    }
-
-    private static <T> T awaitResult(CompletableFuture<T> result, Duration timeout, String operation)
-            throws InterruptedException {
-        try {
-            return result.get(Blocking.nanos(timeout), TimeUnit.NANOSECONDS);
-        } catch (TimeoutException e) {
-            throw new SandboxTimeoutException("completing the " + operation, timeout);
-        } catch (ExecutionException e) {
-            throw Blocking.rethrow(e.getCause(), operation);
-        }
+        return transfers.upload(local, path, listener);
     }
 
     /**
@@ -462,154 +345,7 @@ public final class FileClient {
      * @throws IllegalStateException when called on a Reactor non-blocking thread
      */
     public long download(String path, Path local, TransferListener listener) {
-        Objects.requireNonNull(path, "path");
-        Objects.requireNonNull(local, "local");
-        FileInfo info = stat(path);
-        if (info.type() == FileInfo.Type.DIRECTORY) {
-            return tree(
-                    listener,
-                    -1,
-                    -1,
-                    "download of " + path + " to " + local,
-                    (f, progress) -> f.download(path, local, progress),
-                    () -> LocalIo.deleteTree(local)); // made by this call: a listener that throws undoes it
-        }
-        long total = info.type() == FileInfo.Type.FILE ? info.size() : -1;
-        Path target = local.toAbsolutePath();
-        Path parent = target.getParent();
-        if (parent == null || !Files.isDirectory(parent)) {
-            throw LocalIo.failure(target, FileOperationException.Reason.NOT_FOUND, null);
-        }
-        if (Files.isDirectory(target, LinkOption.NOFOLLOW_LINKS)) {
-            throw LocalIo.failure(target, FileOperationException.Reason.IS_A_DIRECTORY, null);
-        }
-        Path temp = parent.resolve("." + target.getFileName() + ".part-" + UUID.randomUUID());
-        Progress progress = new Progress(listener, total);
-        boolean moved = false;
-        try (FileReadStream in = openRead(path, "FileClient.download")) {
-            try (FileChannel out = FileChannel.open(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
-                for (ByteBuffer chunk = in.nextChunk(); chunk != null; chunk = in.nextChunk()) {
-                    int n = chunk.remaining();
-                    while (chunk.hasRemaining()) {
-                        out.write(chunk);
-                    }
-                    progress.advance(n);
-                }
-            }
-            try {
-                Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            } catch (AtomicMoveNotSupportedException e) {
-                Files.move(temp, target, StandardCopyOption.REPLACE_EXISTING);
-            }
-            moved = true;
-        } catch (IOException e) {
-            throw LocalIo.failure(target, e);
-        } finally {
-            if (!moved) {
-                try {
-                    Files.deleteIfExists(temp);
-                } catch (IOException ignored) {
-                    // best effort: the temporary file has a unique, hidden name
-                }
-            }
-        }
-        progress.finish();
-        return progress.done();
-    }
-
-    /** Entries ([0]) and content bytes ([1]) of a local tree, as a directory upload counts them. */
-    private static long[] localTotals(Path dir) {
-        long[] totals = {0, 0};
-        try {
-            Files.walkFileTree(dir, new java.nio.file.SimpleFileVisitor<>() {
-                @Override
-                public java.nio.file.FileVisitResult preVisitDirectory(
-                        Path d, java.nio.file.attribute.BasicFileAttributes attrs) {
-                    if (!d.equals(dir)) {
-                        totals[0]++;
-                    }
-                    return java.nio.file.FileVisitResult.CONTINUE;
-                }
-
-                @Override
-                public java.nio.file.FileVisitResult visitFile(
-                        Path f, java.nio.file.attribute.BasicFileAttributes attrs) {
-                    if (attrs.isRegularFile() || attrs.isSymbolicLink()) {
-                        totals[0]++;
-                        totals[1] += attrs.isRegularFile() ? attrs.size() : 0;
-                    }
-                    return java.nio.file.FileVisitResult.CONTINUE;
-                }
-            });
-        } catch (IOException e) {
-            throw LocalIo.failure(dir, e);
-        }
-        return totals;
-    }
-
-    /**
-     * Runs a directory transfer of the reactive API, telling the listener on this thread how far it came; the
-     * transfer must move within the default timeout between two reports, or it is cancelled. A listener that throws
-     * cancels it (a download's partial tree is removed); if the transfer had already ended, {@code undo} (when given)
-     * removes its result.
-     */
-    private <T> T tree(
-            TransferListener listener,
-            long totalBytes,
-            long totalEntries,
-            String operation,
-            java.util.function.BiFunction<SandboxFiles, Consumer<TransferProgress>, reactor.core.publisher.Mono<T>>
-                    start,
-            Runnable undo) {
-        SandboxFiles files = files("FileClient." + operation.substring(0, operation.indexOf(' ')));
-        Blocking.checkNotInterrupted(operation);
-        Duration timeout = core.defaultTimeout;
-        AtomicReference<TransferProgress> latest = new AtomicReference<>(new TransferProgress(0, 0));
-        Semaphore signal = new Semaphore(0);
-        CompletableFuture<T> result = new CompletableFuture<>();
-        Disposable subscription = Blocking.withCallerContext(start.apply(files, p -> {
-                    latest.set(p);
-                    signal.release();
-                }))
-                .subscribe(result::complete, result::completeExceptionally);
-        result.whenComplete((x, e) -> signal.release());
-        Progress progress = new Progress(listener, totalBytes);
-        long entriesReported = -1;
-        boolean done = false;
-        try {
-            while (!result.isDone()) {
-                if (!signal.tryAcquire(Blocking.nanos(timeout), TimeUnit.NANOSECONDS)) {
-                    throw new SandboxTimeoutException("moving the next entry of the " + operation, timeout);
-                }
-                signal.drainPermits();
-                TransferProgress p = latest.get();
-                long before = progress.done();
-                if (listener != null && p.entries() != entriesReported) {
-                    entriesReported = p.entries();
-                    listener.entries(p.entries(), totalEntries);
-                }
-                progress.advance(p.bytes() - before);
-            }
-            T value = awaitResult(result, timeout, operation);
-            TransferProgress last = latest.get();
-            progress.advance(last.bytes() - progress.done());
-            if (listener != null) {
-                listener.entries(last.entries(), last.entries());
-            }
-            progress.finish();
-            done = true;
-            return value;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new SandboxInterruptedException(operation, e);
-        } finally {
-            if (!done) {
-                subscription.dispose();
-                if (undo != null && result.isDone() && !result.isCompletedExceptionally()) {
-                    undo.run(); // the transfer ended before the failure here could stop it: its result goes too
-                }
-            }
-        }
+        return transfers.download(path, local, listener);
     }
 
     /**
@@ -687,30 +423,37 @@ public final class FileClient {
     }
 
     /**
-     * Creates a directory and any missing parents; succeeds if it exists already as a directory.
+     * Creates a directory and any missing parents, and says whether this call created it, as {@link
+     * SandboxFiles#mkdir} does: {@code false} when a directory (or a link to one) was there already, as E2B's
+     * {@code make_dir} answers; at most one of two racing calls gets {@code true}.
      *
      * <pre>{@code
-     * client.files().mkdir("out/frames");
+     * if (!client.files().mkdir("out/frames")) {
+     *     log.info("out/frames was there already");
+     * }
      * }</pre>
      *
      * @param path the directory
-     * @throws FileOperationException when the path, or one of its parents, exists and is not a directory
+     * @return {@code true} when this call created it, {@code false} when it was a directory already
+     * @throws FileOperationException with {@link FileOperationException.Reason#ALREADY_EXISTS} when something other
+     *     than a directory is there, {@link FileOperationException.Reason#NOT_A_DIRECTORY} when a parent is not a
+     *     directory
      * @throws IllegalStateException when called on a Reactor non-blocking thread
      */
-    public void mkdir(String path) {
-        await(files("FileClient.mkdir").mkdir(path), "FileClient.mkdir", "mkdir of " + path);
+    public boolean mkdir(String path) {
+        return await(files("FileClient.mkdir").mkdir(path), "FileClient.mkdir", "mkdir of " + path);
     }
 
     /**
-     * Removes a file, a symbolic link (not its target) or an empty directory.
+     * Removes a file, a symbolic link (not its target) or an empty directory; a path that is not there is no error
+     * (see {@link #remove(String, boolean)}).
      *
      * <pre>{@code
      * client.files().remove("tmp.txt");
      * }</pre>
      *
      * @param path the path
-     * @throws FileOperationException with {@link FileOperationException.Reason#NOT_FOUND} or {@link
-     *     FileOperationException.Reason#DIRECTORY_NOT_EMPTY}
+     * @throws FileOperationException with {@link FileOperationException.Reason#DIRECTORY_NOT_EMPTY}
      * @throws IllegalStateException when called on a Reactor non-blocking thread
      */
     public void remove(String path) {
@@ -718,7 +461,10 @@ public final class FileClient {
     }
 
     /**
-     * Removes a path; with {@code recursive}, a directory and everything in it.
+     * Removes a path; with {@code recursive}, a directory and everything in it. As {@link SandboxFiles#remove(String,
+     * boolean)} does, and like {@code rm -f} and E2B's {@code remove}, a path that is not there ({@link #exists} says
+     * {@code false}) is removed already: the call returns, so a retry or a cleanup that races another succeeds; ask
+     * {@link #exists} first to know whether it was there.
      *
      * <pre>{@code
      * client.files().remove("build", true);
@@ -726,8 +472,8 @@ public final class FileClient {
      *
      * @param path the path
      * @param recursive whether a non-empty directory is removed with its content
-     * @throws FileOperationException with {@link FileOperationException.Reason#NOT_FOUND}, or {@link
-     *     FileOperationException.Reason#DIRECTORY_NOT_EMPTY} when not recursive
+     * @throws FileOperationException with {@link FileOperationException.Reason#DIRECTORY_NOT_EMPTY} when not recursive,
+     *     or another reason when the path is there but cannot be removed
      * @throws IllegalStateException when called on a Reactor non-blocking thread
      */
     public void remove(String path, boolean recursive) {

@@ -161,8 +161,8 @@ class FileClientTest {
 
     @Test
     void smallFilesDirectoriesAndMetadata() {
-        files.mkdir("a/b/c");
-        files.mkdir("a/b/c"); // exists already: fine
+        assertThat(files.mkdir("a/b/c")).isTrue();
+        assertThat(files.mkdir("a/b/c")).as("exists already: fine, and said").isFalse();
         FileInfo written = files.write("a/b/hello.txt", "hello\n".getBytes(StandardCharsets.UTF_8));
         assertThat(written.size()).isEqualTo(6);
         assertThat(new String(files.readAllBytes("a/b/hello.txt", 100), StandardCharsets.UTF_8))
@@ -210,7 +210,11 @@ class FileClientTest {
                 Reason.NOT_FOUND,
                 "no/such/dir/x.txt");
         assertFails(() -> files.remove("dir"), Reason.DIRECTORY_NOT_EMPTY, "dir");
-        assertFails(() -> files.remove("missing.txt", true), Reason.NOT_FOUND, "missing.txt");
+        files.remove("missing.txt", true); // not there: removed already, as rm -f
+        files.remove("missing.txt");
+        assertThat(files.exists("missing.txt")).isFalse();
+        files.write("plain.txt", new byte[1]);
+        assertFails(() -> files.mkdir("plain.txt"), Reason.ALREADY_EXISTS, "plain.txt");
         assertFails(() -> files.move("file.txt", "other.txt"), Reason.ALREADY_EXISTS, "other.txt");
         assertFails(() -> files.move("missing.txt", "x.txt"), Reason.NOT_FOUND, "missing.txt");
         assertFails(() -> files.watch("file.txt"), Reason.NOT_A_DIRECTORY, "file.txt");

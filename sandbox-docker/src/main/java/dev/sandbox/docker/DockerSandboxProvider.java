@@ -363,7 +363,15 @@ public final class DockerSandboxProvider implements SandboxProvider {
 
     /**
      * Commits a session's container to a local image, which outlives the session. The container is paused while
-     * it is committed.
+     * it is committed. The image stays on the daemon, taking disk space, until {@link #deleteSnapshot(String)} removes
+     * it (from the command line: {@code sandbox snapshot rm REF}).
+     *
+     * <pre>{@code
+     * String ref = docker.snapshot(session.id()).block(Duration.ofMinutes(1));
+     * SandboxSession copy = docker.restore(ref, SessionOptions.defaults()).block(Duration.ofSeconds(30));
+     * // ... once nothing restores from it any more:
+     * docker.deleteSnapshot(ref).block(Duration.ofSeconds(30));
+     * }</pre>
      *
      * @param sessionId the session
      * @return the snapshot's reference, {@value #SNAPSHOT_REPOSITORY}{@code :<session id>-<millis>}

@@ -109,9 +109,11 @@ class DockerAgentTest {
     void codeThatKillsEveryProcessCutsTheConnectionAndTheNextCommandMakesANewOne() {
         SandboxSession s = provider.create(support.sessionOptions()).block(WAIT);
         try {
-            // kill -9 -1 reaches every process but the agent, the relay of this client's connection included: what
-            // ran on it fails with a retryable error naming the connection
-            StepVerifier.create(s.run(ExecOptions.shell("sleep 0.2; kill -9 -1")))
+            // kill -9 -1 reaches every process but the agent and the caller, the relay of this client's connection
+            // included: what still runs on it fails with a retryable error naming the connection. The shell goes on
+            // after the kill (kill(-1) spares its caller): had it ended at once, its exit could be delivered before
+            // the cut is seen, and the command would succeed
+            StepVerifier.create(s.run(ExecOptions.shell("sleep 0.2; kill -9 -1; sleep 20")))
                     .expectErrorSatisfies(e -> assertThat(e)
                             .isInstanceOf(dev.sandbox.BackendException.class)
                             .hasMessageContaining("connection to the agent")

@@ -348,6 +348,29 @@ class DockerAuthorityTest {
     }
 
     @Test
+    void aLifetimeChangedRightAfterTheReaperWentAwayStartsItAgain() {
+        SandboxSession s = provider.create(support.sessionOptions()).block(WAIT); // the reaper was just checked
+        try {
+            // the reaper's container goes (its idle exit, or someone removed it) while the provider still counts
+            // on its last check: the new deadline is written all the same, to a reaper started again
+            support.docker
+                    .removeContainerCmd("dev-sandbox-reaper")
+                    .withForce(true)
+                    .exec();
+            s.setLifetime(Duration.ofMinutes(3)).block(WAIT);
+            assertThat(support.docker
+                            .inspectContainerCmd("dev-sandbox-reaper")
+                            .exec()
+                            .getState()
+                            .getRunning())
+                    .isTrue();
+            assertThat(s.ping().block(WAIT).expiresAt()).isAfter(Instant.now().plusSeconds(120));
+        } finally {
+            s.destroy().block(WAIT);
+        }
+    }
+
+    @Test
     void sessionIdsCarry128RandomBits() {
         Set<String> ids = new HashSet<>();
         for (int i = 0; i < 3; i++) {

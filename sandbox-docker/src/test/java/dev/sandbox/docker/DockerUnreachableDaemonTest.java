@@ -60,6 +60,39 @@ class DockerUnreachableDaemonTest {
     }
 
     @Test
+    void anUnreachableDaemonIsNamedInAUsersWordsWithWhatToCheck() throws Exception {
+        String socket = "unix://" + tmp.resolve("no-daemon.sock");
+        try (DockerSandboxProvider docker = provider(socket)) {
+            assertThatThrownBy(() -> docker.create(SessionOptions.defaults()).block(WAIT))
+                    .isInstanceOf(BackendException.class)
+                    .hasMessageContaining("the daemon at " + socket + " is not reachable (no such socket)")
+                    .hasMessageContaining("DOCKER_HOST")
+                    .satisfies(DockerUnreachableDaemonTest::noClassNames);
+        }
+        // a bound socket that does not listen: connections to its port are refused
+        try (java.net.Socket reserved = new java.net.Socket()) {
+            reserved.bind(new java.net.InetSocketAddress("127.0.0.1", 0));
+            String tcp = "tcp://127.0.0.1:" + reserved.getLocalPort();
+            try (DockerSandboxProvider docker = provider(tcp)) {
+                assertThatThrownBy(
+                                () -> docker.create(SessionOptions.defaults()).block(WAIT))
+                        .isInstanceOf(BackendException.class)
+                        .hasMessageContaining("the daemon at " + tcp + " is not reachable (connection refused)")
+                        .hasMessageContaining("DOCKER_HOST")
+                        .satisfies(DockerUnreachableDaemonTest::noClassNames);
+            }
+        }
+    }
+
+    /** The message is for a person: no Java or library class names. */
+    static void noClassNames(Throwable e) {
+        assertThat(e.getMessage())
+                .doesNotContainPattern("[a-z]+\\.[a-z]+\\.[A-Za-z.$]*(Exception|Error)")
+                .doesNotContain("dockerjava")
+                .doesNotContain("io.netty");
+    }
+
+    @Test
     void aDaemonAnswering503IsRetryableAnd500IsNot() {
         AtomicInteger status = new AtomicInteger(503);
         DisposableServer daemon = HttpServer.create()

@@ -171,7 +171,7 @@ final class ObservedFiles implements SandboxFiles {
     }
 
     @Override
-    public Mono<Void> mkdir(String path) {
+    public Mono<Boolean> mkdir(String path) {
         return delegate.mkdir(path);
     }
 

@@ -11,13 +11,18 @@ import dev.sandbox.PtySession;
 import dev.sandbox.SandboxFiles;
 import dev.sandbox.SandboxSession;
 import dev.sandbox.SessionStatus;
+import dev.sandbox.Wrapped;
 import java.time.Duration;
 import java.util.Map;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
-/** A session whose operations are observed. */
-final class ObservedSession implements SandboxSession {
+/**
+ * A session whose operations are observed. It says what it wraps ({@link Wrapped}), so the sandbox server streams a
+ * command's output with the wrapped session's own batching of lines; such a command is not observed as an {@code
+ * exec} (every other operation, {@code run} included, is).
+ */
+final class ObservedSession implements SandboxSession, Wrapped<SandboxSession> {
     private final SandboxSession delegate;
     private final Instrumentation instrumentation;
     private final ObservedFiles files;
@@ -26,6 +31,11 @@ final class ObservedSession implements SandboxSession {
         this.delegate = delegate;
         this.instrumentation = instrumentation;
         this.files = new ObservedFiles(delegate.files(), delegate.id(), instrumentation);
+    }
+
+    @Override
+    public SandboxSession unwrap() {
+        return delegate;
     }
 
     @Override

@@ -12,6 +12,7 @@ import dev.sandbox.SandboxProvider;
 import dev.sandbox.SandboxSession;
 import dev.sandbox.SessionClosedException;
 import dev.sandbox.SessionOptions;
+import dev.sandbox.Wrapped;
 import dev.sandbox.local.LocalSandboxProvider;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
@@ -97,6 +98,24 @@ class SandboxObservationsTest {
                 .hasObservationWithNameEqualTo(DESTROY)
                 .that()
                 .hasHighCardinalityKeyValue(SESSION_ID, session.id());
+    }
+
+    @Test
+    void anObservedSessionSaysWhichSessionItWraps() {
+        SandboxSession session = session();
+        try {
+            assertThat(session).isInstanceOf(Wrapped.class);
+            Object wrapped = ((Wrapped<?>) session).unwrap();
+            assertThat(wrapped).isInstanceOf(SandboxSession.class).isNotSameAs(session);
+            assertThat(((SandboxSession) wrapped).id()).isEqualTo(session.id());
+            // the wrapped session is the provider's own, not observed: what is done on it directly is not timed
+            ((SandboxSession) wrapped).run(ExecOptions.of("true")).block(WAIT);
+            assertThat(meters.find(RUN).timers()).isEmpty();
+            Class<?> innerType = wrapped.getClass();
+            assertThat(Wrapped.find(session, innerType).orElseThrow()).isSameAs(wrapped);
+        } finally {
+            session.destroy().block(WAIT);
+        }
     }
 
     @Test

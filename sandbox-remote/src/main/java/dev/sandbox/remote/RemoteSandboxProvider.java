@@ -9,12 +9,14 @@ import dev.sandbox.implementation.ProviderCloser;
 import dev.sandbox.implementation.remote.Leases;
 import dev.sandbox.implementation.remote.RemoteErrors;
 import dev.sandbox.implementation.remote.RemoteSession;
+import dev.sandbox.implementation.remote.RemoteTls;
 import dev.sandbox.implementation.remote.RemoteTransport;
-import dev.sandbox.implementation.remote.RequestBodies;
-import dev.sandbox.implementation.remote.ResourceBodies;
+import dev.sandbox.implementation.wire.RequestBodies;
+import dev.sandbox.implementation.wire.ResourceBodies;
 import io.netty.handler.codec.http.HttpMethod;
 import java.net.URI;
 import java.net.URISyntaxException;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
@@ -174,6 +176,7 @@ public final class RemoteSandboxProvider implements SandboxProvider {
         private int maxConnections = 512;
         private int reconnectAttempts = 8;
         private Duration reconnectBackoff = Duration.ofMillis(50);
+        private Path trustedCertificates;
 
         private Builder() {}
 
@@ -261,6 +264,27 @@ public final class RemoteSandboxProvider implements SandboxProvider {
         }
 
         /**
+         * Sets whom an {@code https} client trusts: the certificates in a PEM file, such as the certificate of the
+         * authority that signed the server's certificate, or the server's own self-signed one. By default the JVM's
+         * trust store is used ({@code javax.net.ssl.trustStore}, else the JDK's {@code cacerts}). Either way the
+         * server's certificate must name the URL's host. A server whose certificate is not trusted fails each call
+         * with a {@link dev.sandbox.BackendException} that names the host and says so.
+         *
+         * <pre>{@code
+         * RemoteSandboxProvider.builder()
+         *     .baseUrl("https://sandbox.internal:7443")
+         *     .trustedCertificates(Path.of("/etc/sandbox/ca.pem"))
+         * }</pre>
+         *
+         * @param pemFile a file of one or more {@code -----BEGIN CERTIFICATE-----} blocks, read by {@link #build()}
+         * @return this builder
+         */
+        public Builder trustedCertificates(Path pemFile) {
+            this.trustedCertificates = Objects.requireNonNull(pemFile, "pemFile");
+            return this;
+        }
+
+        /**
          * Builds the provider.
          *
          * @return the provider
@@ -270,14 +294,21 @@ public final class RemoteSandboxProvider implements SandboxProvider {
             if (baseUrl == null) {
                 throw new InvalidArgumentException("baseUrl", "baseUrl is required");
             }
+            boolean https;
             try {
                 URI uri = new URI(baseUrl);
                 if (!"http".equals(uri.getScheme()) && !"https".equals(uri.getScheme()) || uri.getHost() == null) {
                     throw new InvalidArgumentException(
                             "baseUrl", "baseUrl must be an http or https URL with a host, got '" + baseUrl + "'");
                 }
+                https = "https".equals(uri.getScheme());
             } catch (URISyntaxException e) {
                 throw new InvalidArgumentException("baseUrl", "baseUrl is not a URL: '" + baseUrl + "'");
+            }
+            if (trustedCertificates != null && !https) {
+                throw new InvalidArgumentException(
+                        "trustedCertificates",
+                        "trustedCertificates applies to an https URL only, got baseUrl '" + baseUrl + "'");
             }
             if (token == null) {
                 throw new InvalidArgumentException("token", "token is required");
@@ -300,7 +331,8 @@ public final class RemoteSandboxProvider implements SandboxProvider {
                     responseTimeout,
                     maxConnections,
                     reconnectAttempts,
-                    reconnectBackoff));
+                    reconnectBackoff,
+                    https ? RemoteTls.clientContext(trustedCertificates) : null));
         }
 
         private static void positive(String field, Duration d) {
@@ -312,7 +344,8 @@ public final class RemoteSandboxProvider implements SandboxProvider {
         @Override
         public String toString() {
             return "RemoteSandboxProvider.Builder{baseUrl=" + baseUrl + ", token=" + (token == null ? "unset" : "***")
-                    + ", connectTimeout=" + connectTimeout + ", responseTimeout=" + responseTimeout + "}";
+                    + ", connectTimeout=" + connectTimeout + ", responseTimeout=" + responseTimeout
+                    + (trustedCertificates == null ? "" : ", trustedCertificates=" + trustedCertificates) + "}";
         }
     }
 }

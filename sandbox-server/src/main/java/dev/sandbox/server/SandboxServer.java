@@ -5,12 +5,16 @@ import dev.sandbox.SandboxProvider;
 import dev.sandbox.implementation.Version;
 import dev.sandbox.server.implementation.Api;
 import dev.sandbox.server.implementation.Auth;
+import dev.sandbox.server.implementation.BindFailure;
 import dev.sandbox.server.implementation.ConnectionGuard;
 import dev.sandbox.server.implementation.HostPaths;
 import dev.sandbox.server.implementation.ServerConfig;
+import dev.sandbox.server.implementation.ServerTls;
 import dev.sandbox.server.implementation.Sessions;
+import dev.sandbox.server.implementation.WorkdirRoot;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.handler.ssl.SslContext;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -25,6 +29,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import reactor.netty.ChannelBindException;
 import reactor.netty.DisposableServer;
 import reactor.netty.NettyPipeline;
 import reactor.netty.http.server.HttpServer;
@@ -59,13 +64,24 @@ public final class SandboxServer implements AutoCloseable {
     private final ChannelGroup connections;
     private final Api api;
     private final ServerConfig config;
+    private final boolean tls;
     private final AtomicBoolean stopped = new AtomicBoolean();
+    /** The workdir root this server made (given none), removed when it stops; {@code null} for a given root. */
+    private final Path madeRoot;
 
-    private SandboxServer(DisposableServer server, ChannelGroup connections, Api api, ServerConfig config) {
+    private SandboxServer(
+            DisposableServer server,
+            ChannelGroup connections,
+            Api api,
+            ServerConfig config,
+            boolean tls,
+            Path madeRoot) {
         this.server = server;
         this.connections = connections;
         this.api = api;
         this.config = config;
+        this.tls = tls;
+        this.madeRoot = madeRoot;
     }
 
     /**
@@ -97,13 +113,14 @@ public final class SandboxServer implements AutoCloseable {
     }
 
     /**
-     * The server's base URL, such as {@code http://127.0.0.1:7070}.
+     * The server's base URL, such as {@code http://127.0.0.1:7070}, or {@code https://127.0.0.1:7443} when it serves
+     * TLS ({@link Builder#tls}).
      *
      * @return the URL
      */
     public String baseUrl() {
         String h = config.host().contains(":") ? "[" + config.host() + "]" : config.host();
-        return "http://" + h + ":" + port();
+        return (tls ? "https://" : "http://") + h + ":" + port();
     }
 
     /**
@@ -116,7 +133,8 @@ public final class SandboxServer implements AutoCloseable {
     /**
      * Stops gracefully: new connections and requests are refused, running requests and streams get up to {@code
      * timeout} to end, then the remaining connections are closed, streaming commands released (killing them) and the
-     * sessions this server created destroyed. Blocks, so call it from a thread that may block. Idempotent.
+     * sessions this server created destroyed; the workdir root it made when given none is removed. Blocks, so call
+     * it from a thread that may block. Idempotent.
      *
      * @param timeout how long running requests may take to end
      */
@@ -134,6 +152,9 @@ public final class SandboxServer implements AutoCloseable {
         connections.close().awaitUninterruptibly(timeout.toMillis(), TimeUnit.MILLISECONDS);
         api.execs().releaseAll();
         api.sessions().destroyOwned(timeout.plusSeconds(5));
+        if (madeRoot != null) {
+            WorkdirRoot.removeMade(madeRoot);
+        }
         LOG.info("sandbox server on port {} stopped", server.port());
     }
 
@@ -181,6 +202,8 @@ public final class SandboxServer implements AutoCloseable {
         private Path workdirRoot;
         private Duration lease = Duration.ofMinutes(1);
         private final java.util.Map<String, ServerEndpoint> endpoints = new java.util.LinkedHashMap<>();
+        private Path tlsCertificate;
+        private Path tlsKey;
 
         private Builder(SandboxProvider provider) {
             this.provider = Objects.requireNonNull(provider, "provider");
@@ -389,7 +412,8 @@ public final class SandboxServer implements AutoCloseable {
 
         /**
          * Sets the directory that workdirs clients choose must be under, for a provider whose workdirs are host
-         * paths (the local provider); by default a directory the server makes under the temporary directory. A
+         * paths (the local provider); by default a directory the server makes under the temporary directory and
+         * removes, with what sessions left in it, when it stops (a directory given here is left alone). A
          * session asking for a workdir outside it (after resolving {@code ..} and symbolic links) is refused with 400
          * naming {@code workdir}. Sessions that name no workdir get the provider's fresh one as before.
          *
@@ -455,10 +479,40 @@ public final class SandboxServer implements AutoCloseable {
         }
 
         /**
+         * Serves HTTPS instead of plain HTTP, with the certificate and private key in PEM files (read by {@link
+         * #start()}). Clients then use an {@code https} URL ({@link SandboxServer#baseUrl()}) and must trust the
+         * certificate: a remote provider trusts the JVM's trust store, or the PEM file given to its {@code
+         * trustedCertificates}. The certificate must name the host clients use in the URL (a subject alternative
+         * name such as {@code IP:127.0.0.1} or {@code DNS:sandbox.internal}).
+         *
+         * <pre>{@code
+         * SandboxServer.builder(provider)
+         *     .host("0.0.0.0").port(7443)
+         *     .tls(Path.of("/etc/sandbox/server.pem"), Path.of("/etc/sandbox/server-key.pem"))
+         *     .token(token)
+         *     .start();
+         * }</pre>
+         *
+         * @param certificateChain the server's certificate ({@code -----BEGIN CERTIFICATE-----}), followed by any
+         *     intermediate certificates
+         * @param privateKey the certificate's private key, unencrypted PKCS#8 ({@code -----BEGIN PRIVATE KEY-----};
+         *     {@code openssl pkcs8 -topk8 -nocrypt} converts other forms)
+         * @return this builder
+         */
+        public Builder tls(Path certificateChain, Path privateKey) {
+            this.tlsCertificate = Objects.requireNonNull(certificateChain, "certificateChain");
+            this.tlsKey = Objects.requireNonNull(privateKey, "privateKey");
+            return this;
+        }
+
+        /**
          * Binds the server and starts serving. Blocks until bound.
          *
          * @return the running server
-         * @throws InvalidArgumentException naming a setting that is missing or wrong
+         * @throws InvalidArgumentException naming a setting that is missing or wrong (a TLS file that cannot be read
+         *     or used names {@code tlsCertificate} or {@code tlsKey})
+         * @throws dev.sandbox.BackendException when the server cannot listen on its host and port, saying why (the
+         *     port is in use, needs privileges, the host is not this machine's) and what to do
          */
         public SandboxServer start() {
             if (tokenDigests.isEmpty()) {
@@ -479,6 +533,7 @@ public final class SandboxServer implements AutoCloseable {
             positive("requestHeadTimeout", headTimeout);
             positive("unauthenticatedTimeout", authTimeout);
             positive("lease", lease);
+            SslContext sslContext = tlsCertificate == null ? null : ServerTls.serverContext(tlsCertificate, tlsKey);
             Path root = resolvedRoot();
             HostPaths.addRoot(root);
             ServerConfig config = new ServerConfig(
@@ -506,8 +561,11 @@ public final class SandboxServer implements AutoCloseable {
             ChannelGroup connections = new DefaultChannelGroup("sandbox-server", GlobalEventExecutor.INSTANCE);
             DisposableServer server;
             try {
-                server = HttpServer.create()
-                        .host(host)
+                HttpServer http = HttpServer.create();
+                if (sslContext != null) {
+                    http = http.secure(spec -> spec.sslContext(sslContext));
+                }
+                server = http.host(host)
                         .port(port)
                         .channelGroup(connections)
                         .doOnChannelInit((observer, ch, address) -> guard.init(ch, NettyPipeline.HttpCodec))
@@ -515,13 +573,28 @@ public final class SandboxServer implements AutoCloseable {
                                 spec -> spec.maxHeaderSize(16 * 1024).maxInitialLineLength(16 * 1024))
                         .route(api::register)
                         .bindNow(Duration.ofSeconds(10));
+            } catch (ChannelBindException e) {
+                api.sessions().stopLeases();
+                if (workdirRoot == null) {
+                    WorkdirRoot.removeMade(root);
+                }
+                throw BindFailure.of(host, port, e);
             } catch (RuntimeException e) {
                 api.sessions().stopLeases();
+                if (workdirRoot == null) {
+                    WorkdirRoot.removeMade(root);
+                }
                 throw e;
             }
             api.sessions().adoptLeased(api.tenants()).subscribe(); // in the background: the server already serves
-            LOG.info("sandbox server serving {} sessions on {}:{}", provider.name(), host, server.port());
-            return new SandboxServer(server, connections, api, config);
+            LOG.info(
+                    "sandbox server serving {} sessions on {}:{}{}",
+                    provider.name(),
+                    host,
+                    server.port(),
+                    sslContext != null ? " (TLS)" : "");
+            return new SandboxServer(
+                    server, connections, api, config, sslContext != null, workdirRoot == null ? root : null);
         }
 
         private Path resolvedRoot() {

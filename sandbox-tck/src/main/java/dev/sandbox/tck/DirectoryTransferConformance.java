@@ -151,6 +151,59 @@ public interface DirectoryTransferConformance extends ConformanceBase {
     }
 
     /**
+     * Required: A download to a relative target, with {@code .} and {@code ..} segments, lands where the system
+     * resolves it (against the working directory), and a hostile tree is still refused there. {@code ./out} failed
+     * before with "entry 'a' refused: a name outside the target".
+     *
+     * @throws IOException when the local directories cannot be made or read
+     */
+    @Test
+    default void aDownloadToARelativeTargetWithDotSegmentsLandsWhereItLeads() throws IOException {
+        Path dir = Files.createTempDirectory("sandbox-kit-");
+        try {
+            Files.createDirectories(dir.resolve("a"));
+            // this JVM's working directory cannot change: reach the temporary directory from it, relatively
+            String rel = Path.of("")
+                    .toAbsolutePath()
+                    .toRealPath()
+                    .relativize(dir.toRealPath())
+                    .toString();
+            inSession(s -> {
+                sh(s, "mkdir -p t/d h/sub && printf 1 > t/f && printf 2 > t/d/g && ln -s ../.. h/sub/up");
+                for (String form : List.of("./" + rel + "/out1", rel + "/./out2", rel + "/a/../out3")) {
+                    assertThat(Path.of(form).isAbsolute()).isFalse();
+                    assertThat(s.files().download("t", Path.of(form)).block(WAIT))
+                            .as(form)
+                            .isEqualTo(2);
+                }
+                assertThat(s.files()
+                                .download("t/f", Path.of("./" + rel + "/a/../f.txt"))
+                                .block(WAIT))
+                        .isEqualTo(1);
+                StepVerifier.create(s.files().download("h", Path.of("./" + rel + "/./evil")))
+                        .expectErrorSatisfies(e -> {
+                            assertThat(e).isInstanceOf(FileOperationException.class);
+                            assertThat(((FileOperationException) e).reason())
+                                    .isEqualTo(FileOperationException.Reason.PERMISSION_DENIED);
+                            assertThat(e).hasMessageContaining("sub/up");
+                        })
+                        .verify(WAIT);
+            });
+            for (String out : List.of("out1", "out2", "out3")) {
+                assertThat(localListing(dir.resolve(out))).as(out).containsExactly("d d", "f d/g", "f f");
+                assertThat(Files.readString(dir.resolve(out).resolve("d/g"))).isEqualTo("2");
+            }
+            assertThat(Files.readString(dir.resolve("f.txt"))).isEqualTo("1");
+            try (Stream<Path> left = Files.list(dir)) {
+                assertThat(left.map(p -> p.getFileName().toString()))
+                        .containsExactlyInAnyOrder("a", "out1", "out2", "out3", "f.txt");
+            }
+        } finally {
+            deleteTree(dir);
+        }
+    }
+
+    /**
      * Required: A download refuses a link that leads out of the tree, names it, and leaves nothing behind.
      *
      * @throws IOException when the canary cannot be made or read

@@ -85,8 +85,10 @@ public interface FilesConformance extends ConformanceBase {
     default void directoriesListStatMoveAndRemove() {
         inSession(s -> {
             SandboxFiles files = s.files();
-            files.mkdir("a/b/c").block(WAIT);
-            files.mkdir("a/b/c").block(WAIT); // exists already: fine
+            assertThat(files.mkdir("a/b/c").block(WAIT)).isTrue();
+            assertThat(files.mkdir("a/b/c").block(WAIT))
+                    .as("exists already: fine, and said")
+                    .isFalse();
             files.write("a/b/two.txt", new byte[2]).block(WAIT);
             files.write("a/b/one.txt", new byte[1]).block(WAIT);
             List<FileInfo> entries = files.list("a/b").collectList().block(WAIT);
@@ -114,7 +116,72 @@ public interface FilesConformance extends ConformanceBase {
             files.remove("a/moved.txt").block(WAIT);
             files.remove("a", true).block(WAIT);
             expectFailure(files.stat("a"), FileOperationException.Reason.NOT_FOUND, "a");
-            expectFailure(files.remove("a"), FileOperationException.Reason.NOT_FOUND, "a");
+            files.remove("a").block(WAIT); // not there: removed already
+        });
+    }
+
+    /**
+     * Required: {@code mkdir} says whether it made the directory ({@code false} for a directory, or a link to one,
+     * that was there: E2B's {@code make_dir}), fails naming the path when something else is in the way, and of calls
+     * racing for one directory exactly one gets {@code true}.
+     */
+    @Test
+    default void mkdirSaysWhetherItMadeTheDirectory() {
+        inSession(s -> {
+            SandboxFiles files = s.files();
+            assertThat(files.mkdir("m/n").block(WAIT))
+                    .as("made, with its parent")
+                    .isTrue();
+            assertThat(files.mkdir("m/n").block(WAIT)).as("there already").isFalse();
+            assertThat(files.mkdir("m").block(WAIT)).as("a parent made before").isFalse();
+            assertThat(files.mkdir("m/n/o").block(WAIT)).isTrue();
+            assertThat(s.run(ExecOptions.shell("ln -s m/n link && test -d m/n/o && echo ok"))
+                            .block(WAIT)
+                            .stdout())
+                    .isEqualTo("ok\n");
+            assertThat(files.mkdir("link").block(WAIT))
+                    .as("a link to a directory, as mkdir -p")
+                    .isFalse();
+            assertThat(files.stat("link").block(WAIT).type()).isEqualTo(FileInfo.Type.SYMLINK);
+            files.write("f", new byte[1]).block(WAIT);
+            expectFailure(files.mkdir("f"), FileOperationException.Reason.ALREADY_EXISTS, "f");
+            expectFailure(files.mkdir("f/x"), FileOperationException.Reason.NOT_A_DIRECTORY, "f/x");
+            assertThat(files.stat("f").block(WAIT).type()).isEqualTo(FileInfo.Type.FILE);
+
+            // eight calls at once for one directory whose parents are missing: one made it, seven found it
+            for (String dir : List.of("race/a/b", "race/a/c")) {
+                List<Boolean> answers = Flux.range(0, 8)
+                        .flatMap(i -> files.mkdir(dir), 8)
+                        .collectList()
+                        .block(WAIT);
+                assertThat(answers).as(dir).hasSize(8).containsOnlyOnce(true);
+            }
+            assertThat(files.stat("race/a/b").block(WAIT).type()).isEqualTo(FileInfo.Type.DIRECTORY);
+        });
+    }
+
+    /**
+     * Required: removing a path that is not there succeeds (idempotent, like {@code rm -f} and E2B's {@code
+     * remove}): missing, beneath a missing directory, beneath a regular file, or removed a moment ago; a path that is
+     * there but cannot be removed still fails.
+     */
+    @Test
+    default void removingAPathThatIsNotThereSucceeds() {
+        inSession(s -> {
+            SandboxFiles files = s.files();
+            files.remove("missing").block(WAIT);
+            files.remove("missing", true).block(WAIT);
+            files.remove("no/such/dir/f").block(WAIT);
+            files.write("f", new byte[1]).block(WAIT);
+            files.remove("f/beneath").block(WAIT);
+            files.remove("f").block(WAIT);
+            assertThat(files.exists("f").block(WAIT)).isFalse();
+            files.remove("f").block(WAIT); // a second time, as a retry after a lost reply would
+            files.write("d/x", new byte[1]).block(WAIT);
+            expectFailure(files.remove("d"), FileOperationException.Reason.DIRECTORY_NOT_EMPTY, "d");
+            files.remove("d", true).block(WAIT);
+            files.remove("d", true).block(WAIT);
+            assertThat(files.exists("d").block(WAIT)).isFalse();
         });
     }
 

@@ -59,8 +59,8 @@ class DockerOptions {
     @Option(
             names = "--memory",
             paramLabel = "BYTES",
-            converter = Values.Size.class,
-            description = "docker only: memory limit, a number with an optional k, m or g suffix")
+            converter = Values.Memory.class,
+            description = "docker only: memory limit, a number with an optional k, m or g suffix; at least 6m")
     Long memory;
 
     @Option(

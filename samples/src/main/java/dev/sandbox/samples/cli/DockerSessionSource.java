@@ -64,4 +64,9 @@ final class DockerSessionSource extends ProviderSessionSource {
     public String snapshot(String sessionId, Duration wait) {
         return provider.snapshot(sessionId).block(wait);
     }
+
+    @Override
+    public void deleteSnapshot(String snapshotRef, Duration wait) {
+        provider.deleteSnapshot(snapshotRef).block(wait);
+    }
 }

@@ -13,23 +13,26 @@ import picocli.CommandLine.Option;
 /**
  * {@code sandbox exec}: copies the command's lines to stdout and stderr as they arrive. Output is buffered and flushed
  * only when no further event is waiting, so a lone line shows at once and bulk output is written in large blocks. With
- * {@code --background}, starts the command in a session that outlives the CLI instead ({@link BackgroundCommand}).
+ * {@code --background}, starts the command in the background instead ({@link BackgroundCommand}): in a new session
+ * that outlives the CLI, or with {@code --session} in an existing one.
  */
 @Command(
         name = "exec",
-        customSynopsis = "sandbox exec [OPTIONS] [--background [--label K=V]... | --session SESSION] -- CMD [ARG...]",
+        customSynopsis = "sandbox exec [OPTIONS] [--session SESSION] [--background [--label K=V]...] -- CMD [ARG...]",
         description = {
             "Runs CMD in a new sandbox session, destroyed when it ends (or, with --session, in an existing one),"
                     + " streams CMD's stdout to stdout and its stderr to stderr, line by line as they are written,"
                     + " and exits with CMD's exit code.",
-            "With --background, starts CMD in a new session that stays, prints \"SESSION PROCESS\" (the ids"
-                    + " sandbox logs takes) and exits 0."
+            "With --background, starts CMD in a new session that stays (or, with --session, in an existing one),"
+                    + " prints \"SESSION PROCESS\" (the ids sandbox logs takes) and exits 0."
         })
 final class ExecCommand extends CommandInSession {
     @Option(
             names = "--background",
             arity = "0",
-            description = "start CMD in a new session that stays (docker, remote) [lifetime 5m]")
+            description =
+                    "start CMD in the background, in a new session that stays (docker, remote) [lifetime 5m], or in"
+                            + " the --session given; print SESSION PROCESS")
     boolean background;
 
     /**
@@ -53,8 +56,9 @@ final class ExecCommand extends CommandInSession {
             throw usageError("--max-output applies to 'sandbox run' only");
         }
         super.validate();
-        if (session != null && background) {
-            throw usageError("--session and --background do not go together: --background makes a session");
+        if (!labels.isEmpty() && session != null) {
+            throw usageError("--label labels the session --background makes; session '" + session
+                    + "' exists already (label a session when you make it: sandbox create --label K=V)");
         }
         if (!labels.isEmpty() && !background) {
             throw usageError("--label labels the session --background makes; without --background the session ends"
@@ -66,6 +70,13 @@ final class ExecCommand extends CommandInSession {
     int execute() throws UsageException {
         if (!background) {
             return super.execute();
+        }
+        if (session != null) {
+            // the command's --env and --workdir are its own (execOptions); the session stays as it is
+            try (SessionSource source = sessions();
+                    SandboxClient client = source.attach(session, SandboxClient.DEFAULT_TIMEOUT)) {
+                return BackgroundCommand.run(client, execOptions(), cli.out);
+            }
         }
         SessionOptions options =
                 lifetime == null ? sessionOptions() : sessionOptions().withLifetime(lifetime);

@@ -8,11 +8,13 @@ import java.nio.file.Path;
  * @param name the provider's name: local, docker or remote
  * @param url the server's base URL (remote only), or {@code null}
  * @param tokenFile the file holding the bearer token (remote only), or {@code null}
+ * @param caCert the PEM file of the certificates an {@code https} client trusts (remote only), or {@code null} for the
+ *     JVM's trust store
  * @param docker the Docker settings (docker only), or {@code null}
  */
-record Provider(String name, String url, Path tokenFile, Docker docker) {
+record Provider(String name, String url, Path tokenFile, Path caCert, Docker docker) {
     /** The local provider. */
-    static final Provider LOCAL = new Provider("local", null, null, null);
+    static final Provider LOCAL = new Provider("local", null, null, null, null);
 
     /**
      * The Docker provider's settings. Every field but the image may be {@code null} for Docker's or the SDK's default.

@@ -1,12 +1,13 @@
 package dev.sandbox.samples.cli;
 
+import java.io.PrintWriter;
 import java.nio.file.Path;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 
 /**
  * The options that choose where a subcommand's sessions are, a mixin: {@code --provider local|docker|remote}, the
- * remote provider's {@code --url} and {@code --token-file}, and the Docker provider's settings.
+ * remote provider's {@code --url}, {@code --token-file} and {@code --ca-cert}, and the Docker provider's settings.
  */
 final class ProviderOptions extends DockerOptions {
     // help lists these first (picocli's default order is -1, and it sorts stably)
@@ -36,6 +37,15 @@ final class ProviderOptions extends DockerOptions {
             description = "remote only: the file holding the server's token")
     Path tokenFile;
 
+    @Option(
+            names = "--ca-cert",
+            paramLabel = "FILE",
+            converter = Values.FilePath.class,
+            order = -2,
+            description = "remote only, https: trust the certificates in this PEM file (the server's own, or its CA's)"
+                    + " [the JVM's trust store]")
+    Path caCert;
+
     /**
      * The provider the options choose.
      *
@@ -48,10 +58,25 @@ final class ProviderOptions extends DockerOptions {
         if (remote && (url == null || tokenFile == null)) {
             throw usageError("--provider remote needs --url URL and --token-file FILE");
         }
-        if (!remote && (url != null || tokenFile != null)) {
-            throw usageError((url != null ? "--url" : "--token-file") + " applies to --provider remote only");
+        if (!remote && (url != null || tokenFile != null || caCert != null)) {
+            throw usageError((url != null ? "--url" : tokenFile != null ? "--token-file" : "--ca-cert")
+                    + " applies to --provider remote only");
         }
-        return name.equals("local") ? Provider.LOCAL : new Provider(name, url, tokenFile, docker);
+        if (caCert != null && !url.startsWith("https:")) {
+            throw usageError("--ca-cert applies to an https:// --url only, got '" + url + "'");
+        }
+        if (remote) {
+            try {
+                PrintWriter err = mixee.commandLine().getErr();
+                TokenFile.checkAccess(tokenFile, false, warning -> {
+                    err.println("sandbox: " + warning);
+                    err.flush();
+                });
+            } catch (UsageException e) {
+                throw usageError(e.getMessage());
+            }
+        }
+        return name.equals("local") ? Provider.LOCAL : new Provider(name, url, tokenFile, caCert, docker);
     }
 
     private ParameterException usageError(String message) {

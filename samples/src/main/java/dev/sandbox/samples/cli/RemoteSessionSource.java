@@ -1,5 +1,6 @@
 package dev.sandbox.samples.cli;
 
+import dev.sandbox.InvalidArgumentException;
 import dev.sandbox.remote.RemoteSandboxProvider;
 
 /**
@@ -18,9 +19,20 @@ final class RemoteSessionSource extends ProviderSessionSource {
     /** The remote provider the settings name, for a command that keeps it ({@code mcp}). */
     static RemoteSandboxProvider provider(Provider settings) throws UsageException {
         char[] token = TokenFile.read(settings.tokenFile());
-        return RemoteSandboxProvider.builder()
-                .baseUrl(settings.url())
-                .token(token)
-                .build();
+        RemoteSandboxProvider.Builder builder;
+        try {
+            builder = RemoteSandboxProvider.builder().baseUrl(settings.url()).token(token);
+        } finally {
+            java.util.Arrays.fill(token, '\0');
+        }
+        if (settings.caCert() != null) {
+            builder.trustedCertificates(settings.caCert());
+        }
+        try {
+            return builder.build();
+        } catch (InvalidArgumentException e) {
+            // the library names its setting; the user gave a flag
+            throw new UsageException(e.getMessage().replace("trustedCertificates", "--ca-cert"));
+        }
     }
 }

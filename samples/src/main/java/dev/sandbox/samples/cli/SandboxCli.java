@@ -84,7 +84,14 @@ public final class SandboxCli {
      * @return the exit code
      */
     public static int run(String[] args, PrintStream out, PrintStream err) {
-        CommandLine commandLine = new SandboxCommand(out, err).commandLine();
+        if (args.length == 1 && (args[0].equals("--help") || args[0].equals("-h") || args[0].equals("help"))) {
+            // the overview is fixed text: printed without building the command line (picocli's model), which
+            // would double the time sandbox --help takes
+            out.print(SandboxCommand.USAGE);
+            out.flush();
+            return 0;
+        }
+        CommandLine commandLine = new SandboxCommand(out, err).commandLine(args);
         try {
             return commandLine.execute(args);
         } finally {

@@ -8,8 +8,12 @@ import java.io.OutputStreamWriter;
 import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.time.Duration;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import picocli.AutoComplete;
 import picocli.CommandLine;
@@ -28,29 +32,35 @@ import picocli.CommandLine.UnmatchedArgumentException;
  * goes wrong. {@code sandbox --help} prints {@link #USAGE}, an overview of every subcommand; {@code sandbox SUBCOMMAND
  * --help} prints that subcommand's own help, made by picocli from its options.
  */
-@Command(
-        name = "sandbox",
-        mixinStandardHelpOptions = true,
-        versionProvider = SandboxCommand.SdkVersion.class,
-        subcommands = {
-            ExecCommand.class,
-            RunCommand.class,
-            CreateCommand.class,
-            ListSessionsCommand.class,
-            DestroyCommand.class,
-            SnapshotCommand.class,
-            LogsCommand.class,
-            CopyCommand.class,
-            ListFilesCommand.class,
-            ShellCommand.class,
-            ServeCommand.class,
-            McpCommand.class,
-            AutoComplete.GenerateCompletion.class,
-            HelpCommand.class
-        })
+@Command(name = "sandbox", mixinStandardHelpOptions = true, versionProvider = SandboxCommand.SdkVersion.class)
 final class SandboxCommand implements Callable<Integer> {
+    /**
+     * The subcommands, in the order help and completion list them. Picocli builds a subcommand's model by reflection
+     * on its class (and loads the classes its fields name), which took most of the CLI's start; {@link
+     * #commandLine(String[])} builds only the one a command line runs.
+     */
+    private static final Map<String, Class<?>> SUBCOMMANDS = subcommandClasses();
+
+    private static Map<String, Class<?>> subcommandClasses() {
+        Map<String, Class<?>> classes = new LinkedHashMap<>();
+        classes.put("exec", ExecCommand.class);
+        classes.put("run", RunCommand.class);
+        classes.put("create", CreateCommand.class);
+        classes.put("ls", ListSessionsCommand.class);
+        classes.put("destroy", DestroyCommand.class);
+        classes.put("snapshot", SnapshotCommand.class);
+        classes.put("logs", LogsCommand.class);
+        classes.put("cp", CopyCommand.class);
+        classes.put("ls-files", ListFilesCommand.class);
+        classes.put("shell", ShellCommand.class);
+        classes.put("serve", ServeCommand.class);
+        classes.put("mcp", McpCommand.class);
+        classes.put("generate-completion", AutoComplete.GenerateCompletion.class);
+        return Collections.unmodifiableMap(classes);
+    }
+
     static final String USAGE = """
-            usage: sandbox exec [OPTIONS] [--background [--label K=V]... | --session SESSION]
+            usage: sandbox exec [OPTIONS] [--session SESSION] [--background [--label K=V]...]
                                 -- CMD [ARG...]
                    sandbox run [OPTIONS] [--max-output BYTES] [--session SESSION] -- CMD [ARG...]
                    sandbox create [PROVIDER] [--label K=V]... [--lifetime D] [--idle-timeout D]
@@ -91,7 +101,8 @@ final class SandboxCommand implements Callable<Integer> {
               snapshot  saves session SESSION as an image and prints its reference (docker)
               exec --background
                         starts CMD in a new session that stays (labelled with --label K=V),
-                        prints "SESSION PROCESS" (the ids sandbox logs takes) and exits 0
+                        or with --session SESSION in that session, prints "SESSION PROCESS"
+                        (the ids sandbox logs takes) and exits 0
               logs      prints what background process PROCESS of session SESSION wrote, from
                         byte offset OFFSET (OUT,ERR or stdout=OUT,stderr=ERR: one per stream)
                         [0], and exits 0; with
@@ -194,7 +205,64 @@ final class SandboxCommand implements Callable<Integer> {
      * @return the command line, ready to execute
      */
     CommandLine commandLine() {
-        CommandLine commandLine = new CommandLine(this)
+        return commandLine(SUBCOMMANDS.keySet());
+    }
+
+    /**
+     * The command line for {@code args}: the same as {@link #commandLine()}, but only the subcommand that {@code args}
+     * runs (or asks help for) is built in full; the others are there by name only (for "unknown subcommand" and its
+     * suggestions), which picocli never parses nor shows, as the top-level help is {@link #USAGE}.
+     *
+     * @param args the command line
+     * @return the command line, ready to execute {@code args}
+     */
+    CommandLine commandLine(String[] args) {
+        return commandLine(used(args));
+    }
+
+    /**
+     * The subcommands {@code args} can reach: the first argument that is not an option (the top level's options take
+     * no value), the one after {@code help}, and all for {@code generate-completion}.
+     */
+    private static Set<String> used(String[] args) {
+        Set<String> used = new HashSet<>();
+        boolean help = false;
+        for (String arg : args) {
+            if (arg.equals("--")) {
+                break;
+            }
+            if (arg.startsWith("-")) {
+                continue;
+            }
+            if (arg.equals("generate-completion")) {
+                return SUBCOMMANDS.keySet();
+            }
+            used.add(arg);
+            if (help || !arg.equals("help")) {
+                break;
+            }
+            help = true;
+        }
+        return used;
+    }
+
+    private CommandLine commandLine(Set<String> built) {
+        CommandLine commandLine = new CommandLine(this);
+        // settings reach the subcommands there are when they are set: add them first
+        SUBCOMMANDS.forEach((name, type) -> {
+            if (built.contains(name)) {
+                commandLine.addSubcommand(name, type);
+            } else {
+                // generate-completion is a help command, as picocli's own: messages leave it out of the list
+                commandLine.addSubcommand(name, CommandSpec.create().helpCommand(name.equals("generate-completion")));
+            }
+        });
+        commandLine.addSubcommand(
+                "help",
+                built.contains("help")
+                        ? HelpCommand.class
+                        : CommandSpec.create().helpCommand(true));
+        commandLine
                 .setExpandAtFiles(false)
                 .setOverwrittenOptionsAllowed(true)
                 .setColorScheme(Help.defaultColorScheme(Help.Ansi.OFF))
@@ -203,12 +271,17 @@ final class SandboxCommand implements Callable<Integer> {
                 .setParameterExceptionHandler(this::usageError)
                 .setExecutionExceptionHandler(this::failed)
                 .registerConverter(Duration.class, new Durations());
-        for (CommandLine subcommand : commandLine.getSubcommands().values()) {
-            subcommand
-                    .getCommandSpec()
-                    .usageMessage()
-                    .synopsisHeading("usage: ")
-                    .sortOptions(false);
+        Set<String> configured = new HashSet<>(built);
+        configured.add("help");
+        for (String name : configured) {
+            CommandLine subcommand = commandLine.getSubcommands().get(name);
+            if (subcommand != null) { // null: an unknown subcommand, which picocli reports
+                subcommand
+                        .getCommandSpec()
+                        .usageMessage()
+                        .synopsisHeading("usage: ")
+                        .sortOptions(false);
+            }
         }
         commandLine
                 .getCommandSpec()
@@ -237,20 +310,36 @@ final class SandboxCommand implements Callable<Integer> {
         return String.join(", ", names.subList(0, names.size() - 1)) + " or " + names.getLast();
     }
 
-    /** Prints what is wrong with the command line, picocli's suggestions, and the usage; returns 2. */
+    /**
+     * Prints what is wrong with the command line in a few lines, and returns 2: the error, what the user may have
+     * meant (one wording for picocli's suggestions and the CLI's own), the subcommand's synopsis, and where its help
+     * is. The whole help is for {@code --help}: printed after every mistake, it pushed the error off the screen.
+     */
     private int usageError(ParameterException e, String[] args) {
         CommandLine command = e.getCommandLine();
         String message = e.getMessage();
-        if (command.getCommandSpec() == spec
-                && e instanceof UnmatchedArgumentException unmatched
-                && !unmatched.isUnknownOption()) {
-            message = "unknown subcommand '" + unmatched.getUnmatched().getFirst() + "'; expected " + subcommands();
+        boolean topLevel = command.getCommandSpec() == spec;
+        List<String> suggestions = List.of();
+        if (e instanceof UnmatchedArgumentException unmatched) {
+            suggestions = unmatched.getSuggestions();
+            if (topLevel && !unmatched.isUnknownOption()) {
+                message = "unknown subcommand '" + unmatched.getUnmatched().getFirst() + "'; expected " + subcommands();
+                suggestions = suggestions.stream().map(s -> "sandbox " + s).toList();
+            }
         }
         PrintWriter writer = command.getErr();
         writer.println("sandbox: " + message);
-        UnmatchedArgumentException.printSuggestions(e, writer);
-        writer.println();
-        command.usage(writer);
+        String hint = Suggestions.didYouMean(suggestions);
+        if (hint != null) {
+            writer.println(hint);
+        }
+        String[] synopsis = command.getCommandSpec().usageMessage().customSynopsis();
+        if (!topLevel && synopsis.length > 0) {
+            // a synopsis's continuation lines are indented for the "usage: " of picocli's help
+            writer.println("usage: " + String.join("\n", synopsis));
+        }
+        String name = command.getCommandSpec().qualifiedName();
+        writer.println("see 'sandbox help" + name.substring("sandbox".length()) + "'");
         writer.flush();
         return SandboxCli.EXIT_USAGE;
     }

@@ -1,5 +1,6 @@
 package dev.sandbox.samples.cli;
 
+import dev.sandbox.InvalidArgumentException;
 import dev.sandbox.SandboxProvider;
 import dev.sandbox.local.LocalSandboxProvider;
 import dev.sandbox.mcp.SandboxMcpServer;
@@ -24,14 +25,17 @@ import picocli.CommandLine.Option;
         customSynopsis = {
             "sandbox serve [--provider local|docker [DOCKER]] [--host HOST] [--port PORT]",
             "                     [--max-connections N] [--lease D] [--root DIR] [--max-upload-bytes SIZE]",
-            "                     [--mcp-max-sessions N] [--mcp-timeout D] --token-file FILE"
+            "                     [--mcp-max-sessions N] [--mcp-timeout D] [--tls-cert FILE --tls-key FILE]",
+            "                     --token-file FILE"
         },
         description = {
             "Serves local (or docker) sessions over HTTP (the remote provider's protocol) to clients that send a"
                     + " token in FILE (one per line, each token a tenant that sees only its own sessions); prints"
                     + " \"serving on URL\" and runs until SIGINT or SIGTERM, then stops gracefully (its sessions"
                     + " are destroyed). The same port serves MCP (streamable HTTP) under /mcp with the same tokens:"
-                    + " its tools create and use sessions of their own, each token's apart."
+                    + " its tools create and use sessions of their own, each token's apart. With --tls-cert and"
+                    + " --tls-key it serves https; clients that do not trust the certificate through the JVM's trust"
+                    + " store give it with --ca-cert."
         })
 final class ServeCommand extends Subcommand {
     /** How long running requests get to end when the server stops. */
@@ -104,6 +108,23 @@ final class ServeCommand extends Subcommand {
                     "kill a command the MCP tools run after D; a call's timeout_seconds may only shorten it [60s]")
     Duration mcpTimeout;
 
+    @Option(
+            names = "--tls-cert",
+            paramLabel = "FILE",
+            converter = Values.FilePath.class,
+            order = -2,
+            description = "serve https with this PEM certificate (chain), which must name the host clients use in"
+                    + " the URL; needs --tls-key")
+    Path tlsCert;
+
+    @Option(
+            names = "--tls-key",
+            paramLabel = "FILE",
+            converter = Values.FilePath.class,
+            order = -2,
+            description = "the certificate's private key, unencrypted PKCS#8 PEM (BEGIN PRIVATE KEY)")
+    Path tlsKey;
+
     @Option(names = "--host", paramLabel = "HOST", order = -2, description = "the address to listen on [127.0.0.1]")
     String host = "127.0.0.1";
 
@@ -134,8 +155,11 @@ final class ServeCommand extends Subcommand {
             throw usageError(
                     "sandbox serve serves the local or the docker provider, got --provider '" + provider + "'");
         }
+        if ((tlsCert == null) != (tlsKey == null)) {
+            throw usageError(tlsCert == null ? "--tls-key needs --tls-cert FILE" : "--tls-cert needs --tls-key FILE");
+        }
         Provider.Docker docker = dockerOptions.docker(provider);
-        served = docker == null ? Provider.LOCAL : new Provider(provider, null, null, docker);
+        served = docker == null ? Provider.LOCAL : new Provider(provider, null, null, null, docker);
     }
 
     /** The tokens of the token file: one per non-blank line, surrounding whitespace ignored. */
@@ -180,6 +204,10 @@ final class ServeCommand extends Subcommand {
         if (maxUploadBytes != null && maxUploadBytes < 1) {
             throw usageError("--max-upload-bytes must be at least 1, got " + maxUploadBytes);
         }
+        TokenFile.checkAccess(tokenFile, true, warning -> {
+            cli.err.println("sandbox: " + warning);
+            cli.err.flush();
+        });
         char[] file = TokenFile.read(tokenFile);
         List<char[]> tokens = tokens(file);
         Arrays.fill(file, '\0');
@@ -208,12 +236,21 @@ final class ServeCommand extends Subcommand {
             if (maxUploadBytes != null) {
                 builder.maxUploadBytes(maxUploadBytes);
             }
+            if (tlsCert != null) {
+                builder.tls(tlsCert, tlsKey);
+            }
             server = builder.start();
         } catch (RuntimeException e) {
             if (mcp != null) {
                 mcp.close();
             }
             sessions.close();
+            if (e instanceof InvalidArgumentException bad
+                    && (bad.field().equals("tlsCertificate") || bad.field().equals("tlsKey"))) {
+                // the library names its settings; the user gave flags
+                throw new UsageException(
+                        bad.getMessage().replace("tlsCertificate", "--tls-cert").replace("tlsKey", "--tls-key"));
+            }
             throw e;
         } finally {
             tokens.forEach(t -> Arrays.fill(t, '\0'));

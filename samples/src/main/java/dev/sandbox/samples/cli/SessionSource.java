@@ -111,6 +111,17 @@ interface SessionSource extends AutoCloseable {
         throw new UsageException("snapshots need --provider docker");
     }
 
+    /**
+     * Deletes a snapshot ({@code snapshot rm}); one that does not exist counts as deleted.
+     *
+     * @param snapshotRef the snapshot's reference
+     * @param wait how long to wait
+     * @throws UsageException when the provider has no snapshots
+     */
+    default void deleteSnapshot(String snapshotRef, Duration wait) throws UsageException {
+        throw new UsageException("snapshots need --provider docker");
+    }
+
     /** Releases the provider. */
     @Override
     default void close() {}

@@ -43,7 +43,7 @@ abstract class Subcommand implements Callable<Integer> {
         return execute();
     }
 
-    /** A usage error: the CLI prints the message and this subcommand's usage, and exits 2. */
+    /** A usage error: the CLI prints the message, this subcommand's synopsis and where its help is, and exits 2. */
     ParameterException usageError(String message) {
         return new ParameterException(spec.commandLine(), message);
     }

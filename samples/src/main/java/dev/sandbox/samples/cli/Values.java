@@ -60,6 +60,27 @@ final class Values {
         }
     }
 
+    /** A memory limit: a size of at least Docker's smallest limit, 6 MiB. */
+    static final class Memory implements ITypeConverter<Long> {
+        @Override
+        public Long convert(String text) {
+            long bytes = new Size().convert(text);
+            long min = dev.sandbox.docker.DockerSettings.MIN_MEMORY_LIMIT;
+            if (bytes < min) {
+                throw new TypeConversionException("expected at least " + (min >> 20) + "m (" + (min >> 20)
+                        + " MiB, the smallest memory limit Docker accepts), got '" + text + "' (" + mib(bytes)
+                        + " MiB)");
+            }
+            return bytes;
+        }
+
+        private static String mib(long bytes) {
+            return bytes % (1 << 20) == 0
+                    ? Long.toString(bytes >> 20)
+                    : String.format(Locale.ROOT, "%.2f", bytes / (double) (1 << 20));
+        }
+    }
+
     /** A CPU limit: a positive number of CPUs such as 0.5. */
     static final class Cpus implements ITypeConverter<Double> {
         @Override
@@ -166,8 +187,10 @@ final class Values {
         @Override
         public String convert(String text) {
             if (!words.contains(text)) {
-                throw new TypeConversionException(
-                        "expected one of " + String.join(", ", words) + ", got '" + text + "'");
+                String hint = Suggestions.didYouMean(Suggestions.closeTo(text, words));
+                // the hint goes on a line of its own, as picocli's suggestions do (SandboxCommand.usageError)
+                throw new TypeConversionException("expected one of " + String.join(", ", words) + ", got '" + text + "'"
+                        + (hint == null ? "" : "\n" + hint));
             }
             return text;
         }

@@ -29,7 +29,8 @@ public final class ReadmeExamples {
     private ReadmeExamples() {}
 
     /**
-     * The Docker provider: a session on gVisor with limits, a command, a snapshot, and the end of the session.
+     * The Docker provider: a session on gVisor with limits, a command, a snapshot, the end of the session, and the
+     * snapshot's deletion.
      *
      * @throws Exception when Docker cannot run it
      */
@@ -50,6 +51,8 @@ public final class ReadmeExamples {
             String snapshot = docker.snapshot(session.id()).block(Duration.ofMinutes(1));
             System.out.println("saved as " + snapshot);
             session.destroy().block(Duration.ofSeconds(30));
+            // a snapshot is an image that outlives its session: delete it once nothing restores from it
+            docker.deleteSnapshot(snapshot).block(Duration.ofSeconds(30));
         }
         // end::docker[]
     }

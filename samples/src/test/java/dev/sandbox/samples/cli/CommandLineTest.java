@@ -46,13 +46,20 @@ class CommandLineTest {
         return new Outcome(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
     }
 
+    private static final List<String> SUBCOMMANDS = List.of(
+            "exec", "run", "create", "ls", "destroy", "snapshot", "logs", "cp", "ls-files", "shell", "serve", "mcp");
+
     private static void assertUsageError(String message, String... args) {
         Outcome o = cli(args);
         String shown = String.join(" ", args);
         assertThat(o.code()).as(shown).isEqualTo(2);
         assertThat(o.out()).as(shown).isEmpty();
         assertThat(o.firstErrorLine()).as(shown).startsWith("sandbox: ").contains(message);
-        assertThat(o.err()).as(shown).contains("\nusage: sandbox ");
+        // the error, a hint, the synopsis and where the help is; never the whole help
+        assertThat(o.err().lines()).as(shown).hasSizeBetween(2, 6);
+        boolean subcommand = args.length > 0 && SUBCOMMANDS.contains(args[0]);
+        assertThat(o.err()).as(shown).endsWith("\nsee 'sandbox help" + (subcommand ? " " + args[0] : "") + "'\n");
+        assertThat(o.err()).as(shown).doesNotContain("--help");
     }
 
     private static void assertHelp(String usage, String... args) {
@@ -159,6 +166,13 @@ class CommandLineTest {
             assertThat(o.out()).isEqualTo(SandboxCommand.USAGE);
             assertThat(o.err()).isEmpty();
         }
+        // the CLI prints those without picocli, for speed; picocli's own top-level help is the same text
+        ByteArrayOutputStream printed = new ByteArrayOutputStream();
+        try (PrintStream stream = new PrintStream(printed, true, StandardCharsets.UTF_8)) {
+            assertThat(new SandboxCommand(stream, stream).commandLine().execute("--help"))
+                    .isZero();
+        }
+        assertThat(printed.toString(StandardCharsets.UTF_8)).isEqualTo(SandboxCommand.USAGE);
         // a subcommand's help is its own
         assertHelp("sandbox exec [OPTIONS]", "exec", "--help");
         assertHelp("sandbox run [OPTIONS]", "run", "--bogus", "-h", "--", "x");
@@ -254,16 +268,71 @@ class CommandLineTest {
     }
 
     @Test
+    void theLauncherReadsEveryFormOfJavaSpecificationVersion() {
+        assertThat(Launcher.feature("1.8")).isEqualTo(8);
+        assertThat(Launcher.feature("17")).isEqualTo(17);
+        assertThat(Launcher.feature("21")).isEqualTo(21);
+        assertThat(Launcher.feature("26-ea")).isEqualTo(26);
+        assertThat(Launcher.feature("")).isZero(); // unreadable: the launcher hands over and lets the JVM decide
+        assertThat(Launcher.tooOld("17.0.15", "/opt/jdk-17"))
+                .isEqualTo("sandbox needs Java 21 or newer; this is Java 17.0.15 (/opt/jdk-17).\nSet JAVA_HOME to a JDK"
+                        + " 21 or newer and run \"$JAVA_HOME/bin/java\" -jar sandbox.jar (the README's sandbox wrapper"
+                        + " does), or put that JDK's bin first on PATH.");
+    }
+
+    @Test
     void typosGetSuggestions() {
         Outcome subcommand = cli("exce", "--", "true");
         assertThat(subcommand.code()).isEqualTo(2);
         assertThat(subcommand.firstErrorLine()).startsWith("sandbox: unknown subcommand 'exce'");
-        assertThat(subcommand.err().lines().toList().get(1)).isEqualTo("Did you mean: sandbox exec?");
+        assertThat(subcommand.err().lines().toList().get(1)).isEqualTo("did you mean 'sandbox exec'?");
 
         Outcome option = cli("exec", "--timout", "1s", "--", "true");
         assertThat(option.code()).isEqualTo(2);
         assertThat(option.firstErrorLine()).isEqualTo("sandbox: Unknown option: '--timout'");
-        assertThat(option.err().lines().toList().get(1)).isEqualTo("Possible solutions: --timeout");
+        assertThat(option.err().lines().toList().get(1)).isEqualTo("did you mean '--timeout'?");
+
+        // the CLI's own suggestion, for a value outside a fixed set, in the same words
+        Outcome value = cli("ls", "--provider", "dokcer");
+        assertThat(value.code()).isEqualTo(2);
+        assertThat(value.err().lines().toList().get(1)).isEqualTo("did you mean 'docker'?");
+    }
+
+    /** A usage error fits on a screen: what is wrong, a hint, the synopsis and where the help is, all on stderr. */
+    @Test
+    void usageErrorsAreAFewLinesNamingTheBadValueAndTheCommand() {
+        assertThat(cli("exce", "--", "true")).isEqualTo(new Outcome(2, "", """
+                        sandbox: unknown subcommand 'exce'; expected exec, run, create, ls, destroy, snapshot, logs, \
+                        cp, ls-files, shell, serve or mcp
+                        did you mean 'sandbox exec'?
+                        see 'sandbox help'
+                        """));
+        assertThat(cli("exec", "--timout", "1s", "--", "true")).isEqualTo(new Outcome(2, "", """
+                        sandbox: Unknown option: '--timout'
+                        did you mean '--timeout'?
+                        usage: sandbox exec [OPTIONS] [--session SESSION] [--background [--label K=V]...] -- CMD \
+                        [ARG...]
+                        see 'sandbox help exec'
+                        """));
+        assertThat(cli("destroy", "--provider", "docker")).isEqualTo(new Outcome(2, "", """
+                        sandbox: Missing required parameter: 'SESSION'
+                        usage: sandbox destroy [PROVIDER] SESSION...
+                        see 'sandbox help destroy'
+                        """));
+        assertThat(cli("create", "--provider", "dokcer")).isEqualTo(new Outcome(2, "", """
+                        sandbox: Invalid value for option '--provider': expected one of local, docker, remote, \
+                        got 'dokcer'
+                        did you mean 'docker'?
+                        usage: sandbox create [PROVIDER] [--label K=V]... [--lifetime D] [--idle-timeout D]
+                                              [--from-snapshot REF]
+                        see 'sandbox help create'
+                        """));
+        assertThat(cli("exec", "--timeout", "soon", "--", "true").err())
+                .startsWith("sandbox: Invalid value for option '--timeout': 'soon' is not a duration")
+                .endsWith("\nsee 'sandbox help exec'\n")
+                .hasLineCount(3);
+        // the help is there when asked for
+        assertThat(cli("exec", "--help").out().lines().count()).isGreaterThan(20);
     }
 
     @Test
@@ -363,6 +432,14 @@ class CommandLineTest {
         assertThat(cl.labels).containsExactly(new Values.KeyValue("team", "search"), new Values.KeyValue("job", "7"));
 
         assertUsageError("--label labels the session --background makes", "exec", "--label", "a=b", "--", "true");
+    }
+
+    @Test
+    void backgroundGoesWithAnExistingSession() {
+        ExecCommand cl = exec("exec", "--session", "s-1", "--background", "--env", "A=1", "--", "sleep", "1");
+        assertThat(cl.background).isTrue();
+        assertThat(cl.session).isEqualTo("s-1");
+        assertThat(cl.execOptions().env()).containsEntry("A", "1"); // the process's own, not a new session's
     }
 
     @Test
@@ -512,7 +589,7 @@ class CommandLineTest {
 
     @Test
     void remoteProviderOptionsOnEverySessionCommand() {
-        Provider remote = new Provider("remote", "http://127.0.0.1:7070", Path.of("tok"), null);
+        Provider remote = new Provider("remote", "http://127.0.0.1:7070", Path.of("tok"), null, null);
         String[] r = {"--provider", "remote", "--url", "http://127.0.0.1:7070", "--token-file", "tok"};
         assertThat(exec(concat(new String[] {"exec"}, r, new String[] {"--", "ls"})).provider)
                 .isEqualTo(remote);
@@ -628,6 +705,7 @@ class CommandLineTest {
                         "docker",
                         null,
                         null,
+                        null,
                         new Provider.Docker(
                                 "python:3.12-slim",
                                 "never",
@@ -654,6 +732,7 @@ class CommandLineTest {
                 "docker",
                 null,
                 null,
+                null,
                 new Provider.Docker(Provider.Docker.DEFAULT_IMAGE, null, null, null, null, null, null, null));
         assertThat(create.provider).isEqualTo(docker);
         assertThat(create.labels).containsExactly(new Values.KeyValue("a", "b"), new Values.KeyValue("c", "d"));
@@ -665,7 +744,7 @@ class CommandLineTest {
         assertThat(destroy.sessions).containsExactly("s1", "s2");
         assertThat(parse(ListSessionsCommand.class, "ls", "--label", "k=v").labels())
                 .isEqualTo(Map.of("k", "v"));
-        assertThat(parse(SnapshotCommand.class, "snapshot", "s1").session).isEqualTo("s1");
+        assertThat(parse(SnapshotCommand.class, "snapshot", "s1").args).containsExactly("s1");
 
         assertUsageError("--image applies to --provider docker only", "exec", "--image", "x", "--", "ls");
         assertUsageError(
@@ -714,11 +793,13 @@ class CommandLineTest {
         assertUsageError("Missing required parameter: 'SESSION'", "destroy", "--provider", "docker");
         assertUsageError("Missing required parameter: 'SESSION'", "snapshot");
         assertUsageError(
-                "--session and --background do not go together",
+                "--label labels the session --background makes; session 's' exists already",
                 "exec",
                 "--session",
                 "s",
                 "--background",
+                "--label",
+                "a=b",
                 "--",
                 "true");
         assertUsageError(

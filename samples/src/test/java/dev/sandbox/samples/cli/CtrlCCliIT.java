@@ -72,7 +72,7 @@ class CtrlCCliIT {
     @Test
     void ctrlCOnExecInARemoteSessionKillsTheCommand() throws Exception {
         Path token = dir.resolve("token");
-        Files.writeString(token, "ctrl-c-token-0123456789abcdef\n");
+        JarCli.tokenFile(token, "ctrl-c-token-0123456789abcdef");
         try (JarCli.Server server = JarCli.Server.start(dir, token)) {
             List<String> remote =
                     List.of("--provider", "remote", "--url", server.url(), "--token-file", token.toString());

@@ -1,6 +1,7 @@
 package dev.sandbox.samples.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.github.dockerjava.api.DockerClient;
 import com.github.dockerjava.core.DefaultDockerClientConfig;
@@ -161,7 +162,23 @@ class DockerCliTest {
         Outcome gone = docker("exec", "--session", id, "--", "true");
         assertThat(gone.code()).isEqualTo(SandboxCli.EXIT_ERROR);
         assertThat(gone.err()).contains(id);
-        docker.removeImageCmd(ref).exec();
+
+        // the snapshot outlives its sessions until snapshot rm deletes it; deleting it again is no error
+        assertThat(docker.inspectImageCmd(ref).exec().getId()).isNotBlank();
+        Outcome removed = docker("snapshot", "rm", ref);
+        assertThat(removed.code()).as(removed.err()).isZero();
+        assertThat(removed.out()).isEmpty();
+        assertThatThrownBy(() -> docker.inspectImageCmd(ref).exec())
+                .as("the image is gone")
+                .isInstanceOf(com.github.dockerjava.api.exception.NotFoundException.class);
+        assertThat(docker("snapshot", "rm", ref).code()).isZero();
+        Outcome notASnapshot = docker("snapshot", "rm", "sandbox-test:busybox");
+        assertThat(notASnapshot.code()).isEqualTo(SandboxCli.EXIT_USAGE);
+        assertThat(notASnapshot.err())
+                .startsWith("sandbox: 'sandbox-test:busybox' is not a snapshot reference (sandbox-snapshot:...)");
+        assertThat(docker.inspectImageCmd("sandbox-test:busybox").exec().getId())
+                .as("other images are left alone")
+                .isNotBlank();
     }
 
     @Test
@@ -221,6 +238,26 @@ class DockerCliTest {
         Outcome timedOut = docker("exec", "--session", ids[0], "--timeout", "300ms", "--", "sleep", "5");
         assertThat(timedOut.code()).isEqualTo(124);
         assertThat(timedOut.err()).isEqualTo("sandbox: timed out after 300ms; killed\n");
+
+        // another background process in the same session, with its own --env
+        Outcome second = docker(
+                "exec",
+                "--session",
+                ids[0],
+                "--background",
+                "--env",
+                "N=2",
+                "--",
+                "sh",
+                "-c",
+                "echo second-$N; exit 3");
+        assertThat(second.code()).as(second.err()).isZero();
+        String[] secondIds = second.out().strip().split(" ");
+        assertThat(secondIds[0]).isEqualTo(ids[0]);
+        assertThat(secondIds[1]).isNotEqualTo(ids[1]);
+        Outcome secondLogs = docker("logs", "--follow", ids[0], secondIds[1]);
+        assertThat(secondLogs.code()).as(secondLogs.err()).isEqualTo(3);
+        assertThat(secondLogs.out()).isEqualTo("second-2\n");
 
         assertThat(docker("destroy", ids[0]).code()).isZero();
     }

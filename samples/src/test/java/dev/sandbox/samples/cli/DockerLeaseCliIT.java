@@ -15,7 +15,6 @@ import java.io.File;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -130,7 +129,7 @@ class DockerLeaseCliIT {
     void aServerKilledWithSigkillLeavesNoDockerSessionPastItsLease() throws Exception {
         Path tokenFile = tmp.resolve("token");
         String token = UUID.randomUUID().toString();
-        Files.writeString(tokenFile, token + "\n");
+        JarCli.tokenFile(tokenFile, token);
         Process server = new ProcessBuilder(JarCli.command(
                         "serve",
                         "--provider",

@@ -25,6 +25,14 @@ final class JarCli {
         return jar;
     }
 
+    /** Writes a token file as a user should: readable by its owner only (others get a warning). */
+    static Path tokenFile(Path file, String token) throws IOException {
+        java.nio.file.Files.writeString(file, token + "\n");
+        java.nio.file.Files.setPosixFilePermissions(
+                file, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+        return file;
+    }
+
     static List<String> command(String... args) {
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
@@ -70,8 +78,10 @@ final class JarCli {
 
     /** A running {@code sandbox serve}: its URL, read from its first line. */
     record Server(Process process, String url, CompletableFuture<String> err) implements AutoCloseable {
-        static Server start(Path dir, Path tokenFile) throws Exception {
-            Process p = new ProcessBuilder(command("serve", "--port", "0", "--token-file", tokenFile.toString()))
+        static Server start(Path dir, Path tokenFile, String... more) throws Exception {
+            List<String> args = new ArrayList<>(List.of("serve", "--port", "0", "--token-file", tokenFile.toString()));
+            args.addAll(List.of(more));
+            Process p = new ProcessBuilder(command(args.toArray(String[]::new)))
                     .directory(dir.toFile())
                     .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
                     .start();
@@ -96,7 +106,7 @@ final class JarCli {
             }
             assertThat(line)
                     .as("serve's first line")
-                    .startsWith("sandbox: serving local sessions on http://127.0.0.1:");
+                    .matches("sandbox: serving local sessions on https?://127\\.0\\.0\\.1:\\d+");
             // keep draining stdout so the server can never block on it
             CompletableFuture.runAsync(
                     () -> {
@@ -109,7 +119,7 @@ final class JarCli {
                         }
                     },
                     THREAD);
-            return new Server(p, line.substring(line.indexOf("http://")), err);
+            return new Server(p, line.substring(line.indexOf("http")), err);
         }
 
         /** Sends SIGTERM and waits for the graceful stop. */

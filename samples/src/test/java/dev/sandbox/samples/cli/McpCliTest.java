@@ -12,7 +12,6 @@ import io.modelcontextprotocol.spec.McpSchema;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -104,7 +103,7 @@ class McpCliTest {
 
     @Test
     void sandbox_serve_answers_mcp_under_slash_mcp_with_its_token(@TempDir Path dir) throws Exception {
-        Path tokenFile = Files.writeString(dir.resolve("token"), TOKEN + "\n");
+        Path tokenFile = JarCli.tokenFile(dir.resolve("token"), TOKEN);
         Process serve = new ProcessBuilder(cli("serve", "--port", "0", "--token-file", tokenFile.toString()))
                 .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
                 .redirectError(ProcessBuilder.Redirect.DISCARD)
@@ -153,7 +152,7 @@ class McpCliTest {
 
     @Test
     void sandbox_serve_with_no_mcp_sessions_serves_no_mcp(@TempDir Path dir) throws Exception {
-        Path tokenFile = Files.writeString(dir.resolve("token"), TOKEN + "\n");
+        Path tokenFile = JarCli.tokenFile(dir.resolve("token"), TOKEN);
         Process serve = new ProcessBuilder(
                         cli("serve", "--port", "0", "--mcp-max-sessions", "0", "--token-file", tokenFile.toString()))
                 .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
@@ -189,7 +188,7 @@ class McpCliTest {
     @Test
     void sandbox_mcp_on_the_remote_provider_runs_its_sessions_on_a_server_and_ends_them_when_the_client_leaves(
             @TempDir Path dir) throws Exception {
-        Path tokenFile = Files.writeString(dir.resolve("token"), TOKEN + "\n");
+        Path tokenFile = JarCli.tokenFile(dir.resolve("token"), TOKEN);
         Process serve = new ProcessBuilder(cli("serve", "--port", "0", "--token-file", tokenFile.toString()))
                 .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
                 .redirectError(ProcessBuilder.Redirect.DISCARD)

@@ -30,7 +30,7 @@ class RemoteCliIT {
     void serve(@TempDir Path classDir) throws Exception {
         dir = classDir;
         token = dir.resolve("token");
-        Files.writeString(token, "remote-cli-token-0123456789abcdef\n");
+        JarCli.tokenFile(token, "remote-cli-token-0123456789abcdef");
         server = JarCli.Server.start(dir, token);
     }
 
@@ -88,9 +88,21 @@ class RemoteCliIT {
     }
 
     @Test
+    void cpIntoRelativeTargetsWithDotSegmentsWorksAndAHostileTreeIsStillRefused(@TempDir Path work) throws Exception {
+        JarCli.Result created = JarCli.run(dir, remote("create", "--lifetime", "3m"));
+        assertThat(created.code()).as(created.err()).isZero();
+        String id = created.out().strip();
+        try {
+            CopyTargets.check(work, id, this::remote);
+        } finally {
+            JarCli.run(dir, remote("destroy", id));
+        }
+    }
+
+    @Test
     void aWrongTokenOrAnUnknownSessionIsAClearError() throws Exception {
         Path wrong = dir.resolve("wrong-token");
-        Files.writeString(wrong, "not-the-token-0123456789abcdef");
+        JarCli.tokenFile(wrong, "not-the-token-0123456789abcdef");
         JarCli.Result refused = JarCli.run(
                 dir,
                 "exec",
@@ -118,7 +130,7 @@ class RemoteCliIT {
     @Test
     void serveStopsGracefullyOnSigterm(@TempDir Path other) throws Exception {
         Path tokenFile = other.resolve("token");
-        Files.writeString(tokenFile, "another-token-0123456789abcdef");
+        JarCli.tokenFile(tokenFile, "another-token-0123456789abcdef");
         JarCli.Server second = JarCli.Server.start(other, tokenFile);
         JarCli.Result ok = JarCli.run(
                 other,

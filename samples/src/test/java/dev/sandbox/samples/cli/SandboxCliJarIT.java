@@ -17,6 +17,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Runs the shaded {@code sandbox.jar} as a real {@code java -jar} subprocess, as a user would. Both of the CLI's
@@ -195,13 +196,193 @@ class SandboxCliJarIT {
                         "--timeout");
     }
 
+    /**
+     * On a Java older than 21 the jar's entry point (compiled for Java 8) says which Java it needs, which one this is,
+     * and how to choose another, and exits 2, instead of an {@code UnsupportedClassVersionError} trace.
+     */
+    @Test
+    void anOldJavaIsToldWhichJavaTheCliNeedsAndHowToChooseIt() throws Exception {
+        Path oldJava = olderJdk();
+        Process p = new ProcessBuilder(oldJava.resolve("bin/java").toString(), "-jar", jar.toString(), "--help")
+                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
+                .start();
+        CompletableFuture<Drained> out = drain(p.getInputStream(), (byte) 0);
+        CompletableFuture<Drained> err = drain(p.getErrorStream(), (byte) 0);
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+
+        assertThat(p.exitValue()).isEqualTo(2);
+        assertThat(out.get(30, TimeUnit.SECONDS).bytes()).isZero();
+        String message = err.get(30, TimeUnit.SECONDS).head();
+        String version = Files.readAllLines(oldJava.resolve("release")).stream()
+                .filter(line -> line.startsWith("JAVA_VERSION="))
+                .map(line -> line.substring("JAVA_VERSION=".length()).replace("\"", ""))
+                .findFirst()
+                .orElseThrow();
+        assertThat(message)
+                .startsWith("sandbox needs Java 21 or newer; this is Java " + version + " (")
+                .contains(oldJava.toRealPath().toString())
+                .contains("Set JAVA_HOME to a JDK 21 or newer")
+                .doesNotContain("Exception")
+                .doesNotContain("\tat ");
+        assertThat(message.lines()).hasSize(2);
+    }
+
+    /**
+     * What a start loads, the larger part of its time: {@code --help} loads two classes of the jar (the launcher and
+     * the CLI) and no picocli; {@code exec} on the local provider builds the parser of {@code exec} only (no other
+     * subcommand's class is initialized) and loads nothing of Netty, Jackson, docker-java, the server or MCP.
+     */
+    @Test
+    void aStartLoadsOnlyWhatItsCommandNeeds() throws Exception {
+        List<String> help = loadedFromTheJar("--help");
+        assertThat(help).containsExactly("dev.sandbox.samples.cli.Launcher", "dev.sandbox.samples.cli.SandboxCli");
+
+        List<String> exec = loadedFromTheJar("exec", "--provider", "local", "--", "true");
+        assertThat(exec).contains("dev.sandbox.samples.cli.ExecCommand", "dev.sandbox.local.LocalSandboxProvider");
+        assertThat(exec)
+                .filteredOn(name -> name.startsWith("io.netty.")
+                        || name.startsWith("com.fasterxml.")
+                        || name.startsWith("com.github.dockerjava.")
+                        || name.startsWith("dev.sandbox.server.")
+                        || name.startsWith("dev.sandbox.mcp.")
+                        || name.startsWith("dev.sandbox.docker.")
+                        || name.startsWith("dev.sandbox.remote.")
+                        || name.startsWith("io.modelcontextprotocol."))
+                .isEmpty();
+        // another subcommand's class may be loaded (a class literal), never built: none of their nested classes
+        assertThat(exec)
+                .noneMatch(name -> name.startsWith("dev.sandbox.samples.cli.ServeCommand$")
+                        || name.startsWith("dev.sandbox.samples.cli.McpCommand$")
+                        || name.startsWith("dev.sandbox.samples.cli.LogsCommand$"));
+    }
+
+    /** The classes a run of the jar loads from the jar, in order ({@code -Xlog:class+load}). */
+    private static List<String> loadedFromTheJar(String... args) throws Exception {
+        Path log = Files.createTempFile("class-load", ".log");
+        try {
+            List<String> command = new ArrayList<>(List.of(
+                    Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                    "-Xlog:class+load:file=" + log + ":none",
+                    "-jar",
+                    jar.toString()));
+            command.addAll(List.of(args));
+            Process p = new ProcessBuilder(command)
+                    .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
+                    .start();
+            CompletableFuture<Drained> out = drain(p.getInputStream(), (byte) 0);
+            CompletableFuture<Drained> err = drain(p.getErrorStream(), (byte) 0);
+            assertThat(p.waitFor(90, TimeUnit.SECONDS)).isTrue();
+            assertThat(p.exitValue()).as(err.get(30, TimeUnit.SECONDS).head()).isZero();
+            out.get(30, TimeUnit.SECONDS);
+            return Files.readAllLines(log).stream()
+                    .filter(line -> line.contains(" source: file:") || line.contains(" source: jar:"))
+                    .map(line -> line.substring(0, line.indexOf(' ')))
+                    .toList();
+        } finally {
+            Files.deleteIfExists(log);
+        }
+    }
+
+    /**
+     * The README's {@code sandbox} wrapper ({@code scripts/sandbox}): the first short command writes the class-data
+     * archive without a word on stdout or stderr (the JVM's archive messages would corrupt {@code run}'s JSON), later
+     * ones start from it, and it runs the {@code java} of {@code JAVA_HOME} (a JDK 17 there gets the launcher's
+     * message, not the {@code java} on the {@code PATH}).
+     */
+    @Test
+    void theWrapperRunsTheJavaOfJavaHomeAndWritesItsArchiveSilently(@TempDir Path cache) throws Exception {
+        Path wrapper = Path.of("..", "scripts", "sandbox").toAbsolutePath().normalize();
+        assertThat(wrapper).isExecutable();
+        String javaHome = System.getProperty("java.home");
+
+        Wrapped first = wrapped(wrapper, cache, javaHome, "run", "--", "echo", "first");
+        assertThat(first.err()).isEmpty();
+        assertThat(first.code()).isZero();
+        assertThat(first.out())
+                .startsWith("{")
+                .contains("\"stdout\":\"first\\n\"")
+                .endsWith("}\n");
+        assertThat(cache.resolve("cli.jsa")).isNotEmptyFile();
+
+        Wrapped second = wrapped(wrapper, cache, javaHome, "exec", "--", "sh", "-c", "echo second; exit 3");
+        assertThat(second).isEqualTo(new Wrapped(3, "second\n", ""));
+
+        Wrapped old = wrapped(wrapper, cache, olderJdk().toString(), "exec", "--", "true");
+        assertThat(old.code()).isEqualTo(2);
+        assertThat(old.out()).isEmpty();
+        assertThat(old.err()).startsWith("sandbox needs Java 21 or newer; this is Java ");
+    }
+
+    record Wrapped(int code, String out, String err) {}
+
+    private static Wrapped wrapped(Path wrapper, Path cache, String javaHome, String... args) throws Exception {
+        List<String> command = new ArrayList<>(List.of(wrapper.toString()));
+        command.addAll(List.of(args));
+        ProcessBuilder builder =
+                new ProcessBuilder(command).redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+        builder.environment().put("JAVA_HOME", javaHome);
+        builder.environment().put("SANDBOX_JAR", jar.toAbsolutePath().toString());
+        builder.environment().put("SANDBOX_CACHE_DIR", cache.toString());
+        Process p = builder.start();
+        CompletableFuture<Drained> out = drain(p.getInputStream(), (byte) 0);
+        CompletableFuture<Drained> err = drain(p.getErrorStream(), (byte) 0);
+        assertThat(p.waitFor(90, TimeUnit.SECONDS)).as("the wrapper exited").isTrue();
+        return new Wrapped(
+                p.exitValue(),
+                out.get(30, TimeUnit.SECONDS).head(),
+                err.get(30, TimeUnit.SECONDS).head());
+    }
+
+    /**
+     * A JDK older than 21: one a CI runner names ({@code JAVA_HOME_17_X64} and the like) or one under {@code
+     * /usr/lib/jvm}. Without one the test cannot say anything: under {@code CI=true} that fails, elsewhere it is
+     * skipped.
+     */
+    private static Path olderJdk() throws IOException {
+        List<Path> candidates = new ArrayList<>();
+        for (String release : List.of("8", "11", "17")) {
+            String home = System.getenv("JAVA_HOME_" + release + "_X64");
+            if (home != null) {
+                candidates.add(Path.of(home));
+            }
+        }
+        Path jvms = Path.of("/usr/lib/jvm");
+        if (Files.isDirectory(jvms)) {
+            try (var dirs = Files.list(jvms)) {
+                dirs.sorted().forEach(candidates::add);
+            }
+        }
+        for (Path home : candidates) {
+            Path release = home.resolve("release");
+            if (Files.isRegularFile(home.resolve("bin/java")) && Files.isRegularFile(release)) {
+                boolean older = Files.readAllLines(release).stream()
+                        .filter(line -> line.startsWith("JAVA_VERSION="))
+                        .map(line -> Launcher.feature(
+                                line.substring("JAVA_VERSION=".length()).replace("\"", "")))
+                        .anyMatch(feature -> feature > 0 && feature < Launcher.REQUIRED);
+                if (older) {
+                    return home;
+                }
+            }
+        }
+        String missing = "no JDK older than 21 to run the jar with (JAVA_HOME_17_X64, or /usr/lib/jvm/*: install"
+                + " openjdk-17-jre-headless)";
+        assertThat(System.getenv("CI")).as(missing).isNotEqualTo("true");
+        org.junit.jupiter.api.Assumptions.abort(missing);
+        return null;
+    }
+
     @Test
     void usageErrorExits2() throws Exception {
         Result r = run("exec", "sleep", "1");
 
         assertThat(r.code()).isEqualTo(2);
         assertThat(r.out().bytes()).isZero();
-        assertThat(r.err().head()).startsWith("sandbox: ").contains("usage: sandbox exec");
+        assertThat(r.err().head())
+                .isEqualTo("sandbox: unexpected argument 'sleep'; put the command after --\n"
+                        + "usage: sandbox exec [OPTIONS] [--session SESSION] [--background [--label K=V]...] -- CMD"
+                        + " [ARG...]\n"
+                        + "see 'sandbox help exec'\n");
     }
 
     @Test

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -141,7 +140,7 @@ class ShellTmuxIT {
     @Test
     void aShellOnAServedSessionSeesWhatOtherCommandsLeftThere() throws Exception {
         Path token = dir.resolve("token");
-        Files.writeString(token, "shell-token-0123456789abcdef\n");
+        JarCli.tokenFile(token, "shell-token-0123456789abcdef");
         try (JarCli.Server server = JarCli.Server.start(dir, token)) {
             List<String> remote =
                     List.of("--provider", "remote", "--url", server.url(), "--token-file", token.toString());

@@ -63,7 +63,7 @@ public final class AgentProcess implements SpawnedProcess {
                 return;
             }
         }
-        events.conn.signal(events.st, SIGKILL);
+        events.conn.writer.signal(events.st, SIGKILL);
     }
 
     @Override
@@ -72,7 +72,7 @@ public final class AgentProcess implements SpawnedProcess {
             kill();
             return;
         }
-        events.conn.signal(events.st, signal);
+        events.conn.writer.signal(events.st, signal);
     }
 
     @Override
@@ -80,7 +80,7 @@ public final class AgentProcess implements SpawnedProcess {
         if (!spec.pty()) {
             throw new UnsupportedFeatureException("a process without a terminal", "terminal resize");
         }
-        events.conn.resize(events.st, cols, rows);
+        events.conn.writer.resize(events.st, cols, rows);
     }
 
     /** The agent's launch error as the public one. */
@@ -89,7 +89,7 @@ public final class AgentProcess implements SpawnedProcess {
                 "cannot start the command: " + e.getMessage(), e, AgentErrnoException.retryable(e.code()));
     }
 
-    private final class Events extends AgentConnection.ItemStream<RawEvent> {
+    private final class Events extends ItemStream<RawEvent> {
         Events(AgentConnection conn) {
             super(conn, "SPAWN " + spec.argv().get(0), AgentConnection.WINDOW, 1, 2);
             st.source = spec.stdin();
@@ -101,7 +101,7 @@ public final class AgentProcess implements SpawnedProcess {
                 subscribed = true;
                 if (killedEarly) {
                     // killed before it started: it never will
-                    push(AgentConnection.Item.value(new RawEvent.Exited(SIGKILL, true), 0));
+                    push(Item.value(new RawEvent.Exited(SIGKILL, true), 0));
                     complete();
                     started.tryEmitEmpty();
                     return false;
@@ -127,7 +127,7 @@ public final class AgentProcess implements SpawnedProcess {
         }
 
         @Override
-        RawEvent map(AgentConnection.Item it) {
+        RawEvent map(Item it) {
             return it.value == null
                     ? new RawEvent.Chunk(it.fd == 1 ? RawEvent.STDOUT : RawEvent.STDERR, it.bytes())
                     : (RawEvent) it.value;
@@ -142,11 +142,11 @@ public final class AgentProcess implements SpawnedProcess {
                 }
                 case AgentFrame.Output o -> {
                     if (o.bytes().length > 0) { // an empty chunk would be queued at no cost: never
-                        push(AgentConnection.Item.chunk(o.fd(), o.offset(), o.bytes()));
+                        push(Item.chunk(o.fd(), o.offset(), o.bytes()));
                     }
                 }
                 case AgentFrame.Exit e -> {
-                    push(AgentConnection.Item.value(new RawEvent.Exited(e.status(), e.signaled(), e.oomKilled()), 0));
+                    push(Item.value(new RawEvent.Exited(e.status(), e.signaled(), e.oomKilled()), 0));
                     complete();
                     started.tryEmitEmpty();
                 }
@@ -155,7 +155,7 @@ public final class AgentProcess implements SpawnedProcess {
                     started.tryEmitError(t);
                     fault(t);
                 }
-                default -> throw AgentConnection.unexpected(f, what);
+                default -> throw AgentStream.unexpected(f, what);
             }
         }
 

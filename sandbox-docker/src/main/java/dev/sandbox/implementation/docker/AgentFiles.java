@@ -9,10 +9,12 @@ import dev.sandbox.WriteOptions;
 import dev.sandbox.implementation.agent.AgentConnection;
 import dev.sandbox.implementation.agent.AgentErrnoException;
 import dev.sandbox.implementation.agent.AgentFileInfo;
+import dev.sandbox.implementation.agent.AgentFileOps;
 import dev.sandbox.implementation.agent.AgentWatchEvent;
 import dev.sandbox.implementation.files.FileArguments;
 import dev.sandbox.implementation.files.IdNames;
 import dev.sandbox.implementation.files.LocalFileIo;
+import dev.sandbox.implementation.files.Removal;
 import dev.sandbox.implementation.files.SandboxTree;
 import dev.sandbox.implementation.files.TreeTarget;
 import java.io.IOException;
@@ -75,7 +77,7 @@ final class AgentFiles implements SandboxFiles, TreeTarget {
 
     private Mono<Map<Long, String>> table(String file) {
         return agent.untilTerminated(agent.connection()
-                        .flatMapMany(c -> c.read(file, 0, NAMES_MAX_BYTES))
+                        .flatMapMany(c -> c.files().read(file, 0, NAMES_MAX_BYTES))
                         .collect(java.io.ByteArrayOutputStream::new, (out, b) -> {
                             byte[] chunk = new byte[b.remaining()];
                             b.get(chunk);
@@ -143,12 +145,15 @@ final class AgentFiles implements SandboxFiles, TreeTarget {
     }
 
     /** Runs one operation on the agent connection, with the container's end and the agent's errors explained. */
-    private <T> Mono<T> one(String shown, Function<AgentConnection, Mono<T>> op) {
-        return agent.untilTerminated(agent.connection().flatMap(op)).onErrorMap(e -> mapped(shown, e));
+    private <T> Mono<T> one(String shown, Function<AgentFileOps, Mono<T>> op) {
+        return agent.untilTerminated(
+                        agent.connection().map(AgentConnection::files).flatMap(op))
+                .onErrorMap(e -> mapped(shown, e));
     }
 
-    private <T> Flux<T> many(String shown, Function<AgentConnection, Flux<T>> op) {
-        return agent.untilTerminated(agent.connection().flatMapMany(op), x -> false)
+    private <T> Flux<T> many(String shown, Function<AgentFileOps, Flux<T>> op) {
+        return agent.untilTerminated(
+                        agent.connection().map(AgentConnection::files).flatMapMany(op), x -> false)
                 .onErrorMap(e -> mapped(shown, e));
     }
 
@@ -303,8 +308,31 @@ final class AgentFiles implements SandboxFiles, TreeTarget {
     }
 
     @Override
-    public Mono<Void> mkdir(String path) {
-        return resolve("path", path).flatMap(abs -> one(path, c -> c.mkdir(abs, DIR_MODE, true)));
+    public Mono<Boolean> mkdir(String path) {
+        return resolve("path", path).flatMap(abs -> one(path, c -> created(c, abs)));
+    }
+
+    /**
+     * Whether this call's own {@code mkdir(2)} made the directory, found out without a new agent operation and
+     * without a race: a plain {@code mkdir} of the last component first (made: {@code true}); on {@code EEXIST}, the
+     * agent's {@code mkdir -p}, which succeeds only on a directory or a link to one ({@code false}) and fails with
+     * {@code EEXIST} on anything else; on {@code ENOENT}, the parents with {@code mkdir -p}, then the plain
+     * {@code mkdir} again (another caller that made it meanwhile gets it {@code false} here).
+     */
+    private static Mono<Boolean> created(AgentFileOps c, String abs) {
+        String parent = abs.lastIndexOf('/') <= 0 ? "/" : abs.substring(0, abs.lastIndexOf('/'));
+        Mono<Boolean> existed = c.mkdir(abs, DIR_MODE, true).thenReturn(false);
+        Mono<Boolean> plain =
+                c.mkdir(abs, DIR_MODE, false).thenReturn(true).onErrorResume(e -> errno(e, 17), e -> existed); // EEXIST
+        return plain.onErrorResume(
+                e -> errno(e, 2) && !abs.equals("/"), // ENOENT: a parent is missing
+                e -> c.mkdir(parent, DIR_MODE, true)
+                        .then(c.mkdir(abs, DIR_MODE, false).thenReturn(true))
+                        .onErrorResume(x -> errno(x, 17), x -> existed));
+    }
+
+    private static boolean errno(Throwable e, int code) {
+        return e instanceof AgentErrnoException a && a.code() == code;
     }
 
     @Override
@@ -320,7 +348,7 @@ final class AgentFiles implements SandboxFiles, TreeTarget {
                 return Mono.error(new InvalidArgumentException(
                         "path", "path '" + path + "' is the session root, which cannot be removed"));
             }
-            return one(path, c -> c.remove(abs, recursive));
+            return Removal.idempotent(one(path, c -> c.remove(abs, recursive)));
         });
     }
 

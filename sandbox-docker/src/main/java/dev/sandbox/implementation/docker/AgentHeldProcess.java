@@ -125,7 +125,7 @@ final class AgentHeldProcess {
                                 if (exit == null) {
                                     timedOut = true;
                                     agent.connection()
-                                            .flatMap(c -> c.signal(id, 9))
+                                            .flatMap(c -> c.processes().signal(id, 9))
                                             .subscribe(x -> {}, e -> {});
                                 }
                             },
@@ -133,7 +133,7 @@ final class AgentHeldProcess {
                             TimeUnit.MILLISECONDS);
         }
         watcher = agent.untilTerminated(
-                        agent.connection().flatMapMany(c -> c.attach(id, FAR, FAR, true)),
+                        agent.connection().flatMapMany(c -> c.processes().attach(id, FAR, FAR, true)),
                         e -> e instanceof AgentAttachEvent.Exit)
                 .ofType(AgentAttachEvent.Exit.class)
                 .next()
@@ -220,7 +220,8 @@ final class AgentHeldProcess {
         return Flux.defer(() -> {
             long[] next = {stdoutFrom, stderrFrom};
             return agent.untilTerminated(
-                            agent.connection().flatMapMany(c -> c.attach(id, stdoutFrom, stderrFrom, follow)),
+                            agent.connection()
+                                    .flatMapMany(c -> c.processes().attach(id, stdoutFrom, stderrFrom, follow)),
                             e -> e instanceof AgentAttachEvent.Exit)
                     .<RawEvent>handle((ev, sink) -> {
                         switch (ev) {
@@ -275,7 +276,8 @@ final class AgentHeldProcess {
             if (exit != null) {
                 return Mono.empty();
             }
-            return agent.untilTerminated(agent.connection().flatMap(c -> c.signal(id, signal)));
+            return agent.untilTerminated(
+                    agent.connection().flatMap(c -> c.processes().signal(id, signal)));
         });
     }
 
@@ -294,14 +296,16 @@ final class AgentHeldProcess {
 
     /** Closes stdin after the writes subscribed before; closing a closed stdin does nothing. */
     Mono<Void> closeInput() {
-        return enqueue(c -> c.closeInput(id)
+        return enqueue(c -> c.processes()
+                .closeInput(id)
                 .onErrorResume(
                         e -> e instanceof AgentErrnoException a && a.code() == 32 /* EPIPE */, e -> Mono.empty()));
     }
 
     /** One piece: a full pipe ({@code EAGAIN}) is tried again after a pause, until the process reads or ends. */
     private Mono<Void> input(AgentConnection c, byte[] piece) {
-        return c.input(id, piece)
+        return c.processes()
+                .input(id, piece)
                 .retryWhen(Retry.backoff(Long.MAX_VALUE, Duration.ofMillis(2))
                         .maxBackoff(MAX_STDIN_BACKOFF)
                         .filter(e -> e instanceof AgentErrnoException a && a.code() == 11 /* EAGAIN */))

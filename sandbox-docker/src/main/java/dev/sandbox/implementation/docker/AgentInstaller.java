@@ -1,5 +1,6 @@
 package dev.sandbox.implementation.docker;
 
+import com.github.dockerjava.api.exception.NotFoundException;
 import com.github.dockerjava.api.model.HostConfig;
 import com.github.dockerjava.api.model.Mount;
 import com.github.dockerjava.api.model.MountType;
@@ -36,8 +37,12 @@ import reactor.core.publisher.Mono;
  * serves commands, files and watches on an abstract Unix socket, which each client connection reaches with one daemon
  * exec of {@code sandbox-agent relay} ({@link DockerAgentTransport}).
  *
- * <p>The volume outlives the provider (like the reaper's image), labelled {@value #VOLUME_LABEL}; a new agent build
- * makes a new one and removes the volumes of older builds that no container mounts any more.
+ * <p>The volume outlives the provider (like the reaper's image), labelled {@value #VOLUME_LABEL} and with its install
+ * time; a new agent build makes a new one and removes the volumes of other builds only when they are old and unused
+ * ({@link AgentVolumes}). Since another program on the daemon may still remove this build's volume (an SDK version
+ * without that rule, a user's {@code docker volume prune}), {@link #ensure} looks for it before every session and
+ * installs again when it is gone or was replaced, and a container start that fails for want of the agent is retried
+ * once after {@link #reinstall} ({@link #agentMissing}).
  */
 final class AgentInstaller {
     private static final Logger LOG = LoggerFactory.getLogger(AgentInstaller.class);
@@ -63,14 +68,27 @@ final class AgentInstaller {
 
     private final DockerControl control;
     private final DockerDataPlane data;
-    private volatile boolean ready;
+    private final String prefix;
+    /** The labels of the volume this installer last found or put the agent in; {@code null} before. */
+    private volatile Map<String, String> verified;
 
-    /** The agent's bytes, their tar (one entry, {@code agent}, mode 0755) and the volume named after them. */
-    private record Binary(byte[] bytes, byte[] tar, String volume) {}
+    private boolean cleaned;
+
+    /** The agent's bytes, their tar (one entry, {@code agent}, mode 0755) and the first 16 hex digits of its hash. */
+    private record Binary(byte[] bytes, byte[] tar, String hash) {}
 
     AgentInstaller(DockerControl control, DockerDataPlane data) {
+        this(control, data, VOLUME_PREFIX);
+    }
+
+    /**
+     * An installer whose volumes are named {@code prefix} and the build's hash; tests use a prefix of their own, so
+     * that no other program's cleanup sees their volumes, nor theirs any other program's.
+     */
+    AgentInstaller(DockerControl control, DockerDataPlane data, String prefix) {
         this.control = control;
         this.data = data;
+        this.prefix = prefix;
     }
 
     /**
@@ -86,115 +104,173 @@ final class AgentInstaller {
     }
 
     /**
+     * The name of this build's agent volume.
+     *
+     * @return the name
+     */
+    String volume() {
+        return prefix + binary().hash(); // read from the class path at first use, not when the provider is built
+    }
+
+    /**
      * The read-only mount of the agent's volume that every session container gets.
      *
      * @return the mount
      */
-    static Mount mount() {
+    Mount mount() {
         return new Mount()
                 .withType(MountType.VOLUME)
-                .withSource(binary().volume())
+                .withSource(volume())
                 .withTarget(DIR)
                 .withReadOnly(true);
     }
 
     /**
+     * Whether a container start failed because the agent is not in the mounted volume (as when Docker made an empty
+     * volume of that name): runc says {@code exec: "/.dev-sandbox/agent": stat ...: no such file or directory},
+     * gVisor {@code failed to load /.dev-sandbox/agent: no such file or directory}.
+     *
+     * @param e the start's error
+     * @return whether it, or one of its causes, says so
+     */
+    static boolean agentMissing(Throwable e) {
+        int depth = 0;
+        for (Throwable t = e; t != null && depth < 8; t = t.getCause(), depth++) {
+            String m = t.getMessage();
+            if (m != null && m.contains(PATH) && m.contains("no such file or directory")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
      * Makes sure the agent's volume holds the agent; blocks (each daemon call at most 30 s), so call it off
-     * non-blocking threads. Once done, later calls of this installer return at once.
+     * non-blocking threads. Looks the volume up (one call) every time: when it is gone, or is no longer the volume
+     * this installer wrote to (removed and made again, by Docker or another program), installs again.
      *
      * @param image an image present on the daemon (the session's), for the helper container that is never started
      */
     void ensure(String image) {
-        if (ready) {
+        Map<String, String> known = verified;
+        if (known != null && known.equals(labels())) {
             return;
         }
         synchronized (this) {
-            if (ready) {
-                return;
-            }
-            Binary b = binary();
-            var client = control.client();
-            try {
-                client.createVolumeCmd()
-                        .withName(b.volume())
-                        .withLabels(Map.of(VOLUME_LABEL, b.volume()))
-                        .exec();
-            } catch (RuntimeException e) {
-                throw new BackendException(
-                        "docker: cannot create the sandbox agent's volume " + b.volume() + ": " + e.getMessage(),
-                        e,
-                        true);
-            }
-            // the session label lets the reaper remove the helper if this JVM dies before it does (never started)
-            String helper;
-            try {
-                helper = client.createContainerCmd(image)
-                        .withEntrypoint(PATH)
-                        .withLabels(Map.of(
-                                DockerControl.SESSION_LABEL,
-                                "agent-installer-"
-                                        + HexFormat.of()
-                                                .toHexDigits(ThreadLocalRandom.current()
-                                                        .nextLong())))
-                        .withHostConfig(HostConfig.newHostConfig()
-                                .withNetworkMode("none")
-                                .withMounts(List.of(new Mount()
-                                        .withType(MountType.VOLUME)
-                                        .withSource(b.volume())
-                                        .withTarget(DIR))))
-                        .exec()
-                        .getId();
-            } catch (RuntimeException e) {
-                throw new BackendException(
-                        "docker: cannot create the sandbox agent's installer from " + image + ": " + e.getMessage(),
-                        e,
-                        true);
-            }
-            try {
-                if (installedSize(helper) != b.bytes().length) {
-                    String answer = put(helper, b.tar());
-                    // a racing provider may have written it meanwhile (and a running agent refuses a rewrite)
-                    if (!answer.startsWith("200 ") && installedSize(helper) != b.bytes().length) {
-                        throw new BackendException(
-                                "docker: cannot install the sandbox agent into volume " + b.volume() + ": "
-                                        + answer.substring(0, Math.min(answer.length(), 300)),
-                                null,
-                                true);
-                    }
+            Map<String, String> now = labels();
+            if (verified != null) {
+                if (verified.equals(now)) {
+                    return; // another thread installed it meanwhile
                 }
-                ready = true;
-                LOG.debug("the sandbox agent is in volume {}", b.volume());
-                removeOlderBuilds(b.volume());
-            } finally {
-                try {
-                    client.removeContainerCmd(helper).withForce(true).exec();
-                } catch (RuntimeException e) {
-                    LOG.debug("could not remove the agent installer {}: {}", helper, e.toString());
-                }
+                LOG.warn(
+                        "the sandbox agent's volume {} {}; installing the agent again",
+                        volume(),
+                        now == null ? "was removed" : "was replaced");
             }
+            install(image, now);
         }
     }
 
-    /** Removes the volumes of other agent builds; the daemon refuses (and this ignores) those still mounted. */
-    private void removeOlderBuilds(String current) {
+    /**
+     * Installs the agent again, whatever this installer saw before: after a container start failed for want of it.
+     * Blocks like {@link #ensure}.
+     *
+     * @param image an image present on the daemon
+     */
+    void reinstall(String image) {
+        synchronized (this) {
+            LOG.warn("a session container found no sandbox agent in volume {}; installing it again", volume());
+            install(image, labels());
+        }
+    }
+
+    /** The labels of this build's volume (empty when it has none); {@code null} when there is no such volume. */
+    private Map<String, String> labels() {
         try {
-            var volumes = control.client()
-                    .listVolumesCmd()
-                    .withFilter("label", List.of(VOLUME_LABEL))
+            Map<String, String> labels =
+                    control.client().inspectVolumeCmd(volume()).exec().getLabels();
+            return labels == null ? Map.of() : Map.copyOf(labels);
+        } catch (NotFoundException e) {
+            return null;
+        } catch (RuntimeException e) {
+            throw DockerErrors.client(control.dockerHost(), "inspect the sandbox agent's volume " + volume(), e);
+        }
+    }
+
+    /** Writes the agent into the volume unless it is there; called holding this installer's lock. */
+    private void install(String image, Map<String, String> found) {
+        verified = null;
+        Binary b = binary();
+        var client = control.client();
+        if (found != null && !found.containsKey(VOLUME_LABEL)) {
+            // made by Docker when a container mounted the name after the volume was removed: empty and unlabelled.
+            // Made again with labels when nothing mounts it; else the agent goes into it as it is.
+            try {
+                client.removeVolumeCmd(volume()).exec();
+            } catch (RuntimeException e) {
+                LOG.debug("unlabelled agent volume {} stays: {}", volume(), e.toString());
+            }
+        }
+        try {
+            // returns the volume as it is when it exists (labels unchanged)
+            client.createVolumeCmd()
+                    .withName(volume())
+                    .withLabels(AgentVolumes.labels(volume(), Instant.now()))
+                    .exec();
+        } catch (RuntimeException e) {
+            throw new BackendException(
+                    "docker: cannot create the sandbox agent's volume " + volume() + ": " + e.getMessage(), e, true);
+        }
+        // the session label lets the reaper remove the helper if this JVM dies before it does (never started)
+        String helper;
+        try {
+            helper = client.createContainerCmd(image)
+                    .withEntrypoint(PATH)
+                    .withLabels(Map.of(
+                            DockerControl.SESSION_LABEL,
+                            "agent-installer-"
+                                    + HexFormat.of()
+                                            .toHexDigits(
+                                                    ThreadLocalRandom.current().nextLong())))
+                    .withHostConfig(HostConfig.newHostConfig()
+                            .withNetworkMode("none")
+                            .withMounts(List.of(new Mount()
+                                    .withType(MountType.VOLUME)
+                                    .withSource(volume())
+                                    .withTarget(DIR))))
                     .exec()
-                    .getVolumes();
-            for (var v :
-                    volumes == null ? List.<com.github.dockerjava.api.command.InspectVolumeResponse>of() : volumes) {
-                if (v.getName().startsWith(VOLUME_PREFIX) && !v.getName().equals(current)) {
-                    try {
-                        control.client().removeVolumeCmd(v.getName()).exec();
-                    } catch (RuntimeException e) {
-                        LOG.debug("agent volume {} stays: {}", v.getName(), e.toString());
-                    }
+                    .getId();
+        } catch (RuntimeException e) {
+            throw new BackendException(
+                    "docker: cannot create the sandbox agent's installer from " + image + ": " + e.getMessage(),
+                    e,
+                    true);
+        }
+        try {
+            if (installedSize(helper) != b.bytes().length) {
+                String answer = put(helper, b.tar());
+                // a racing provider may have written it meanwhile (and a running agent refuses a rewrite)
+                if (!answer.startsWith("200 ") && installedSize(helper) != b.bytes().length) {
+                    throw new BackendException(
+                            "docker: cannot install the sandbox agent into volume " + volume() + ": "
+                                    + answer.substring(0, Math.min(answer.length(), 300)),
+                            null,
+                            true);
                 }
             }
-        } catch (RuntimeException e) {
-            LOG.debug("could not list older agent volumes: {}", e.toString());
+            // read while the helper mounts it: the volume just written to, which nobody can remove meanwhile
+            verified = labels();
+            LOG.debug("the sandbox agent is in volume {}", volume());
+        } finally {
+            try {
+                client.removeContainerCmd(helper).withForce(true).exec();
+            } catch (RuntimeException e) {
+                LOG.debug("could not remove the agent installer {}: {}", helper, e.toString());
+            }
+        }
+        if (!cleaned) {
+            cleaned = true;
+            AgentVolumes.removeOlderBuilds(control, data, prefix, volume(), Instant.now());
         }
     }
 
@@ -256,8 +332,7 @@ final class AgentInstaller {
             tar.writeBytes(TarStream.trailer());
             try {
                 byte[] hash = MessageDigest.getInstance("SHA-256").digest(bytes);
-                b = new Binary(
-                        bytes, tar.toByteArray(), VOLUME_PREFIX + HexFormat.of().formatHex(hash, 0, 8));
+                b = new Binary(bytes, tar.toByteArray(), HexFormat.of().formatHex(hash, 0, 8));
             } catch (NoSuchAlgorithmException e) {
                 throw new IllegalStateException("SHA-256 is missing from this JDK", e);
             }

@@ -100,7 +100,8 @@ final class AgentPty implements PtySession {
             if (!held.running()) {
                 return Mono.empty();
             }
-            return held.agent.untilTerminated(held.agent.connection().flatMap(c -> c.resize(held.id, cols, rows)));
+            return held.agent.untilTerminated(
+                    held.agent.connection().flatMap(c -> c.processes().resize(held.id, cols, rows)));
         });
     }
 

@@ -210,7 +210,7 @@ final class ContainerAgent {
         AgentSpawn spec = new AgentSpawn(
                 options.argv(), env, options.cwd().orElse(""), options.stdin().orElse(null), cols, rows);
         AgentConnection c = connection().block(CONNECT_TIMEOUT.plusSeconds(5));
-        AgentProcess p = c.spawn(spec);
+        AgentProcess p = c.processes().spawn(spec);
         return new SpawnedProcess() {
             @Override
             public long pid() {
@@ -260,7 +260,7 @@ final class ContainerAgent {
             AgentSpawn spec = new AgentSpawn(
                     options.argv(), env, options.cwd().orElse(""), cols > 0 ? null : Flux.empty(), cols, rows);
             return untilTerminated(connection()
-                    .flatMap(c -> c.spawnBackground(spec, ringBytes, throttle))
+                    .flatMap(c -> c.processes().spawnBackground(spec, ringBytes, throttle))
                     .onErrorMap(
                             ProcessLaunchException.class,
                             e -> e.getCause() instanceof AgentErrnoException a ? launchError(options, a) : e));

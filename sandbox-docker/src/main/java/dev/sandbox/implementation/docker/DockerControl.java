@@ -12,6 +12,7 @@ import com.github.dockerjava.api.exception.NotFoundException;
 import com.github.dockerjava.api.model.Capability;
 import com.github.dockerjava.api.model.Container;
 import com.github.dockerjava.api.model.HostConfig;
+import com.github.dockerjava.api.model.Mount;
 import com.github.dockerjava.api.model.Volume;
 import com.github.dockerjava.core.DefaultDockerClientConfig;
 import com.github.dockerjava.core.DockerClientImpl;
@@ -225,9 +226,10 @@ public final class DockerControl implements AutoCloseable {
      * Creates and starts a container; removes it again when it cannot be started.
      *
      * @param spec what to create
+     * @param agent the read-only mount of the agent's volume
      * @return the container id
      */
-    public String createAndStart(ContainerSpec spec) {
+    public String createAndStart(ContainerSpec spec, Mount agent) {
         String network = spec.network();
         if (network.equals("bridge")) {
             ensureIsolatedBridge();
@@ -245,7 +247,7 @@ public final class DockerControl implements AutoCloseable {
                         spec.capabilities().stream().map(Capability::valueOf).toArray(Capability[]::new))
                 .withReadonlyRootfs(spec.readOnlyRoot())
                 // the agent, read-only: code in the sandbox cannot replace it
-                .withMounts(List.of(AgentInstaller.mount()));
+                .withMounts(List.of(agent));
         if (spec.diskLimit() != null) {
             host.withStorageOpt(Map.of("size", Long.toString(spec.diskLimit())));
         }

@@ -75,7 +75,7 @@ public final class DockerErrors {
         if (io != null) {
             return backend("docker: cannot " + what + ": the daemon at " + dockerHost + unreachable(io), e, true);
         }
-        return backend("docker: cannot " + what + ": " + e, e, false);
+        return backend("docker: cannot " + what + ": " + words(e), e, false);
     }
 
     /**
@@ -96,7 +96,7 @@ public final class DockerErrors {
         if (io != null) {
             return backend("docker: " + what + " failed: the daemon at " + dockerHost + unreachable(io), e, true);
         }
-        return backend("docker: " + what + " at " + dockerHost + " failed: " + e, e, false);
+        return backend("docker: " + what + " at " + dockerHost + " failed: " + words(e), e, false);
     }
 
     /**
@@ -215,9 +215,42 @@ public final class DockerErrors {
     }
 
     private static String unreachable(Throwable io) {
-        return (io instanceof InterruptedIOException || io instanceof TimeoutException
-                        ? " did not answer in time ("
-                        : " is not reachable (")
-                + io + ")";
+        if (io instanceof InterruptedIOException || io instanceof TimeoutException) {
+            return " did not answer in time; check that the Docker daemon runs and is not overloaded";
+        }
+        return " is not reachable (" + reason(io) + "); check that the Docker daemon runs and that DOCKER_HOST (or"
+                + " the provider's dockerHost) names its socket, such as unix:///var/run/docker.sock";
+    }
+
+    /** A failure's message, or its kind when it has none. */
+    private static String words(Throwable e) {
+        return e.getMessage() != null && !e.getMessage().isBlank()
+                ? e.getMessage()
+                : e.getClass().getSimpleName();
+    }
+
+    /** Why a connection to the daemon failed, in the operating system's words, without class names. */
+    private static String reason(Throwable io) {
+        String deepest = null;
+        int depth = 0;
+        for (Throwable t = io; t != null && depth < 32; t = t.getCause(), depth++) {
+            String m = t.getMessage();
+            if (t instanceof java.nio.file.NoSuchFileException || m != null && m.contains("No such file")) {
+                return "no such socket";
+            }
+            if (t instanceof java.nio.file.AccessDeniedException || m != null && m.contains("Permission denied")) {
+                return "permission denied: this user may not use the daemon's socket";
+            }
+            if (m != null && m.contains("Connection refused")) {
+                return "connection refused";
+            }
+            if (m != null && !m.isBlank()) {
+                deepest = m;
+            }
+            if (t.getCause() == t) {
+                break;
+            }
+        }
+        return deepest == null ? "the connection failed" : deepest;
     }
 }

@@ -350,7 +350,36 @@ public final class DockerReaper {
                 .then();
     }
 
+    /**
+     * Writes files into the reaper's state. When the reaper's container is gone (404: it ended after its idle time,
+     * or someone removed it) since it was last checked, it is started again and the write made once more.
+     */
     private void write(String dir, List<String[]> files) {
+        try {
+            writeOnce(dir, files);
+        } catch (ReaperGone gone) {
+            recheck();
+            ensureBlocking();
+            try {
+                writeOnce(dir, files);
+            } catch (ReaperGone again) {
+                throw again.failure;
+            }
+        }
+    }
+
+    /** The reaper's container was not there to write to. */
+    private static final class ReaperGone extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+        final transient BackendException failure;
+
+        ReaperGone(BackendException failure) {
+            super(null, null, false, false);
+            this.failure = failure;
+        }
+    }
+
+    private void writeOnce(String dir, List<String[]> files) {
         ByteArrayOutputStream tar = new ByteArrayOutputStream();
         long now = Instant.now().getEpochSecond();
         tar.writeBytes(TarStream.directoryHeader(dir, 0755, now));
@@ -380,11 +409,12 @@ public final class DockerReaper {
         }
         if (answer == null || !answer.startsWith("200 ")) {
             recheck(); // gone or stopped: the next call starts it again
-            throw new BackendException(
+            BackendException failure = new BackendException(
                     "cannot write the sandbox reaper's state: "
                             + (answer == null ? "no answer" : answer.substring(0, Math.min(answer.length(), 300))),
                     null,
                     true);
+            throw answer != null && answer.startsWith("404 ") ? new ReaperGone(failure) : failure;
         }
     }
 

@@ -123,7 +123,8 @@ final class DockerSession extends RunnerSession {
      */
     private Mono<Instant> agentStartedAt(String processId) {
         return state.agent
-                .untilTerminated(state.agent.connection().flatMapMany(c -> c.procs()), x -> false)
+                .untilTerminated(
+                        state.agent.connection().flatMapMany(c -> c.processes().procs()), x -> false)
                 .filter(p -> p.id().equals(processId))
                 .next()
                 .map(p -> Instant.ofEpochMilli(p.startedMs()))
@@ -144,7 +145,11 @@ final class DockerSession extends RunnerSession {
             check();
             // the agent's list: every background process of the session, whoever started it (PTYs are not listed)
             return state.agent
-                    .untilTerminated(state.agent.connection().flatMapMany(c -> c.procs()), x -> false)
+                    .untilTerminated(
+                            state.agent
+                                    .connection()
+                                    .flatMapMany(c -> c.processes().procs()),
+                            x -> false)
                     .filter(p -> p.kind() == 0)
                     .map(p -> {
                         AgentHeldProcess mine = state.processes.get(p.id());
@@ -161,7 +166,11 @@ final class DockerSession extends RunnerSession {
             check();
             // the agent's list of terminals of the session, whoever started them
             return state.agent
-                    .untilTerminated(state.agent.connection().flatMapMany(c -> c.procs()), x -> false)
+                    .untilTerminated(
+                            state.agent
+                                    .connection()
+                                    .flatMapMany(c -> c.processes().procs()),
+                            x -> false)
                     .filter(p -> p.kind() == 1)
                     .map(p -> {
                         AgentHeldProcess mine = state.processes.get(p.id());
@@ -226,7 +235,11 @@ final class DockerSession extends RunnerSession {
                 return Mono.just(mine);
             }
             return state.agent
-                    .untilTerminated(state.agent.connection().flatMapMany(c -> c.procs()), x -> false)
+                    .untilTerminated(
+                            state.agent
+                                    .connection()
+                                    .flatMapMany(c -> c.processes().procs()),
+                            x -> false)
                     .filter(p -> p.id().equals(id) && (p.kind() == 1) == terminal)
                     .next()
                     .switchIfEmpty(Mono.error(() -> new ProcessNotFoundException(state.id, id)))
@@ -285,7 +298,8 @@ final class DockerSession extends RunnerSession {
      */
     private Mono<SessionStatus> statusWithAgent() {
         return state.agent
-                .untilTerminated(state.agent.connection().flatMapMany(c -> c.procs()), x -> false)
+                .untilTerminated(
+                        state.agent.connection().flatMapMany(c -> c.processes().procs()), x -> false)
                 .filter(AgentProcInfo::running)
                 .collectList()
                 // off the connection's I/O thread: the status reads the SDK's version (a resource) on first use

@@ -76,9 +76,19 @@ public final class DockerSessions {
      * @param lease how long a session without a lifetime outlives the last renewal of its lease by any provider
      */
     public DockerSessions(DockerControl control, DockerDataPlane data, DockerReaper reaper, Duration lease) {
+        this(control, data, reaper, lease, new AgentInstaller(control, data));
+    }
+
+    /** Sessions whose agent comes from the given installer (tests give one with volumes of their own). */
+    DockerSessions(
+            DockerControl control,
+            DockerDataPlane data,
+            DockerReaper reaper,
+            Duration lease,
+            AgentInstaller installer) {
         this.control = control;
         this.data = data;
-        this.agentInstaller = new AgentInstaller(control, data);
+        this.agentInstaller = installer;
         this.events = new DockerEvents(data, this::onEvent);
         this.reaper = reaper;
         this.lease = lease;
@@ -215,8 +225,9 @@ public final class DockerSessions {
                     }
                     Map<String, String> imageLabels = control.ensureImage(
                             settings.image(), settings.pullPolicy().name());
-                    agentInstaller.ensure(settings.image()); // once per provider: the agent's volume
-                    String containerId = control.createAndStart(spec);
+                    // one look at the agent's volume; installs it when missing (another program may remove it)
+                    agentInstaller.ensure(settings.image());
+                    String containerId = createAndStart(spec);
                     Map<String, String> visible = new LinkedHashMap<>(userLabels(imageLabels));
                     visible.putAll(options.labels());
                     ContainerAgent agent = new ContainerAgent(control, data, id, containerId);
@@ -229,6 +240,23 @@ public final class DockerSessions {
                 });
             });
         });
+    }
+
+    /**
+     * Creates and starts a session container; when the start fails because the agent's volume lost the agent (removed
+     * and made again empty between the look and the start), installs it again and tries once more.
+     */
+    private String createAndStart(DockerControl.ContainerSpec spec) {
+        try {
+            return control.createAndStart(spec, agentInstaller.mount());
+        } catch (RuntimeException e) {
+            if (!AgentInstaller.agentMissing(e)) {
+                throw e;
+            }
+            LOG.warn("docker session {} found no sandbox agent: {}", spec.name(), e.getMessage());
+            agentInstaller.reinstall(spec.image());
+            return control.createAndStart(spec, agentInstaller.mount());
+        }
     }
 
     /** The grace the SDK adds to the idle timeout it gives a container's agent. */

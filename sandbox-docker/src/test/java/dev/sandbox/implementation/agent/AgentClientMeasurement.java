@@ -46,7 +46,8 @@ class AgentClientMeasurement {
                     if (n > 0) {
                         credit.addAndGet(-65536L * n);
                         sent.addAndGet(65536L * n);
-                        ByteBuffer frame = AgentFrames.encode(new AgentFrame.Output(f.stream(), 1, 0, new byte[65536]));
+                        ByteBuffer frame =
+                                FrameEncoder.encode(new AgentFrame.Output(f.stream(), 1, 0, new byte[65536]));
                         a.splice(Flux.range(0, n).map(i -> frame.duplicate()));
                     }
                     if (sent.get() == total) {
@@ -58,7 +59,8 @@ class AgentClientMeasurement {
             AgentConnection c = AgentConnection.open(fake, AgentConnection.Options.defaults())
                     .block(T);
             long start = System.nanoTime();
-            long bytes = c.spawn(AgentSpawn.of("x"))
+            long bytes = c.processes()
+                    .spawn(AgentSpawn.of("x"))
                     .events()
                     .filter(e -> e instanceof RawEvent.Chunk)
                     .map(e -> (long) ((RawEvent.Chunk) e).bytes().length)
@@ -83,7 +85,7 @@ class AgentClientMeasurement {
             long[] nanos = new long[runs];
             for (int i = 0; i < runs + 100; i++) {
                 long t0 = System.nanoTime();
-                agent.spawn(AgentSpawn.of("true")).events().blockLast(T);
+                agent.processes().spawn(AgentSpawn.of("true")).events().blockLast(T);
                 if (i >= 100) {
                     nanos[i - 100] = System.nanoTime() - t0;
                 }
@@ -112,7 +114,8 @@ class AgentClientMeasurement {
             System.out.printf("COST ping: %.1f us%n", (System.nanoTime() - t0) / 1e3 / pings);
             for (int round = 0; round < 3; round++) {
                 long start = System.nanoTime();
-                long bytes = agent.spawn(AgentSpawn.of("head", "-c", "500M", "/dev/zero"))
+                long bytes = agent.processes()
+                        .spawn(AgentSpawn.of("head", "-c", "500M", "/dev/zero"))
                         .events()
                         .filter(e -> e instanceof RawEvent.Chunk)
                         .map(e -> (long) ((RawEvent.Chunk) e).bytes().length)

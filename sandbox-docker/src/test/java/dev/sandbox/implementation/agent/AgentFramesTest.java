@@ -63,14 +63,14 @@ class AgentFramesTest {
     @Test
     void everyClientFrameRoundTrips() {
         List<ByteBuffer> encoded =
-                clientFrames().stream().map(AgentFrames::encode).toList();
-        List<ClientFrame> decoded = decodeAll(AgentFrames.Decoder.ofClient(), concat(encoded), 1 << 20);
+                clientFrames().stream().map(FrameEncoder::encode).toList();
+        List<ClientFrame> decoded = decodeAll(FrameDecoder.ofClient(), concat(encoded), 1 << 20);
         assertThat(decoded).usingRecursiveFieldByFieldElementComparator().isEqualTo(clientFrames());
         // DATA carries bytes: compared by content
         byte[] data = new byte[65536];
         Arrays.fill(data, (byte) 7);
         ClientFrame.Data back = (ClientFrame.Data)
-                decodeAll(AgentFrames.Decoder.ofClient(), AgentFrames.encode(new ClientFrame.Data(1, data)), 100)
+                decodeAll(FrameDecoder.ofClient(), FrameEncoder.encode(new ClientFrame.Data(1, data)), 100)
                         .get(0);
         assertThat(back.bytes()).isEqualTo(data);
     }
@@ -78,10 +78,10 @@ class AgentFramesTest {
     @Test
     void everyAgentFrameRoundTripsWhateverTheBufferBoundaries() {
         List<ByteBuffer> encoded =
-                agentFrames().stream().map(AgentFrames::encode).toList();
+                agentFrames().stream().map(FrameEncoder::encode).toList();
         ByteBuffer all = concat(encoded);
         for (int piece : new int[] {1, 2, 3, 7, 9, 10, 64, 1 << 20}) {
-            List<AgentFrame> decoded = decodeAll(AgentFrames.Decoder.ofAgent(), all.duplicate(), piece);
+            List<AgentFrame> decoded = decodeAll(FrameDecoder.ofAgent(), all.duplicate(), piece);
             assertThat(decoded)
                     .as("pieces of %d bytes", piece)
                     .usingRecursiveFieldByFieldElementComparator()
@@ -89,23 +89,21 @@ class AgentFramesTest {
         }
         byte[] out = "hello".getBytes(StandardCharsets.UTF_8);
         AgentFrame.Output o = (AgentFrame.Output)
-                decodeAll(AgentFrames.Decoder.ofAgent(), AgentFrames.encode(new AgentFrame.Output(3, 2, 99, out)), 4)
+                decodeAll(FrameDecoder.ofAgent(), FrameEncoder.encode(new AgentFrame.Output(3, 2, 99, out)), 4)
                         .get(0);
         assertThat(o.fd()).isEqualTo(2);
         assertThat(o.offset()).isEqualTo(99);
         assertThat(o.bytes()).isEqualTo(out);
-        AgentFrame.Data d = (AgentFrame.Data) decodeAll(
-                        AgentFrames.Decoder.ofAgent(),
-                        AgentFrames.encode(new AgentFrame.Data(3, new byte[65536])),
-                        1000)
-                .get(0);
+        AgentFrame.Data d = (AgentFrame.Data)
+                decodeAll(FrameDecoder.ofAgent(), FrameEncoder.encode(new AgentFrame.Data(3, new byte[65536])), 1000)
+                        .get(0);
         assertThat(d.bytes()).hasSize(65536);
     }
 
     @Test
     void theDecoderHoldsAtMostOneFrame() {
-        AgentFrames.Decoder<AgentFrame> d = AgentFrames.Decoder.ofAgent();
-        ByteBuffer frame = AgentFrames.encode(new AgentFrame.Data(3, new byte[65536]));
+        FrameDecoder<AgentFrame> d = FrameDecoder.ofAgent();
+        ByteBuffer frame = FrameEncoder.encode(new AgentFrame.Data(3, new byte[65536]));
         List<AgentFrame> out = new ArrayList<>();
         d.feed(frame.slice(0, 40_000), out::add);
         assertThat(d.held()).isEqualTo(40_000);
@@ -116,10 +114,10 @@ class AgentFramesTest {
 
     @Test
     void fieldsBeyondTheirLimitsAreNotEncoded() {
-        assertThatThrownBy(() -> AgentFrames.encode(new ClientFrame.Data(1, new byte[65537])))
+        assertThatThrownBy(() -> FrameEncoder.encode(new ClientFrame.Data(1, new byte[65537])))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("65537");
-        assertThatThrownBy(() -> AgentFrames.encode(new ClientFrame.Stat(1, "x".repeat(1024 * 1024 + 1))))
+        assertThatThrownBy(() -> FrameEncoder.encode(new ClientFrame.Stat(1, "x".repeat(1024 * 1024 + 1))))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("path");
         List<String> env = new ArrayList<>();
@@ -127,7 +125,7 @@ class AgentFramesTest {
             env.add("V" + i + "=" + "x".repeat(1000 * 1000));
         }
         assertThatThrownBy(
-                        () -> AgentFrames.encode(new ClientFrame.Spawn(1, 0, 0, 0, 1, 0, 0, "", List.of("true"), env)))
+                        () -> FrameEncoder.encode(new ClientFrame.Spawn(1, 0, 0, 0, 1, 0, 0, "", List.of("true"), env)))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("SPAWN on stream 1")
                 .hasMessageContaining("2097152");
@@ -199,13 +197,13 @@ class AgentFramesTest {
 
     private static void assertRefused(ByteBuffer bytes, String message) {
         for (int piece : new int[] {1, 5, 1 << 20}) {
-            assertThatThrownBy(() -> decodeAll(AgentFrames.Decoder.ofAgent(), bytes.duplicate(), piece))
+            assertThatThrownBy(() -> decodeAll(FrameDecoder.ofAgent(), bytes.duplicate(), piece))
                     .isInstanceOf(AgentProtocolException.class)
                     .hasMessageContaining(message);
         }
     }
 
-    static <T> List<T> decodeAll(AgentFrames.Decoder<T> d, ByteBuffer all, int piece) {
+    static <T> List<T> decodeAll(FrameDecoder<T> d, ByteBuffer all, int piece) {
         List<T> out = new ArrayList<>();
         while (all.hasRemaining()) {
             int n = Math.min(piece, all.remaining());

@@ -25,7 +25,7 @@ final class FakeAgent implements AgentTransport {
 
     @Override
     public Flux<ByteBuffer> open(Flux<ByteBuffer> outbound) {
-        AgentFrames.Decoder<ClientFrame> decoder = AgentFrames.Decoder.ofClient();
+        FrameDecoder<ClientFrame> decoder = FrameDecoder.ofClient();
         outbound.subscribe(buf -> decoder.feed(buf, f -> {
             received.add(f);
             if (f instanceof ClientFrame.Hello && answerHello) {
@@ -41,7 +41,7 @@ final class FakeAgent implements AgentTransport {
     }
 
     synchronized void send(AgentFrame f) {
-        sendRaw(AgentFrames.encode(f));
+        sendRaw(FrameEncoder.encode(f));
     }
 
     synchronized void sendRaw(ByteBuffer bytes) {

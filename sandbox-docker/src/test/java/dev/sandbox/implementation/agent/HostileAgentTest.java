@@ -44,7 +44,7 @@ class HostileAgentTest {
     void aHugeLengthBreaksTheConnection() throws Exception {
         FakeAgent agent = new FakeAgent();
         AgentConnection c = connect(agent);
-        Flux<AgentWatchEvent> watch = c.watch("/w", false);
+        Flux<AgentWatchEvent> watch = c.files().watch("/w", false);
         StepVerifier.create(watch)
                 .then(() -> agent.sendRaw(header(0xFFFF_FFF0L, AgentFrames.A_DATA, 1)))
                 .expectErrorSatisfies(e -> assertThat(e)
@@ -59,7 +59,7 @@ class HostileAgentTest {
     void outputBeyondItsCreditBreaksTheConnection() throws Exception {
         FakeAgent agent = new FakeAgent();
         AgentConnection c = connect(agent);
-        AgentProcess p = c.spawn(AgentSpawn.of("yes"));
+        AgentProcess p = c.processes().spawn(AgentSpawn.of("yes"));
         List<Throwable> errors = new CopyOnWriteArrayList<>();
         // a subscriber that requests nothing: no credit comes back
         p.events().subscribe(new BaseSubscriber<>() {
@@ -95,7 +95,7 @@ class HostileAgentTest {
     void aFloodForUnknownStreamsPassesThroughWithoutBeingKept() throws Exception {
         FakeAgent agent = new FakeAgent();
         AgentConnection c = connect(agent);
-        ByteBuffer frame = AgentFrames.encode(new AgentFrame.Output(999_999, 1, 0, new byte[65536]));
+        ByteBuffer frame = FrameEncoder.encode(new AgentFrame.Output(999_999, 1, 0, new byte[65536]));
         int frames = 1600; // 100 MiB
         // split at odd places so that the decoder has to hold partial frames
         agent.splice(Flux.range(0, frames)
@@ -134,7 +134,7 @@ class HostileAgentTest {
                 maxOutstanding.accumulateAndGet(now, Math::max);
                 List<ByteBuffer> batch = new ArrayList<>();
                 while (sent.get() < events) {
-                    ByteBuffer e = AgentFrames.encode(new AgentFrame.Event(f.stream(), 1, "/w/f" + sent.get()));
+                    ByteBuffer e = FrameEncoder.encode(new AgentFrame.Event(f.stream(), 1, "/w/f" + sent.get()));
                     int cost = e.remaining() - 9;
                     if (outstanding.get() < cost) {
                         break;
@@ -147,7 +147,8 @@ class HostileAgentTest {
             }
         };
         AgentConnection c = connect(agent);
-        StepVerifier.create(c.watch("/w", true).map(AgentWatchEvent::kind).limitRate(7), 0)
+        StepVerifier.create(
+                        c.files().watch("/w", true).map(AgentWatchEvent::kind).limitRate(7), 0)
                 .thenRequest(1)
                 .expectNext(AgentWatchEvent.Kind.READY)
                 .thenAwait(Duration.ofMillis(50))
@@ -165,7 +166,7 @@ class HostileAgentTest {
         FakeAgent agent = new FakeAgent();
         AgentConnection c = connect(agent);
         List<Throwable> errors = new CopyOnWriteArrayList<>();
-        c.watch("/w", false).subscribe(new BaseSubscriber<>() {
+        c.files().watch("/w", false).subscribe(new BaseSubscriber<>() {
             @Override
             protected void hookOnSubscribe(org.reactivestreams.Subscription s) {
                 s.request(1); // one, then nothing: the agent must stop at its credit
@@ -177,7 +178,7 @@ class HostileAgentTest {
             }
         });
         ClientFrame.Watch w = agent.next(ClientFrame.Watch.class);
-        ByteBuffer event = AgentFrames.encode(new AgentFrame.Event(w.stream(), 2, "/w/x"));
+        ByteBuffer event = FrameEncoder.encode(new AgentFrame.Event(w.stream(), 2, "/w/x"));
         agent.splice(Flux.range(0, 1_000_000).map(i -> event.duplicate()));
         c.onClose().block(T);
         assertThat(errors)
@@ -191,13 +192,13 @@ class HostileAgentTest {
     void aSecondReadyOnAWatchIsAProtocolError() throws Exception {
         FakeAgent agent = new FakeAgent();
         AgentConnection c = connect(agent);
-        StepVerifier.create(c.watch("/w", false), 0)
+        StepVerifier.create(c.files().watch("/w", false), 0)
                 .then(() -> {
                     try {
                         ClientFrame.Watch w = agent.next(ClientFrame.Watch.class);
                         // READY costs no credit: repeated, it would queue without bound
                         agent.splice(
-                                Flux.range(0, 3).map(i -> AgentFrames.encode(new AgentFrame.Ready(w.stream(), 0))));
+                                Flux.range(0, 3).map(i -> FrameEncoder.encode(new AgentFrame.Ready(w.stream(), 0))));
                     } catch (InterruptedException e) {
                         throw new AssertionError(e);
                     }
@@ -216,11 +217,11 @@ class HostileAgentTest {
                                 .withLostError(cause -> new SessionTerminatedException("s1", "its container is gone")))
                 .block(T);
         List<Throwable> errors = new CopyOnWriteArrayList<>();
-        c.spawn(AgentSpawn.of("sleep", "100")).events().subscribe(x -> {}, errors::add);
-        c.read("/big", 0, -1).subscribe(x -> {}, errors::add);
-        c.watch("/w", true).subscribe(x -> {}, errors::add);
-        c.stat("/w").subscribe(x -> {}, errors::add);
-        c.write("/w/f", 0644, false, Flux.never()).subscribe(x -> {}, errors::add);
+        c.processes().spawn(AgentSpawn.of("sleep", "100")).events().subscribe(x -> {}, errors::add);
+        c.files().read("/big", 0, -1).subscribe(x -> {}, errors::add);
+        c.files().watch("/w", true).subscribe(x -> {}, errors::add);
+        c.files().stat("/w").subscribe(x -> {}, errors::add);
+        c.files().write("/w/f", 0644, false, Flux.never()).subscribe(x -> {}, errors::add);
         ClientFrame.Spawn spawn = agent.next(ClientFrame.Spawn.class);
         agent.next(ClientFrame.Write.class);
         agent.send(new AgentFrame.Output(spawn.stream(), 1, 0, "half a li".getBytes(StandardCharsets.UTF_8)));
@@ -237,7 +238,7 @@ class HostileAgentTest {
                         .isInstanceOf(SessionTerminatedException.class)
                         .hasMessageContaining("its container is gone"));
         // and what comes after fails at once with the same error
-        StepVerifier.create(c.stat("/x"))
+        StepVerifier.create(c.files().stat("/x"))
                 .expectError(SessionTerminatedException.class)
                 .verify(T);
     }
@@ -294,10 +295,10 @@ class HostileAgentTest {
         AgentConnection c = connect(agent);
         List<reactor.core.Disposable> watches = new ArrayList<>();
         for (int i = 0; i < AgentConnection.MAX_STREAMS; i++) {
-            watches.add(c.watch("/w" + i, false).subscribe());
+            watches.add(c.files().watch("/w" + i, false).subscribe());
         }
         assertThat(c.openStreams()).isEqualTo(AgentConnection.MAX_STREAMS);
-        StepVerifier.create(c.watch("/one-too-many", false))
+        StepVerifier.create(c.files().watch("/one-too-many", false))
                 .expectErrorSatisfies(e -> assertThat(e)
                         .isInstanceOf(AgentErrnoException.class)
                         .hasMessageContaining("LIMIT")
@@ -307,7 +308,7 @@ class HostileAgentTest {
         watches.forEach(reactor.core.Disposable::dispose);
         c.ping().block(T); // the CLOSEs went out before the PING's answer
         assertThat(c.openStreams()).isZero();
-        StepVerifier.create(c.watch("/again", false))
+        StepVerifier.create(c.files().watch("/again", false))
                 .then(() -> agentAnswersReady(agent))
                 .expectNext(new AgentWatchEvent(AgentWatchEvent.Kind.READY, "/again"))
                 .thenCancel()
@@ -331,7 +332,7 @@ class HostileAgentTest {
         FakeAgent agent = new FakeAgent();
         AgentConnection c = connect(agent);
         byte[] input = new byte[200_000];
-        AgentProcess p = c.spawn(AgentSpawn.of("cat").withStdin(Flux.just(ByteBuffer.wrap(input))));
+        AgentProcess p = c.processes().spawn(AgentSpawn.of("cat").withStdin(Flux.just(ByteBuffer.wrap(input))));
         p.events().subscribe();
         ClientFrame.Spawn spawn = agent.next(ClientFrame.Spawn.class);
         assertThat(spawn.flags() & AgentFrames.FLAG_STDIN).isNotZero();
@@ -366,7 +367,7 @@ class HostileAgentTest {
             }
         };
         AgentConnection c = connect(agent);
-        StepVerifier.create(c.spawn(AgentSpawn.of("nosuch")).events())
+        StepVerifier.create(c.processes().spawn(AgentSpawn.of("nosuch")).events())
                 .expectErrorSatisfies(e -> assertThat(e)
                         .isInstanceOf(ProcessLaunchException.class)
                         .hasMessageContaining("ENOENT")
@@ -395,7 +396,7 @@ class HostileAgentTest {
             }
         };
         AgentConnection c = connect(agent);
-        StepVerifier.create(c.attach("p1", 0, 3, true))
+        StepVerifier.create(c.processes().attach("p1", 0, 3, true))
                 .expectErrorSatisfies(e -> {
                     assertThat(e).isInstanceOf(OffsetUnavailableException.class);
                     OffsetUnavailableException o = (OffsetUnavailableException) e;
@@ -404,7 +405,7 @@ class HostileAgentTest {
                     assertThat(o.end()).isEqualTo(9000);
                 })
                 .verify(T);
-        StepVerifier.create(c.attach("p9", 0, 0, false))
+        StepVerifier.create(c.processes().attach("p9", 0, 0, false))
                 .expectError(ProcessNotFoundException.class)
                 .verify(T);
     }
@@ -413,7 +414,7 @@ class HostileAgentTest {
     void outputIsDeliveredAsDemandedAndCreditReturnsAsItIsConsumed() throws Exception {
         FakeAgent agent = new FakeAgent();
         AgentConnection c = connect(agent);
-        AgentProcess p = c.spawn(AgentSpawn.of("yes"));
+        AgentProcess p = c.processes().spawn(AgentSpawn.of("yes"));
         List<RawEvent> seen = new CopyOnWriteArrayList<>();
         BaseSubscriber<RawEvent> sub = new BaseSubscriber<>() {
             @Override
@@ -457,7 +458,7 @@ class HostileAgentTest {
     void cancellingAProcessClosesItsStreamAndKillSendsSigkill() throws Exception {
         FakeAgent agent = new FakeAgent();
         AgentConnection c = connect(agent);
-        AgentProcess p = c.spawn(AgentSpawn.of("sleep", "9"));
+        AgentProcess p = c.processes().spawn(AgentSpawn.of("sleep", "9"));
         reactor.core.Disposable d = p.events().subscribe();
         ClientFrame.Spawn spawn = agent.next(ClientFrame.Spawn.class);
         agent.send(new AgentFrame.Started(spawn.stream(), 42, "", 0));

@@ -53,7 +53,7 @@ class LateSourceTest {
         AgentConnection c = connect(agent);
         Late content = new Late();
         CompletableFuture<AgentFileInfo> written =
-                c.write("/w/f", 0644, true, content).toFuture();
+                c.files().write("/w/f", 0644, true, content).toFuture();
         ClientFrame.Write w = agent.next(ClientFrame.Write.class);
         agent.send(new AgentFrame.Ready(w.stream(), 1 << 20));
         c.ping().block(T); // READY has been handled, its credit is there
@@ -71,7 +71,7 @@ class LateSourceTest {
         FakeAgent agent = new FakeAgent();
         AgentConnection c = connect(agent);
         Late stdin = new Late();
-        AgentProcess p = c.spawn(AgentSpawn.of("cat").withStdin(stdin));
+        AgentProcess p = c.processes().spawn(AgentSpawn.of("cat").withStdin(stdin));
         p.events().subscribe();
         ClientFrame.Spawn spawn = agent.next(ClientFrame.Spawn.class);
         agent.send(new AgentFrame.Started(spawn.stream(), 7, "", 1 << 20));

@@ -84,23 +84,27 @@ class RealAgentTest {
 
     @Test
     void echoAndExitCodes() {
-        List<RawEvent> echo = agent.spawn(AgentSpawn.of("echo", "hello", "agent"))
+        List<RawEvent> echo = agent.processes()
+                .spawn(AgentSpawn.of("echo", "hello", "agent"))
                 .events()
                 .collectList()
                 .block(T);
         assertThat(stdout(echo)).isEqualTo("hello agent\n");
         assertThat(exit(echo)).isEqualTo(new RawEvent.Exited(0, false, false));
-        assertThat(exit(agent.spawn(AgentSpawn.of("sh", "-c", "echo oops >&2; exit 3"))
+        assertThat(exit(agent.processes()
+                        .spawn(AgentSpawn.of("sh", "-c", "echo oops >&2; exit 3"))
                         .events()
                         .collectList()
                         .block(T)))
                 .isEqualTo(new RawEvent.Exited(3, false, false));
-        assertThat(exit(agent.spawn(AgentSpawn.of("sh", "-c", "kill -TERM $$"))
+        assertThat(exit(agent.processes()
+                        .spawn(AgentSpawn.of("sh", "-c", "kill -TERM $$"))
                         .events()
                         .collectList()
                         .block(T)))
                 .isEqualTo(new RawEvent.Exited(15, true, false));
-        List<RawEvent> env = agent.spawn(new AgentSpawn(
+        List<RawEvent> env = agent.processes()
+                .spawn(new AgentSpawn(
                         List.of("sh", "-c", "echo $GREETING; pwd"),
                         java.util.Map.of("GREETING", "hi"),
                         dir.toString(),
@@ -116,9 +120,10 @@ class RealAgentTest {
     @Test
     void aTerminalGetsItsSizeItsInputAndItsResize() {
         Sinks.Many<ByteBuffer> keys = Sinks.many().unicast().onBackpressureBuffer();
-        AgentProcess p = agent.spawn(AgentSpawn.of("sh", "-c", "stty size; read x; stty size; echo got $x")
-                .withStdin(keys.asFlux())
-                .withPty(80, 24));
+        AgentProcess p = agent.processes()
+                .spawn(AgentSpawn.of("sh", "-c", "stty size; read x; stty size; echo got $x")
+                        .withStdin(keys.asFlux())
+                        .withPty(80, 24));
         Flux<String> screen = p.events()
                 .filter(e -> e instanceof RawEvent.Chunk)
                 .map(e -> new String(((RawEvent.Chunk) e).bytes(), StandardCharsets.UTF_8))
@@ -134,7 +139,9 @@ class RealAgentTest {
 
     @Test
     void aProgramThatCannotStartIsAProcessLaunchException() {
-        StepVerifier.create(agent.spawn(AgentSpawn.of("/no/such/program")).events())
+        StepVerifier.create(agent.processes()
+                        .spawn(AgentSpawn.of("/no/such/program"))
+                        .events())
                 .expectErrorSatisfies(e ->
                         assertThat(e).isInstanceOf(ProcessLaunchException.class).hasMessageContaining("ENOENT"))
                 .verify(T);
@@ -148,7 +155,8 @@ class RealAgentTest {
         }
         Flux<ByteBuffer> input = Flux.range(0, 6)
                 .map(i -> ByteBuffer.wrap(big, i * 1024 * 1024, Math.min(1024 * 1024, big.length - i * 1024 * 1024)));
-        List<RawEvent> events = agent.spawn(AgentSpawn.of("sha256sum").withStdin(input))
+        List<RawEvent> events = agent.processes()
+                .spawn(AgentSpawn.of("sha256sum").withStdin(input))
                 .events()
                 .collectList()
                 .block(T);
@@ -167,7 +175,7 @@ class RealAgentTest {
 
     @Test
     void aSubscriberThatStopsRequestingBlocksItsProcessWhileOthersRun() throws Exception {
-        AgentProcess yes = agent.spawn(AgentSpawn.of("yes"));
+        AgentProcess yes = agent.processes().spawn(AgentSpawn.of("yes"));
         AtomicLong received = new AtomicLong();
         BaseSubscriber<RawEvent> slow = new BaseSubscriber<>() {
             @Override
@@ -186,7 +194,8 @@ class RealAgentTest {
         long pid = yes.started().block(T);
         // the pipe fills, the window fills: `yes` blocks in write() while another command runs to its end
         for (int i = 0; i < 3; i++) {
-            List<RawEvent> other = agent.spawn(AgentSpawn.of("echo", "still here"))
+            List<RawEvent> other = agent.processes()
+                    .spawn(AgentSpawn.of("echo", "still here"))
                     .events()
                     .collectList()
                     .block(T);
@@ -210,7 +219,8 @@ class RealAgentTest {
     @Test
     void files() {
         String f = dir.resolve("sub/f.txt").toString();
-        AgentFileInfo written = agent.write(
+        AgentFileInfo written = agent.files()
+                .write(
                         f,
                         04755,
                         true,
@@ -221,50 +231,53 @@ class RealAgentTest {
         assertThat(written.type()).isEqualTo(AgentFileInfo.FILE);
         assertThat(written.size()).isEqualTo(200_006);
         assertThat(written.mode()).as("mode with the setuid bit").isEqualTo(04755);
-        AgentFileInfo stat = agent.stat(f).block(T);
+        AgentFileInfo stat = agent.files().stat(f).block(T);
         assertThat(stat.size()).isEqualTo(200_006);
         assertThat(stat.toFileInfo().name()).isEqualTo("f.txt");
-        long total = agent.read(f, 0, -1)
+        long total = agent.files()
+                .read(f, 0, -1)
                 .map(ByteBuffer::remaining)
                 .reduce(0, Integer::sum)
                 .block(T);
         assertThat(total).isEqualTo(200_006);
         byte[] head = new byte[5];
-        agent.read(f, 0, 5).next().block(T).get(head);
+        agent.files().read(f, 0, 5).next().block(T).get(head);
         assertThat(new String(head, StandardCharsets.UTF_8)).isEqualTo("hello");
-        agent.mkdir(dir.resolve("sub/d/e").toString(), 0755, true).block(T);
-        List<String> names = agent.list(dir.toString(), 3)
+        agent.files().mkdir(dir.resolve("sub/d/e").toString(), 0755, true).block(T);
+        List<String> names = agent.files()
+                .list(dir.toString(), 3)
                 .map(AgentFileInfo::path)
                 .collectList()
                 .block(T);
         assertThat(names).contains(f, dir.resolve("sub/d/e").toString());
-        agent.move(f, dir.resolve("g.txt").toString()).block(T);
-        StepVerifier.create(agent.stat(f))
+        agent.files().move(f, dir.resolve("g.txt").toString()).block(T);
+        StepVerifier.create(agent.files().stat(f))
                 .expectErrorSatisfies(e -> {
                     assertThat(e).isInstanceOf(AgentErrnoException.class);
                     FileOperationException fe = ((AgentErrnoException) e).toFileOperationException(f);
                     assertThat(fe.reason()).isEqualTo(FileOperationException.Reason.NOT_FOUND);
                 })
                 .verify(T);
-        StepVerifier.create(agent.remove(dir.resolve("sub").toString(), false))
+        StepVerifier.create(agent.files().remove(dir.resolve("sub").toString(), false))
                 .expectErrorSatisfies(e -> assertThat(((AgentErrnoException) e).reason())
                         .isEqualTo(FileOperationException.Reason.DIRECTORY_NOT_EMPTY))
                 .verify(T);
-        AgentFileInfo empty = agent.write(dir.resolve("empty").toString(), 0600, false, Flux.empty())
+        AgentFileInfo empty = agent.files()
+                .write(dir.resolve("empty").toString(), 0600, false, Flux.empty())
                 .block(T);
         assertThat(empty.size()).isZero();
         assertThat(empty.mode()).isEqualTo(0600);
-        agent.remove(dir.resolve("sub").toString(), true).block(T);
+        agent.files().remove(dir.resolve("sub").toString(), true).block(T);
         assertThat(Files.exists(dir.resolve("sub"))).isFalse();
     }
 
     @Test
     void aWatchIsLiveAfterReady() {
-        StepVerifier.create(agent.watch(dir.toString(), true))
+        StepVerifier.create(agent.files().watch(dir.toString(), true))
                 .expectNext(new AgentWatchEvent(AgentWatchEvent.Kind.READY, dir.toString()))
-                .then(() -> agent.write(
-                                dir.resolve("new.txt").toString(), 0644, false, Flux.just(ByteBuffer.wrap(new byte[] {1
-                                })))
+                .then(() -> agent.files()
+                        .write(dir.resolve("new.txt").toString(), 0644, false, Flux.just(ByteBuffer.wrap(new byte[] {1
+                        })))
                         .block(T))
                 .expectNextMatches(e -> e.path().equals(dir.resolve("new.txt").toString())
                         && (e.kind() == AgentWatchEvent.Kind.CREATED || e.kind() == AgentWatchEvent.Kind.MODIFIED))
@@ -274,19 +287,26 @@ class RealAgentTest {
 
     @Test
     void backgroundProcessesAndAttach() {
-        AgentStarted started = agent.spawnBackground(
+        AgentStarted started = agent.processes()
+                .spawnBackground(
                         AgentSpawn.of("sh", "-c", "echo one; echo two >&2; read x; echo got $x")
                                 .withStdin(Flux.empty()),
                         65536,
                         false)
                 .block(T);
         assertThat(started.id()).isNotEmpty();
-        assertThat(agent.procs().map(AgentProcInfo::id).collectList().block(T)).contains(started.id());
+        assertThat(agent.processes()
+                        .procs()
+                        .map(AgentProcInfo::id)
+                        .collectList()
+                        .block(T))
+                .contains(started.id());
         List<AgentAttachEvent> events = new CopyOnWriteArrayList<>();
-        StepVerifier.create(agent.attach(started.id(), 0, 0, true))
+        StepVerifier.create(agent.processes().attach(started.id(), 0, 0, true))
                 .recordWith(() -> events)
                 .expectNextMatches(e -> e instanceof AgentAttachEvent.Started s && s.pid() == started.pid())
-                .then(() -> agent.input(started.id(), "x\n".getBytes(StandardCharsets.UTF_8))
+                .then(() -> agent.processes()
+                        .input(started.id(), "x\n".getBytes(StandardCharsets.UTF_8))
                         .block(T))
                 .thenConsumeWhile(e -> !(e instanceof AgentAttachEvent.Exit))
                 .expectNextMatches(e -> e instanceof AgentAttachEvent.Exit x && x.status() == 0 && !x.signaled())
@@ -302,34 +322,38 @@ class RealAgentTest {
         assertThat(out.toString()).isEqualTo("one\ngot x\n");
         assertThat(err.toString()).isEqualTo("two\n");
         // from an offset: what is left of stdout
-        List<AgentAttachEvent> tail =
-                agent.attach(started.id(), 4, 4, false).collectList().block(T);
+        List<AgentAttachEvent> tail = agent.processes()
+                .attach(started.id(), 4, 4, false)
+                .collectList()
+                .block(T);
         assertThat(tail)
                 .anySatisfy(e -> assertThat(e)
                         .isInstanceOfSatisfying(
                                 AgentAttachEvent.Output.class,
                                 o -> assertThat(o.offset()).isEqualTo(4)));
-        StepVerifier.create(agent.attach("p999999", 0, 0, false))
+        StepVerifier.create(agent.processes().attach("p999999", 0, 0, false))
                 .expectError(ProcessNotFoundException.class)
                 .verify(T);
     }
 
     @Test
     void anOffsetTheRingDroppedIsOffsetUnavailable() {
-        AgentStarted started = agent.spawnBackground(AgentSpawn.of("head", "-c", "300000", "/dev/zero"), 65536, false)
+        AgentStarted started = agent.processes()
+                .spawnBackground(AgentSpawn.of("head", "-c", "300000", "/dev/zero"), 65536, false)
                 .block(T);
         // wait for its end: a follow attach from the ring's current start would do, but the end is simpler
         List<AgentProcInfo> procs;
         long deadline = System.nanoTime() + T.toNanos();
         do {
-            procs = agent.procs()
+            procs = agent.processes()
+                    .procs()
                     .filter(p -> p.id().equals(started.id()))
                     .collectList()
                     .block(T);
         } while (procs.get(0).running() && System.nanoTime() < deadline);
         AgentProcInfo info = procs.get(0);
         assertThat(info.outEnd()).isEqualTo(300_000);
-        StepVerifier.create(agent.attach(started.id(), 0, 0, false))
+        StepVerifier.create(agent.processes().attach(started.id(), 0, 0, false))
                 .expectErrorSatisfies(e -> {
                     assertThat(e).isInstanceOf(OffsetUnavailableException.class);
                     OffsetUnavailableException o = (OffsetUnavailableException) e;
@@ -343,7 +367,8 @@ class RealAgentTest {
     void manyStreamsAtOnce() {
         List<Flux<String>> all = new ArrayList<>();
         for (int i = 0; i < 50; i++) {
-            all.add(agent.spawn(AgentSpawn.of("echo", "n" + i))
+            all.add(agent.processes()
+                    .spawn(AgentSpawn.of("echo", "n" + i))
                     .events()
                     .collectList()
                     .map(RealAgentTest::stdout)

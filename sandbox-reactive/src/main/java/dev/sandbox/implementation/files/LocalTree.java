@@ -236,7 +236,7 @@ public final class LocalTree {
 
     /** The writer behind {@link #write}; its methods are synchronized, since a cancel may race the last item. */
     static final class Writer {
-        private final Path target;
+        private Path target; // as given (absolute) until start() resolves its parent
         private Path temp; // made at the first item or the commit
         private final Consumer<TreeProgress> progress;
         private final Set<String> names = new HashSet<>();
@@ -260,8 +260,9 @@ public final class LocalTree {
             if (temp != null) {
                 return;
             }
+            target = resolved(target);
             Path parent = target.getParent();
-            if (parent == null || !Files.isDirectory(parent)) {
+            if (!Files.isDirectory(parent)) {
                 throw LocalFileIo.failure(target.toString(), FileOperationException.Reason.NOT_FOUND, null);
             }
             if (Files.exists(target, LinkOption.NOFOLLOW_LINKS)) {
@@ -274,6 +275,28 @@ public final class LocalTree {
                 Files.setPosixFilePermissions(temp, permissions(0700));
             } catch (IOException e) {
                 throw LocalFileIo.failure(target.toString(), e);
+            }
+        }
+
+        /**
+         * The target as the system would find it: its parent's real path (any {@code .}, {@code ..} and links in it
+         * resolved as {@code mkdir} would) and its own name, which is never followed. Without this, a target such as
+         * {@code ./out} had a temporary directory whose name kept the {@code .}, and every entry, once normalized,
+         * seemed to be outside it. A target whose last segment is {@code .} or {@code ..} (or the root) names an
+         * existing directory or nothing.
+         */
+        private static Path resolved(Path abs) {
+            Path name = abs.getFileName();
+            if (name == null || name.toString().equals(".") || name.toString().equals("..")) {
+                FileOperationException.Reason reason = Files.exists(abs)
+                        ? FileOperationException.Reason.ALREADY_EXISTS
+                        : FileOperationException.Reason.NOT_FOUND;
+                throw LocalFileIo.failure(abs.toString(), reason, null);
+            }
+            try {
+                return abs.getParent().toRealPath().resolve(name);
+            } catch (IOException e) { // NoSuchFileException: NOT_FOUND
+                throw LocalFileIo.failure(abs.toString(), e);
             }
         }
 

@@ -7,6 +7,7 @@ import dev.sandbox.SandboxFiles;
 import dev.sandbox.WriteOptions;
 import dev.sandbox.implementation.files.FileArguments;
 import dev.sandbox.implementation.files.LocalFileIo;
+import dev.sandbox.implementation.files.Removal;
 import dev.sandbox.implementation.files.SandboxTree;
 import dev.sandbox.implementation.files.TreeTarget;
 import java.io.IOException;
@@ -198,12 +199,8 @@ final class LocalFiles implements SandboxFiles, TreeTarget {
     }
 
     @Override
-    public Mono<Void> mkdir(String path) {
-        return blocking(path, () -> {
-                    root.mkdirs("path", path, root.relative("path", path));
-                    return path;
-                })
-                .then();
+    public Mono<Boolean> mkdir(String path) {
+        return blocking(path, () -> root.mkdirs("path", path, root.relative("path", path)));
     }
 
     @Override
@@ -213,11 +210,11 @@ final class LocalFiles implements SandboxFiles, TreeTarget {
 
     @Override
     public Mono<Void> remove(String path, boolean recursive) {
-        return blocking(path, () -> {
+        return Removal.idempotent(blocking(path, () -> {
                     root.remove("path", path, root.relative("path", path), recursive);
                     return path;
                 })
-                .then();
+                .then());
     }
 
     @Override

@@ -95,11 +95,7 @@ final class SessionRoot implements AutoCloseable {
         return true;
     }
 
-    /**
-     * How many file operations run now: the session is not idle while one does.
-     *
-     * @return the count
-     */
+    /** How many file operations run now (the session is not idle while one does); 0 once closed. */
     synchronized int inFlight() {
         return closed ? 0 : users;
     }
@@ -521,11 +517,12 @@ final class SessionRoot implements AutoCloseable {
         }
     }
 
-    /** Makes a directory and its missing parents; an existing directory is fine. */
-    void mkdirs(String field, String shown, String rel) {
+    /** Makes a directory and its missing parents; an existing one is fine. Whether its own mkdirat made the last. */
+    boolean mkdirs(String field, String shown, String rel) {
         if (rel.isEmpty()) {
-            return;
+            return false;
         }
+        boolean made = false;
         String[] parts = rel.split("/");
         int dir = open(field, shown, "", Sys.O_PATH | Sys.O_DIRECTORY);
         try {
@@ -536,7 +533,8 @@ final class SessionRoot implements AutoCloseable {
                 }
                 prefix.append(parts[i]);
                 boolean last = i == parts.length - 1;
-                if (Sys.mkdirat(dir, Sys.path(parts[i]), 0777) < 0) {
+                made = Sys.mkdirat(dir, Sys.path(parts[i]), 0777) == 0;
+                if (!made) {
                     int errno = Sys.errno();
                     if (errno != Sys.EEXIST) {
                         throw fail(field, shown, errno);
@@ -546,12 +544,12 @@ final class SessionRoot implements AutoCloseable {
                         throw LocalFileIo.failure(shown, FileOperationException.Reason.ALREADY_EXISTS, null);
                     }
                 }
-                // the next step from the directory just made or found, resolved beneath the root again (a link
-                // inside the root may lead elsewhere inside it)
+                // the next step from the directory made or found, resolved beneath the root again (links may move)
                 int next = open(field, shown, prefix.toString(), Sys.O_PATH | Sys.O_DIRECTORY);
                 Sys.close(dir);
                 dir = next;
             }
+            return made;
         } finally {
             Sys.close(dir);
         }

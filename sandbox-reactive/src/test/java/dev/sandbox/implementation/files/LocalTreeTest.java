@@ -139,6 +139,77 @@ class LocalTreeTest {
         assertThat(Files.readString(target.resolve("mine"))).isEqualTo("mine");
     }
 
+    /**
+     * {@code p} relative to the working directory of this JVM (the test cannot change it): a relative path, with as
+     * many {@code ..} as it takes, that the system resolves to {@code p}.
+     */
+    private static String relative(Path p) throws IOException {
+        Path cwd = Path.of("").toAbsolutePath().toRealPath();
+        return cwd.relativize(p.getParent().toRealPath().resolve(p.getFileName()))
+                .toString();
+    }
+
+    private static List<TreeItem> flatTree() {
+        return List.of(concat(file("a", "1"), dirEntry("d"), file("d/b", "2")));
+    }
+
+    @Test
+    void relativeTargetsWithDotAndDotDotSegmentsAreWrittenWhereTheyLead() throws IOException {
+        // "./out" made every entry look outside the target: the temporary directory's name kept the "."
+        Path work = target.getParent();
+        Files.createDirectories(work.resolve("sub"));
+        String rel = relative(work);
+        List<String> forms =
+                List.of("./" + rel + "/out1", rel + "/./out2", rel + "/sub/../out3", "./" + rel + "/sub/./../././out4");
+        for (String form : forms) {
+            Path given = Path.of(form);
+            assertThat(given.isAbsolute()).isFalse();
+            assertThat(LocalTree.write(Flux.fromIterable(flatTree()), given, null)
+                            .block(WAIT))
+                    .as(form)
+                    .isEqualTo(2);
+        }
+        for (String out : List.of("out1", "out2", "out3", "out4")) {
+            assertThat(work.resolve(out).resolve("a")).as(out).hasContent("1");
+            assertThat(work.resolve(out).resolve("d/b")).as(out).hasContent("2");
+        }
+        try (Stream<Path> siblings = Files.list(work)) {
+            assertThat(siblings.map(p -> p.getFileName().toString()))
+                    .containsExactlyInAnyOrder("sub", "out1", "out2", "out3", "out4");
+        }
+        assertThat(Files.readString(canary)).isEqualTo("untouched");
+    }
+
+    @Test
+    void underARelativeTargetHostileEntriesAreStillRefused() throws IOException {
+        target = Path.of("./" + relative(target.getParent()) + "/./out");
+        assertThat(fails(concat(link("l", "."), file("l/canary", "overwritten")))
+                        .reason())
+                .isEqualTo(FileOperationException.Reason.PERMISSION_DENIED);
+        assertNothingChanged();
+        assertThat(fails(concat(link("l", "../../outside"), file("l/canary", "overwritten")))
+                        .path())
+                .isEqualTo("l");
+        assertNothingChanged();
+        assertThat(fails(concat(file("../outside/canary", "overwritten"))).reason())
+                .isEqualTo(FileOperationException.Reason.PERMISSION_DENIED);
+        assertThat(fails(concat(file("a/../../outside/canary", "overwritten"))).reason())
+                .isEqualTo(FileOperationException.Reason.PERMISSION_DENIED);
+        assertNothingChanged();
+    }
+
+    @Test
+    void aTargetEndingInDotOrDotDotOrWithAMissingParentIsRefusedAndNothingIsMade() throws IOException {
+        String rel = relative(target.getParent());
+        target = Path.of(rel + "/.");
+        assertThat(fails(concat(file("a", "1"))).reason()).isEqualTo(FileOperationException.Reason.ALREADY_EXISTS);
+        target = Path.of(rel + "/..");
+        assertThat(fails(concat(file("a", "1"))).reason()).isEqualTo(FileOperationException.Reason.ALREADY_EXISTS);
+        target = Path.of(rel + "/missing/../out"); // the system resolves missing/.. only when missing exists
+        assertThat(fails(concat(file("a", "1"))).reason()).isEqualTo(FileOperationException.Reason.NOT_FOUND);
+        assertNothingChanged();
+    }
+
     @Test
     void aTreeIsWrittenWithModesButNoSetuidAndDirectoriesStayUsable() throws IOException {
         List<TreeItem> items = List.of(

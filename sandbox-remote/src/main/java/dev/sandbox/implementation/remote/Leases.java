@@ -1,5 +1,6 @@
 package dev.sandbox.implementation.remote;
 
+import dev.sandbox.implementation.wire.ResourceBodies;
 import io.netty.handler.codec.http.HttpMethod;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -5,6 +5,8 @@ import dev.sandbox.ExecEvent;
 import dev.sandbox.ExecResult;
 import dev.sandbox.InvalidArgumentException;
 import dev.sandbox.ProcessInfo;
+import dev.sandbox.implementation.wire.RequestBodies;
+import dev.sandbox.implementation.wire.ResourceBodies;
 import io.netty.handler.codec.http.HttpMethod;
 import java.nio.ByteBuffer;
 import java.time.Instant;

@@ -4,6 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.sandbox.BackendException;
 import dev.sandbox.ProviderClosedException;
 import dev.sandbox.SandboxException;
+import dev.sandbox.implementation.wire.ErrorBodies;
+import dev.sandbox.implementation.wire.WireJson;
 import java.io.IOException;
 import java.util.concurrent.TimeoutException;
 import reactor.netty.channel.AbortedException;
@@ -22,6 +24,8 @@ import reactor.netty.channel.AbortedException;
  *   <tr><th>failure</th><th>exception</th><th>retryable</th></tr>
  *   <tr><td>the server cannot be reached, does not answer in time, or the connection breaks</td>
  *       <td>{@code BackendException}</td><td>yes</td></tr>
+ *   <tr><td>the server's TLS certificate is not trusted or does not name the host</td>
+ *       <td>{@code BackendException}</td><td>no</td></tr>
  *   <tr><td>a stream that dropped and could not be resumed</td><td>{@code BackendException}</td><td>yes</td></tr>
  *   <tr><td>an error object with {@code "retryable": true}, or without the field and HTTP 408, 429, 502, 503,
  *       504</td><td>its own type ({@code BackendException} for the server's own errors such as {@code
@@ -45,7 +49,7 @@ public final class RemoteErrors {
      * @return {@code true} when the same request may succeed later
      */
     public static boolean retryableStatus(int status) {
-        return status == 408 || status == 429 || status == 502 || status == 503 || status == 504;
+        return ErrorBodies.retryableStatus(status);
     }
 
     /**
@@ -57,8 +61,7 @@ public final class RemoteErrors {
      * @return {@code true} when retrying may help
      */
     public static boolean retryable(JsonNode error, int status) {
-        JsonNode flag = error == null ? null : error.get("retryable");
-        return flag != null && flag.isBoolean() ? flag.booleanValue() : retryableStatus(status);
+        return ErrorBodies.retryable(error, status);
     }
 
     /**
@@ -83,7 +86,7 @@ public final class RemoteErrors {
      * @return the exception, retryable as {@link #retryable} says
      */
     public static BackendException answered(int status, JsonNode error, String message, Throwable cause) {
-        return new BackendException(message, cause, retryable(error, status));
+        return ErrorBodies.answered(status, error, message, cause);
     }
 
     /**
@@ -105,8 +108,13 @@ public final class RemoteErrors {
             e.initCause(t);
             return e;
         }
+        String reason = TransportFailures.describe(baseUrl, t);
+        if (reason != null) {
+            return new BackendException(reason, t, connectionFailure(t) && !TransportFailures.untrusted(t));
+        }
+        String message = t.getMessage() == null || t.getMessage().isBlank() ? "the connection failed" : t.getMessage();
         return new BackendException(
-                "the call to the sandbox server at " + baseUrl + " failed: " + t, t, connectionFailure(t));
+                "the call to the sandbox server at " + baseUrl + " failed: " + message, t, connectionFailure(t));
     }
 
     /**

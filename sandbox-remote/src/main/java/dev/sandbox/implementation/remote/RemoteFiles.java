@@ -1,6 +1,7 @@
 package dev.sandbox.implementation.remote;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.sandbox.BackendException;
 import dev.sandbox.FileEvent;
 import dev.sandbox.FileInfo;
 import dev.sandbox.FileOperationException;
@@ -9,9 +10,12 @@ import dev.sandbox.TransferProgress;
 import dev.sandbox.WriteOptions;
 import dev.sandbox.implementation.files.FileArguments;
 import dev.sandbox.implementation.files.LocalTree;
+import dev.sandbox.implementation.files.Removal;
 import dev.sandbox.implementation.files.SandboxTree;
 import dev.sandbox.implementation.files.TarCodec;
 import dev.sandbox.implementation.files.TreeItem;
+import dev.sandbox.implementation.wire.RequestBodies;
+import dev.sandbox.implementation.wire.ResourceBodies;
 import io.netty.handler.codec.http.HttpMethod;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
@@ -183,11 +187,17 @@ final class RemoteFiles implements SandboxFiles {
     }
 
     @Override
-    public Mono<Void> mkdir(String dir) {
+    public Mono<Boolean> mkdir(String dir) {
         return Mono.defer(() -> {
             guard.run();
             RequestBodies.PathBody body = new RequestBodies.PathBody(dir);
-            return t.call(HttpMethod.POST, path + "/mkdir", body).then();
+            return t.call(HttpMethod.POST, path + "/mkdir", body)
+                    .map(n -> ResourceBodies.read(n, ResourceBodies.MkdirAnswer.class)
+                            .created())
+                    .switchIfEmpty(Mono.error(() -> new BackendException(
+                            "the sandbox server answered mkdir of '" + dir + "' without saying whether it created"
+                                    + " the directory (a server older than this client?)",
+                            null)));
         });
     }
 
@@ -200,8 +210,9 @@ final class RemoteFiles implements SandboxFiles {
     public Mono<Void> remove(String file, boolean recursive) {
         return Mono.defer(() -> {
             guard.run();
-            return t.call(HttpMethod.DELETE, path + q(file) + "&recursive=" + recursive, null)
-                    .then();
+            // the server's provider removes idempotently; so does this client, whatever the server
+            return Removal.idempotent(t.call(HttpMethod.DELETE, path + q(file) + "&recursive=" + recursive, null)
+                    .then());
         });
     }
 

@@ -15,6 +15,8 @@ import dev.sandbox.SandboxSession;
 import dev.sandbox.SessionClosedException;
 import dev.sandbox.SessionEndReason;
 import dev.sandbox.SessionStatus;
+import dev.sandbox.implementation.wire.RequestBodies;
+import dev.sandbox.implementation.wire.ResourceBodies;
 import io.netty.handler.codec.http.HttpMethod;
 import java.time.Duration;
 import java.util.Map;

@@ -4,12 +4,17 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.sandbox.BackendException;
 import dev.sandbox.ProviderClosedException;
 import dev.sandbox.implementation.Version;
+import dev.sandbox.implementation.wire.LineBatch;
+import dev.sandbox.implementation.wire.LineSplitter;
+import dev.sandbox.implementation.wire.StreamFrames;
+import dev.sandbox.implementation.wire.WireJson;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelOption;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.websocketx.WebSocketClientHandshakeException;
+import io.netty.handler.ssl.SslContext;
 import java.io.IOException;
 import java.net.URLEncoder;
 import java.nio.ByteBuffer;
@@ -66,6 +71,8 @@ public final class RemoteTransport implements AutoCloseable {
      * @param maxConnections the pool's size (each open stream holds one connection)
      * @param reconnectAttempts how often a dropped stream is reconnected in a row
      * @param reconnectBackoff the first pause before a reconnect, doubled each time up to 2 seconds
+     * @param tls the TLS context of an {@code https} URL ({@link RemoteTls#clientContext}), {@code null} for {@code
+     *     http}
      */
     public RemoteTransport(
             String baseUrl,
@@ -74,7 +81,8 @@ public final class RemoteTransport implements AutoCloseable {
             Duration responseTimeout,
             int maxConnections,
             int reconnectAttempts,
-            Duration reconnectBackoff) {
+            Duration reconnectBackoff,
+            SslContext tls) {
         this.baseUrl = baseUrl.endsWith("/") ? baseUrl.substring(0, baseUrl.length() - 1) : baseUrl;
         this.token = token;
         this.reconnectAttempts = reconnectAttempts;
@@ -90,6 +98,11 @@ public final class RemoteTransport implements AutoCloseable {
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int)
                         Math.min(Integer.MAX_VALUE, connectTimeout.toMillis()))
                 .headersWhen(h -> Mono.fromSupplier(() -> h.set(HttpHeaderNames.AUTHORIZATION, authorization())));
+        if (tls != null) {
+            // the context made when the provider was built: reactor-netty's default would read the JVM's trust store
+            // on the event loop of the first connection
+            base = base.secure(spec -> spec.sslContext(tls));
+        }
         this.streaming = base;
         Version.get(); // reads a resource: load it here, not on an event loop
         this.control = base.responseTimeout(responseTimeout);

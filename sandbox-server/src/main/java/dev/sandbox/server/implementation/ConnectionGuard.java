@@ -1,8 +1,8 @@
 package dev.sandbox.server.implementation;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.sandbox.implementation.remote.ErrorBodies;
-import dev.sandbox.implementation.remote.WireJson;
+import dev.sandbox.implementation.wire.ErrorBodies;
+import dev.sandbox.implementation.wire.WireJson;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;

@@ -13,8 +13,8 @@ import dev.sandbox.SandboxTimeoutException;
 import dev.sandbox.SessionClosedException;
 import dev.sandbox.SessionNotFoundException;
 import dev.sandbox.UnsupportedFeatureException;
-import dev.sandbox.implementation.remote.ErrorBodies;
-import dev.sandbox.implementation.remote.WireJson;
+import dev.sandbox.implementation.wire.ErrorBodies;
+import dev.sandbox.implementation.wire.WireJson;
 import java.util.Set;
 
 /**

@@ -1,7 +1,7 @@
 package dev.sandbox.server.implementation;
 
 import dev.sandbox.implementation.exec.Framed;
-import dev.sandbox.implementation.remote.LineBatch;
+import dev.sandbox.implementation.wire.LineBatch;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Map;

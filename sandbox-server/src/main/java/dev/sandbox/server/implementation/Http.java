@@ -1,9 +1,9 @@
 package dev.sandbox.server.implementation;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.sandbox.implementation.remote.ErrorBodies;
-import dev.sandbox.implementation.remote.StreamFrames;
-import dev.sandbox.implementation.remote.WireJson;
+import dev.sandbox.implementation.wire.ErrorBodies;
+import dev.sandbox.implementation.wire.StreamFrames;
+import dev.sandbox.implementation.wire.WireJson;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.EventLoop;
 import io.netty.handler.codec.http.HttpHeaderNames;

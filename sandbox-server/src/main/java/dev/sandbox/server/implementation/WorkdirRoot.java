@@ -3,10 +3,16 @@ package dev.sandbox.server.implementation;
 import dev.sandbox.InvalidArgumentException;
 import dev.sandbox.SessionOptions;
 import java.io.IOException;
+import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
 import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.attribute.BasicFileAttributes;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 
@@ -17,6 +23,8 @@ import reactor.core.scheduler.Schedulers;
  * matter. Other providers' workdirs are paths inside their sandboxes and are left alone.
  */
 public final class WorkdirRoot {
+    private static final Logger LOG = LoggerFactory.getLogger(WorkdirRoot.class);
+
     private final Path root;
     private final boolean hostPaths;
 
@@ -78,6 +86,40 @@ public final class WorkdirRoot {
             throw refused(asked);
         }
         return real;
+    }
+
+    /**
+     * Removes a root the server made itself (when it was given none), with whatever the sessions left in it; links in
+     * it are removed, never followed. A part that cannot be removed is logged and left.
+     *
+     * @param made the directory the server made
+     */
+    public static void removeMade(Path made) {
+        try {
+            Files.walkFileTree(made, new SimpleFileVisitor<>() {
+                @Override
+                public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
+                    Files.deleteIfExists(file);
+                    return FileVisitResult.CONTINUE;
+                }
+
+                @Override
+                public FileVisitResult visitFileFailed(Path file, IOException e) throws IOException {
+                    Files.deleteIfExists(file);
+                    return FileVisitResult.CONTINUE;
+                }
+
+                @Override
+                public FileVisitResult postVisitDirectory(Path dir, IOException e) throws IOException {
+                    Files.deleteIfExists(dir);
+                    return FileVisitResult.CONTINUE;
+                }
+            });
+        } catch (NoSuchFileException e) {
+            // removed already
+        } catch (IOException e) {
+            LOG.warn("could not remove the server's workdir root {}: {}", made, e.toString());
+        }
     }
 
     private static InvalidArgumentException refused(String asked) {

@@ -13,7 +13,8 @@ import java.util.Arrays;
 
 /**
  * {@code sandbox.provider=remote}: the sessions of a sandbox server, reached at {@code sandbox.remote.url} with the
- * token in {@code sandbox.remote.token-file}. Loaded only when {@code sandbox-remote} is on the class path.
+ * token in {@code sandbox.remote.token-file}; an {@code https} URL trusts the JVM's trust store, or the PEM file of
+ * {@code sandbox.remote.trusted-certificates}. Loaded only when {@code sandbox-remote} is on the class path.
  */
 final class RemoteProviderFactory implements SandboxProviderFactory {
     private static final String PREFIX = "sandbox.remote.";
@@ -38,6 +39,9 @@ final class RemoteProviderFactory implements SandboxProviderFactory {
                 .baseUrl(url)
                 .connectTimeout(Settings.positive(PREFIX + "connect-timeout", remote.connectTimeout(), true))
                 .responseTimeout(Settings.positive(PREFIX + "response-timeout", remote.responseTimeout(), true));
+        if (remote.trustedCertificates() != null) {
+            builder.trustedCertificates(remote.trustedCertificates());
+        }
         char[] token = token(remote.tokenFile());
         try {
             builder.token(token);
@@ -67,8 +71,14 @@ final class RemoteProviderFactory implements SandboxProviderFactory {
                         property, property + " '" + file + "' is larger than " + MAX_TOKEN_FILE + " bytes");
             }
             bytes = Files.readAllBytes(file);
+        } catch (java.nio.file.NoSuchFileException e) {
+            throw new InvalidArgumentException(property, property + " '" + file + "' was not found");
+        } catch (java.nio.file.AccessDeniedException e) {
+            throw new InvalidArgumentException(
+                    property, "cannot read " + property + " '" + file + "': permission denied");
         } catch (IOException e) {
-            throw new InvalidArgumentException(property, "cannot read " + property + " '" + file + "': " + e);
+            throw new InvalidArgumentException(
+                    property, "cannot read " + property + " '" + file + "': " + e.getMessage());
         }
         CharBuffer text = StandardCharsets.UTF_8.decode(ByteBuffer.wrap(bytes));
         Arrays.fill(bytes, (byte) 0);

@@ -109,20 +109,24 @@ public record SandboxProperties(
      * <pre>{@code
      * sandbox.remote.url=http://127.0.0.1:7070
      * sandbox.remote.token-file=/etc/sandbox/token
+     * sandbox.remote.trusted-certificates=/etc/sandbox/ca.pem
      * }</pre>
      *
-     * @param url the server's base URL, such as http://127.0.0.1:7070 (required with
+     * @param url the server's base URL, such as http://127.0.0.1:7070 or https://sandbox.internal:7443 (required with
      *     sandbox.provider=remote)
      * @param tokenFile the file holding the token the server accepts: its content, without surrounding whitespace, read
      *     once at startup (required with sandbox.provider=remote)
      * @param connectTimeout how long opening a connection to the server may take
      * @param responseTimeout how long a control call (create, stat, signal...) may wait for the server
+     * @param trustedCertificates for an https URL: a PEM file of the certificates to trust (the server's own, or the
+     *     authority's that signed it) instead of the JVM's trust store
      */
     public record Remote(
             String url,
             Path tokenFile,
             @DefaultValue("10s") Duration connectTimeout,
-            @DefaultValue("30s") Duration responseTimeout) {}
+            @DefaultValue("30s") Duration responseTimeout,
+            Path trustedCertificates) {}
 
     /**
      * What every session created through the application's provider gets when its own options leave it unset, under

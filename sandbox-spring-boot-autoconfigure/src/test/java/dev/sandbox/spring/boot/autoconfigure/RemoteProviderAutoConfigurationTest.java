@@ -16,6 +16,7 @@ import dev.sandbox.blocking.SandboxClient;
 import dev.sandbox.local.LocalSandboxProvider;
 import dev.sandbox.remote.RemoteSandboxProvider;
 import dev.sandbox.server.SandboxServer;
+import dev.sandbox.testsupport.TestCertificate;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -146,6 +147,36 @@ class RemoteProviderAutoConfigurationTest {
     }
 
     @Test
+    void an_https_server_is_reached_with_the_trusted_certificates_property() throws Exception {
+        TestCertificate cert = TestCertificate.make(dir, "server", "ip:127.0.0.1");
+        try (SandboxServer tls = SandboxServer.builder(backend)
+                .port(0)
+                .token(TOKEN.toCharArray())
+                .tls(cert.certificate(), cert.privateKey())
+                .start()) {
+            runner().withPropertyValues(
+                            "sandbox.provider=remote",
+                            "sandbox.remote.url=" + tls.baseUrl(),
+                            "sandbox.remote.token-file=" + tokenFile,
+                            "sandbox.remote.trusted-certificates=" + cert.certificate())
+                    .run(context -> {
+                        assertThat(context).hasNotFailed();
+                        try (SandboxClient client =
+                                context.getBean(SandboxClientFactory.class).create()) {
+                            assertThat(run(client, "echo over-https")).isEqualTo("over-https");
+                        }
+                    });
+            runner().withPropertyValues(
+                            "sandbox.provider=remote",
+                            "sandbox.remote.url=" + tls.baseUrl(),
+                            "sandbox.remote.token-file=" + tokenFile,
+                            "sandbox.remote.trusted-certificates=" + dir.resolve("absent.pem"))
+                    .run(context ->
+                            assertRefused(context, "sandbox.remote.trusted-certificates", "absent.pem' was not found"));
+        }
+    }
+
+    @Test
     void missing_or_bad_remote_settings_are_refused_at_startup_naming_the_property() throws IOException {
         runner().withPropertyValues("sandbox.provider=remote", "sandbox.remote.token-file=" + tokenFile)
                 .run(context -> assertRefused(context, "sandbox.remote.url", "needs sandbox.remote.url"));
@@ -155,7 +186,10 @@ class RemoteProviderAutoConfigurationTest {
                         "sandbox.provider=remote",
                         "sandbox.remote.url=" + server.baseUrl(),
                         "sandbox.remote.token-file=" + dir.resolve("absent"))
-                .run(context -> assertRefused(context, "sandbox.remote.token-file", "cannot read"));
+                .run(context -> assertRefused(
+                        context,
+                        "sandbox.remote.token-file",
+                        "token-file '" + dir.resolve("absent") + "' was not found"));
         Path empty = Files.writeString(dir.resolve("empty"), "  \n");
         runner().withPropertyValues(
                         "sandbox.provider=remote",
