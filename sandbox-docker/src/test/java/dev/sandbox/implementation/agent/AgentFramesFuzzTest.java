@@ -8,12 +8,12 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Jazzer on the client's decoder of agent frames (what a hostile sandbox's agent sends): the bytes after the first
- * arrive in pieces of the size the first byte gives. Each frame decodes or the decoder throws an
- * {@link AgentProtocolException}; nothing else may escape, a frame never claims more bytes than arrived, and every
- * frame decoded encodes back to a frame that decodes to the same. Without JAZZER_FUZZ it replays the kept inputs
- * ({@code AgentFramesFuzzTestInputs/decodeAgent} in the test resources); with it (the module's verify) it fuzzes
- * for the bounded time below.
+ * Jazzer on the client's decoder of agent frames ({@link FrameDecoder}: what a hostile sandbox's agent sends). The
+ * bytes after the first arrive in pieces of the size the first byte gives. Each frame decodes or the decoder throws an
+ * {@link AgentProtocolException}; nothing else may escape, the frames never claim more bytes than arrived, and every
+ * frame decoded encodes back ({@link FrameEncoder}) to a frame that decodes to the same. Without JAZZER_FUZZ it
+ * replays the kept inputs ({@code AgentFramesFuzzTestInputs/decodeAgent} in the test resources); with it (the
+ * module's verify) it fuzzes for the bounded time below.
  */
 class AgentFramesFuzzTest {
     @FuzzTest(maxDuration = "20s")
@@ -22,7 +22,7 @@ class AgentFramesFuzzTest {
             return;
         }
         int piece = (input[0] & 0xFF) == 0 ? input.length : input[0] & 0xFF;
-        AgentFrames.Decoder<AgentFrame> decoder = AgentFrames.Decoder.ofAgent();
+        FrameDecoder<AgentFrame> decoder = FrameDecoder.ofAgent();
         List<AgentFrame> frames = new ArrayList<>();
         long payloadBytes = 0;
         try {
@@ -44,7 +44,7 @@ class AgentFramesFuzzTest {
         assertThat(payloadBytes + 9L * frames.size()).isLessThanOrEqualTo(input.length - 1L);
         for (AgentFrame f : frames) {
             List<AgentFrame> again = new ArrayList<>();
-            AgentFrames.Decoder.ofAgent().feed(AgentFrames.encode(f), again::add);
+            FrameDecoder.ofAgent().feed(FrameEncoder.encode(f), again::add);
             assertThat(again).usingRecursiveFieldByFieldElementComparator().containsExactly(f);
         }
     }
