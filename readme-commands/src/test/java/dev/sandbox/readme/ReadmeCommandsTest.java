@@ -55,6 +55,8 @@ class ReadmeCommandsTest {
     /** The Docker session id and snapshot reference the README shows in its examples. */
     private static final String README_SESSION = "docker-1f2e3d4c5b6a7988";
 
+    private static final String README_SECOND_SESSION = "docker-9f8e7d6c5b4a3921";
+
     private static final String README_SNAPSHOT = "sandbox-snapshot:docker-1f2e3d4c5b6a7988-1764700000000";
 
     private final Path root = Path.of("").toAbsolutePath().getParent();
@@ -193,7 +195,9 @@ class ReadmeCommandsTest {
                 dockerSessions.add(id);
                 values.put(README_SESSION, id);
             } else if (command.contains("--from-snapshot")) {
-                dockerSessions.add(r.out().strip());
+                String id = r.out().strip();
+                dockerSessions.add(id);
+                values.put(README_SECOND_SESSION, id);
             } else if (command.contains("# prints the reference")) {
                 String ref = r.out().strip();
                 snapshots.add(ref);
@@ -204,7 +208,11 @@ class ReadmeCommandsTest {
                 assertThat(r.out()).as("%s", r).contains("Linux");
             }
         }
-        assertThat(values).containsKeys(README_SESSION, README_SNAPSHOT);
+        assertThat(values).containsKeys(README_SESSION, README_SNAPSHOT, README_SECOND_SESSION);
+        Shell.Result images = shell.run("docker images -q " + values.get(README_SNAPSHOT), COMMAND);
+        assertThat(images.out())
+                .as("the snapshot image after 'sandbox snapshot rm'")
+                .isBlank();
         assertThat(work.resolve("out")).as("cp -r into ./out").isDirectory();
         try (Stream<Path> files = Files.walk(work.resolve("out"))) {
             assertThat(files.filter(Files::isRegularFile).count())
@@ -231,6 +239,21 @@ class ReadmeCommandsTest {
 
     @Test
     @Order(6)
+    void block_tls() throws Exception {
+        List<String> commands = commandsWithState("tls");
+        assertThat(commands).hasSize(3);
+        Shell.Result cert = shell.run(commands.get(0), COMMAND);
+        assertThat(cert.code()).as("%s", cert).isZero();
+        try (Shell.Background tls = started(commands.get(1), "serving .* on https://")) {
+            Shell.Result r = shell.run(commands.get(2), COMMAND);
+            assertThat(r.code()).as("%s", r).isZero();
+            assertThat(r.out()).as("%s", r).contains("Linux");
+            assertThat(tls.stop()).as("serve stopped by SIGTERM").isIn(0, 130, 143);
+        }
+    }
+
+    @Test
+    @Order(7)
     void block_remote_cli() throws Exception {
         List<String> commands = commandsWithState("remote-cli");
         // the block starts the server again as its first line: stop the one the token block started
@@ -267,7 +290,7 @@ class ReadmeCommandsTest {
     }
 
     @Test
-    @Order(7)
+    @Order(8)
     void block_webflux() throws Exception {
         try (Shell.Background demo = started(single("webflux"), "Started \\w+ in")) {
             Shell.Result r = shell.run(single("webflux-curl"), COMMAND);
@@ -278,14 +301,14 @@ class ReadmeCommandsTest {
     }
 
     @Test
-    @Order(8)
+    @Order(9)
     void block_webflux_curl() {
         // run by block_webflux, against the demo that block starts
         assertThat(byName).containsKey("webflux-curl");
     }
 
     @Test
-    @Order(9)
+    @Order(10)
     void block_webflux_providers() throws Exception {
         for (String command : block("webflux-providers").commands()) {
             try (Shell.Background demo = started(command, "Started \\w+ in")) {
@@ -301,7 +324,7 @@ class ReadmeCommandsTest {
 
     /** The consumer project the README shows, built against the artifacts the first command installed. */
     @Test
-    @Order(10)
+    @Order(11)
     void block_consumer() throws Exception {
         Path project = Files.createDirectories(temp.resolve("consumer"));
         for (var e : byName.entrySet()) {
@@ -324,7 +347,7 @@ class ReadmeCommandsTest {
     }
 
     @Test
-    @Order(11)
+    @Order(12)
     void block_consumer_file() {
         assertThat(byName.keySet()).anyMatch(k -> k.startsWith("file ") && k.endsWith("pom.xml"));
         assertThat(byName.keySet()).anyMatch(k -> k.startsWith("file ") && k.endsWith(".java"));
