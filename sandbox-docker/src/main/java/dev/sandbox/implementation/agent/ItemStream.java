@@ -25,7 +25,8 @@ abstract class ItemStream<T> extends Flux<T> implements Subscription, AgentStrea
     private final int window;
     private final ArrayDeque<Item> queue = new ArrayDeque<>();
     private final AtomicInteger wip = new AtomicInteger();
-    private CoreSubscriber<? super T> actual; // guarded by this
+    private CoreSubscriber<? super T> actual; // guarded by this; dropped on cancel (rule 3.13)
+    private boolean subscribedOnce; // guarded by this
     private long requested;
     private boolean done;
     private Throwable error;
@@ -58,10 +59,11 @@ abstract class ItemStream<T> extends Flux<T> implements Subscription, AgentStrea
     @Override
     public void subscribe(CoreSubscriber<? super T> s) {
         synchronized (this) {
-            if (actual != null) {
+            if (subscribedOnce) {
                 Operators.error(s, new IllegalStateException(what + " may be subscribed once"));
                 return;
             }
+            subscribedOnce = true;
             actual = s;
         }
         s.onSubscribe(this);
@@ -169,6 +171,7 @@ abstract class ItemStream<T> extends Flux<T> implements Subscription, AgentStrea
                 return;
             }
             cancelled = true;
+            actual = null;
             queue.clear();
         }
         onCancel();

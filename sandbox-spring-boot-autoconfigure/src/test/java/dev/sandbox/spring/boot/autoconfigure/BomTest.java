@@ -23,6 +23,7 @@ class BomTest {
     private static final Set<String> UNPUBLISHED = Set.of(
             "sandbox-test-support",
             "sandbox-architecture",
+            "readme-commands",
             "samples",
             "samples/webflux-demo",
             "benchmarks",
