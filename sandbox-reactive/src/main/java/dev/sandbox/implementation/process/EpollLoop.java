@@ -13,6 +13,11 @@ import org.slf4j.LoggerFactory;
 /**
  * One daemon thread that watches every pipe and pidfd of every native process with a single epoll set. All reads,
  * writes and interest changes happen on this thread; other threads hand it work with {@link #execute(Runnable)}.
+ *
+ * <p>The thread runs only while there is something to watch: once the last descriptor is closed and no task waits,
+ * it ends, and the next {@link #execute} starts another. A thread left waiting in {@code epoll_wait} is in native
+ * code, and the JVM's exit ({@code System.exit}) waits up to 300 ms for such threads before it ends: every program
+ * that used the local provider paid that on exit (the CLI's {@code exec -- true} among them).
  */
 final class EpollLoop implements Runnable {
     private static final Logger LOG = LoggerFactory.getLogger(EpollLoop.class);
@@ -38,7 +43,9 @@ final class EpollLoop implements Runnable {
     /** Scratch buffer for reads and writes; used only on the loop thread. */
     final Memory buffer = new Memory(READ_SIZE);
 
-    private final Thread thread;
+    private final Object lifecycle = new Object();
+    /** The loop's thread while it runs, {@code null} when idle; written under {@link #lifecycle}. */
+    private volatile Thread thread;
 
     EpollLoop() {
         epfd = LibC.epoll_create1(LibC.O_CLOEXEC);
@@ -55,9 +62,6 @@ final class EpollLoop implements Runnable {
             throw new IllegalStateException("epoll_ctl failed: " + LibC.strerror(LibC.errno()));
         }
         wakeOne.setLong(0, 1);
-        thread = new Thread(this, "sandbox-epoll");
-        thread.setDaemon(true);
-        thread.start();
     }
 
     boolean inLoop() {
@@ -67,6 +71,14 @@ final class EpollLoop implements Runnable {
     /** Runs a task on the loop thread, soon. */
     void execute(Runnable task) {
         tasks.add(task);
+        synchronized (lifecycle) {
+            if (thread == null) {
+                Thread t = new Thread(this, "sandbox-epoll");
+                t.setDaemon(true);
+                thread = t;
+                t.start();
+            }
+        }
         if (wakePending.compareAndSet(false, true)) {
             LibC.write(wakeFd, wakeOne, 8);
         }
@@ -100,6 +112,11 @@ final class EpollLoop implements Runnable {
             ctl(LibC.EPOLL_CTL_DEL, fd, 0);
         }
         LibC.close(fd);
+    }
+
+    /** Whether the loop's thread runs (it ends when nothing is watched); for tests. */
+    boolean running() {
+        return thread != null;
     }
 
     int registered() {
@@ -144,6 +161,15 @@ final class EpollLoop implements Runnable {
             Runnable task;
             while ((task = tasks.poll()) != null) {
                 safely(task);
+            }
+            if (handlers.isEmpty()) {
+                // nothing to watch: end, unless a task came meanwhile (execute() adds before it looks at the thread)
+                synchronized (lifecycle) {
+                    if (tasks.isEmpty()) {
+                        thread = null;
+                        return;
+                    }
+                }
             }
         }
     }

@@ -30,6 +30,11 @@ final class NativeLauncher implements ProcessLauncher {
         return new NativeLauncher(new EpollLoop());
     }
 
+    /** Whether this launcher's I/O loop has a thread now; for tests. */
+    boolean loopRunning() {
+        return loop.running();
+    }
+
     @Override
     public String name() {
         return "native-epoll";
