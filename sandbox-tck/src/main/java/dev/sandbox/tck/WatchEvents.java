@@ -6,8 +6,9 @@ import dev.sandbox.FileEvent;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.LinkedBlockingQueue;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import reactor.core.Disposable;
@@ -17,18 +18,26 @@ import reactor.core.publisher.Flux;
 final class WatchEvents implements AutoCloseable {
     private static final Object COMPLETE = new Object();
 
-    private final BlockingQueue<Object> queue = new LinkedBlockingQueue<>(); // bounded by what the tests cause
+    // the watch's signals arrive on a non-blocking thread: a lock-free queue and a semaphore's release never park it
+    // (a LinkedBlockingQueue's offer can, when the test thread holds its lock, and BlockHound fails that)
+    private final Queue<Object> queue = new ConcurrentLinkedQueue<>(); // bounded by what the tests cause
+    private final Semaphore arrived = new Semaphore(0);
     private final Disposable subscription;
 
     WatchEvents(Flux<FileEvent> watch) {
-        subscription = watch.subscribe(queue::add, queue::add, () -> queue.add(COMPLETE));
+        subscription = watch.subscribe(this::put, this::put, () -> put(COMPLETE));
+    }
+
+    private void put(Object signal) {
+        queue.add(signal);
+        arrived.release();
     }
 
     /** The next event; fails when none comes within {@code timeout} or the watch ended. */
     FileEvent next(Duration timeout) {
         Object o;
         try {
-            o = queue.poll(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            o = arrived.tryAcquire(timeout.toMillis(), TimeUnit.MILLISECONDS) ? queue.poll() : null;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new AssertionError("interrupted", e);
