@@ -355,31 +355,24 @@ public final class DockerReaper {
      * or someone removed it) since it was last checked, it is started again and the write made once more.
      */
     private void write(String dir, List<String[]> files) {
-        try {
-            writeOnce(dir, files);
-        } catch (ReaperGone gone) {
+        String answer = writeOnce(dir, files);
+        if (answer != null && answer.startsWith("404 ")) {
             recheck();
             ensureBlocking();
-            try {
-                writeOnce(dir, files);
-            } catch (ReaperGone again) {
-                throw again.failure;
-            }
+            answer = writeOnce(dir, files);
+        }
+        if (answer == null || !answer.startsWith("200 ")) {
+            recheck(); // gone or stopped: the next call starts it again
+            throw new BackendException(
+                    "cannot write the sandbox reaper's state: "
+                            + (answer == null ? "no answer" : answer.substring(0, Math.min(answer.length(), 300))),
+                    null,
+                    true);
         }
     }
 
-    /** The reaper's container was not there to write to. */
-    private static final class ReaperGone extends RuntimeException {
-        private static final long serialVersionUID = 1L;
-        final transient BackendException failure;
-
-        ReaperGone(BackendException failure) {
-            super(null, null, false, false);
-            this.failure = failure;
-        }
-    }
-
-    private void writeOnce(String dir, List<String[]> files) {
+    /** One PUT of the files into the reaper's state: the daemon's status and body, or {@code null} for none. */
+    private String writeOnce(String dir, List<String[]> files) {
         ByteArrayOutputStream tar = new ByteArrayOutputStream();
         long now = Instant.now().getEpochSecond();
         tar.writeBytes(TarStream.directoryHeader(dir, 0755, now));
@@ -407,15 +400,7 @@ public final class DockerReaper {
             recheck();
             throw DockerErrors.connection(control.dockerHost(), "write the sandbox reaper's state", e);
         }
-        if (answer == null || !answer.startsWith("200 ")) {
-            recheck(); // gone or stopped: the next call starts it again
-            BackendException failure = new BackendException(
-                    "cannot write the sandbox reaper's state: "
-                            + (answer == null ? "no answer" : answer.substring(0, Math.min(answer.length(), 300))),
-                    null,
-                    true);
-            throw answer != null && answer.startsWith("404 ") ? new ReaperGone(failure) : failure;
-        }
+        return answer;
     }
 
     /**
