@@ -13,6 +13,16 @@ import java.util.Optional;
  * where that is acceptable, and says what it misses (the Micrometer decorator does not observe the commands the
  * server streams this way).
  *
+ * <pre>{@code
+ * final class TimedSession implements SandboxSession, Wrapped<SandboxSession> {
+ *     private final SandboxSession inner;
+ *     // ... each operation timed, then passed to inner ...
+ *     public SandboxSession unwrap() { return inner; }
+ * }
+ * // the first TimedSession in a chain of decorators, if any
+ * Optional<TimedSession> timed = Wrapped.find(session, TimedSession.class);
+ * }</pre>
+ *
  * @param <T> the type of the wrapped object
  */
 public interface Wrapped<T> {
