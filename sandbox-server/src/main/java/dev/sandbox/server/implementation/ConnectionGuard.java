@@ -122,6 +122,7 @@ public final class ConnectionGuard {
                         TimeUnit.NANOSECONDS);
         ch.pipeline().addFirst("sandbox.headWatch", new HeadStart(state, codecName));
         ch.pipeline().addAfter(codecName, "sandbox.headEnd", new HeadEnd(state));
+        ch.pipeline().addAfter("sandbox.headEnd", ReadAfterResponse.NAME, new ReadAfterResponse());
     }
 
     private State oldestUnauthenticatedOtherThan(State self) {
