@@ -273,6 +273,7 @@ static void usage(void) {
     fprintf(stderr, "usage: sandbox-agent init [--socket NAME] [--deadline-ms N] [--idle-ms N] [--workdir DIR]\n"
                     "       sandbox-agent stdio [--deadline-ms N] [--idle-ms N] [--workdir DIR]\n"
                     "       sandbox-agent relay [--socket NAME]\n"
+                    "       sandbox-agent install DIR\n"
                     "       sandbox-agent --version\n");
     exit(2);
 }
@@ -293,6 +294,10 @@ int main(int argc, char **argv) {
     if (strcmp(argv[1], "--version") == 0) {
         printf("sandbox-agent %s protocol %d..%d\n", AGENT_VERSION, PROTO_MIN, PROTO_MAX);
         return 0;
+    }
+    if (strcmp(argv[1], "install") == 0) {
+        if (argc != 3) usage();
+        return install_self(argv[2]);
     }
     const char *sock = DEFAULT_SOCKET, *workdir = NULL;
     int mode = strcmp(argv[1], "init") == 0 ? 'i' : strcmp(argv[1], "stdio") == 0 ? 's'

@@ -14,6 +14,7 @@
  *   agent_files.c    the file requests (STAT .. CHMOD, READ, WRITE, LIST) over agent_fs.c
  *   agent_watch.c    WATCH over agent_fs.c's inotify watches
  *   agent_relay.c    the relay mode and the socket address
+ *   agent_install.c  the install mode: this binary copied into a directory (an init container's volume)
  *   agent_fs.c       the file system's part of the file requests and watches, without the protocol (agent_fs.h)
  */
 #ifndef SANDBOX_AGENT_H
@@ -313,6 +314,9 @@ const char *rd_str(struct rd *r, size_t *len);
 char *rd_cstr(struct rd *r, int *nul);
 void free_strv(char **v);
 char **rd_strs(struct rd *r, size_t *count, int *nul);
+
+/* agent_install.c */
+int install_self(const char *dir);
 
 /* agent_proc.c */
 uint64_t oom_kills(void);
