@@ -19,9 +19,13 @@ import org.w3c.dom.Node;
  * user, because a BOM module has no tests of its own.
  */
 class BomTest {
-    /** Modules of the root pom that are not published: tests, samples, benchmarks, and the BOM itself. */
+    /**
+     * Modules of the root pom that are not published: tests, samples, benchmarks, the BOM itself, and the agent image
+     * (an image archive users load and push to their registry, no jar to depend on).
+     */
     private static final Set<String> UNPUBLISHED = Set.of(
             "sandbox-test-support",
+            "sandbox-agent-image",
             "sandbox-architecture",
             "readme-commands",
             "samples",
