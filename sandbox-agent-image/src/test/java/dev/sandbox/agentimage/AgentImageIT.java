@@ -33,25 +33,37 @@ class AgentImageIT {
             + System.getProperty("agent.version", "0.1.0-SNAPSHOT").replace("-SNAPSHOT", "")
             + " protocol 1..1";
 
+    /**
+     * The loaded image under a tag of this run only, so that two runs on one daemon (two clones) do not remove each
+     * other's image: tests use this tag; the archive's own tag is removed as soon as this one exists.
+     */
+    private static final String UNDER_TEST =
+            "dev.sandbox/sandbox-agent-it:" + UUID.randomUUID().toString().substring(0, 8);
+
     private static boolean loaded;
 
     @BeforeAll
-    static void load() {
+    static void load() throws IOException {
         assertThat(ARCHIVE).as("the image archive built in package").isRegularFile();
-        loaded = true; // from here on the tag may exist: removed after all, whatever happens below
+        String builtId =
+                Files.readString(ARCHIVE.resolveSibling("jib-image.id")).strip();
+        loaded = true; // from here on the tags may exist: removed after all, whatever happens below
         String out = docker(TIMEOUT, "load", "-i", ARCHIVE.toString()).ok().out();
         assertThat(out).contains("Loaded image: " + IMAGE);
+        docker(TIMEOUT, "tag", builtId, UNDER_TEST).ok();
+        docker(TIMEOUT, "image", "rm", IMAGE);
     }
 
     @AfterAll
     static void removeImage() {
         if (loaded) {
             docker(TIMEOUT, "image", "rm", IMAGE);
+            docker(TIMEOUT, "image", "rm", UNDER_TEST);
         }
     }
 
     private static String inspect(String format) {
-        return docker(TIMEOUT, "image", "inspect", "--format", format, IMAGE)
+        return docker(TIMEOUT, "image", "inspect", "--format", format, UNDER_TEST)
                 .ok()
                 .out()
                 .strip();
@@ -71,7 +83,7 @@ class AgentImageIT {
     @Test
     void the_image_holds_exactly_one_file_the_agent_mode_755(@TempDir Path dir) throws IOException {
         Path saved = dir.resolve("saved.tar");
-        docker(TIMEOUT, "save", "-o", saved.toString(), IMAGE).ok();
+        docker(TIMEOUT, "save", "-o", saved.toString(), UNDER_TEST).ok();
         tar("-xf", saved.toString(), "-C", dir.toString(), "manifest.json");
         String manifest = Files.readString(dir.resolve("manifest.json"));
         Matcher layers =
@@ -94,7 +106,7 @@ class AgentImageIT {
         try {
             docker(TIMEOUT, "volume", "create", volume).ok();
             DockerCli.Result install = docker(
-                            TIMEOUT, "run", "--name", installer, "-v", volume + ":/.dev-sandbox", IMAGE)
+                            TIMEOUT, "run", "--name", installer, "-v", volume + ":/.dev-sandbox", UNDER_TEST)
                     .ok();
             assertThat(install.out() + install.err()).isEmpty();
 
@@ -143,7 +155,7 @@ class AgentImageIT {
         String name =
                 "sandbox-agent-image-it-bad-" + UUID.randomUUID().toString().substring(0, 8);
         try {
-            DockerCli.Result r = docker(TIMEOUT, "run", "--name", name, IMAGE, "install", "/sandbox-agent");
+            DockerCli.Result r = docker(TIMEOUT, "run", "--name", name, UNDER_TEST, "install", "/sandbox-agent");
             assertThat(r.exit()).isEqualTo(1);
             assertThat(r.err()).contains("'/sandbox-agent' is not a directory");
         } finally {
