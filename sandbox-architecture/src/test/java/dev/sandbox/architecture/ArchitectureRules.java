@@ -167,6 +167,36 @@ final class ArchitectureRules {
                 .because("the wire format is shared by the server and the remote client and depends on neither");
     }
 
+    /** The packages of {@code sandbox-agent-client}: the agent protocol's client and the agent-backed session. */
+    static final List<String> AGENT_CLIENT = List.of("implementation.agent", "implementation.agentsession");
+
+    /**
+     * The agent protocol's client and the agent-backed session ({@link #AGENT_CLIENT}, the {@code
+     * sandbox-agent-client} module) are shared by the providers that run the agent (Docker, Kubernetes): they use no
+     * provider's packages, and neither Netty, reactor-netty nor docker-java, so a provider reaches its sandbox's agent
+     * through its own pipe without pulling in another provider's libraries.
+     */
+    ArchRule agentClientUsesNoProvider() {
+        String[] agentClient =
+                AGENT_CLIENT.stream().map(name -> pkg(name + "..")).toArray(String[]::new);
+        return noClasses()
+                .that()
+                .resideInAnyPackage(agentClient)
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage(
+                        pkg("docker.."),
+                        pkg("implementation.docker.."),
+                        pkg("kubernetes.."),
+                        pkg("implementation.kubernetes.."),
+                        pkg("remote.."),
+                        pkg("implementation.remote.."),
+                        "io.netty..",
+                        "reactor.netty..",
+                        "com.github.dockerjava..")
+                .because("the agent client is shared by the providers that run the agent and depends on none of them");
+    }
+
     private static JavaClass outermost(JavaClass type) {
         JavaClass outer = type;
         while (outer.getEnclosingClass().isPresent()) {

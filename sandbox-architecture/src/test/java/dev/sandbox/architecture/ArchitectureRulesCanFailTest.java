@@ -136,4 +136,16 @@ class ArchitectureRulesCanFailTest {
         // the docker provider, API and internals, is not core
         assertThatNoViolationMentions(violations, "docker.", "implementation.docker.");
     }
+
+    @Test
+    void the_agent_client_using_a_provider_netty_or_docker_java_fails() {
+        List<String> violations = violations(RULES.agentClientUsesNoProvider());
+
+        reports(violations, "implementation.agent.AgentUsesDocker", ROOT + ".docker.DockerProviderApi");
+        reports(violations, "implementation.agentsession.SessionUsesNetty", "io.netty.buffer.Unpooled");
+        // the agent client using the core is fine: only the bad fixtures are named
+        assertThat(violations)
+                .allMatch(line -> line.contains(ROOT + ".implementation.agent.AgentUsesDocker")
+                        || line.contains(ROOT + ".implementation.agentsession.SessionUsesNetty"));
+    }
 }

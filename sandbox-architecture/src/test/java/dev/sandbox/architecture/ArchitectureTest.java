@@ -36,6 +36,9 @@ class ArchitectureTest {
             RULES.wireUsesNeitherClientNorServer();
 
     @ArchTest
+    static final ArchRule the_agent_client_uses_no_provider_netty_or_docker_java = RULES.agentClientUsesNoProvider();
+
+    @ArchTest
     static final ArchRule integrations_use_only_the_public_api = RULES.integrationsUseOnlyThePublicApi();
 
     @ArchTest
@@ -56,7 +59,7 @@ class ArchitectureTest {
                         "dev.sandbox.tck",
                         "dev.sandbox.docker",
                         "dev.sandbox.implementation.docker",
-                        "dev.sandbox.implementation.agent", // sandbox-docker: the agent protocol's client
+                        "dev.sandbox.implementation.agent", // sandbox-agent-client: the agent protocol's client
                         "dev.sandbox.remote",
                         "dev.sandbox.implementation.remote",
                         "dev.sandbox.implementation.wire", // sandbox-wire: the wire format
