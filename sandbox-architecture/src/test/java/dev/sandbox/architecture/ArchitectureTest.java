@@ -60,6 +60,7 @@ class ArchitectureTest {
                         "dev.sandbox.docker",
                         "dev.sandbox.implementation.docker",
                         "dev.sandbox.implementation.agent", // sandbox-agent-client: the agent protocol's client
+                        "dev.sandbox.implementation.agentsession", // sandbox-agent-client: the agent-backed session
                         "dev.sandbox.remote",
                         "dev.sandbox.implementation.remote",
                         "dev.sandbox.implementation.wire", // sandbox-wire: the wire format

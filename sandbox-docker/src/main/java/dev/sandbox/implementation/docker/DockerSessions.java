@@ -9,7 +9,6 @@ import com.github.dockerjava.api.command.InspectContainerResponse;
 import com.github.dockerjava.api.model.Container;
 import dev.sandbox.InvalidArgumentException;
 import dev.sandbox.SandboxSession;
-import dev.sandbox.SessionClosedException;
 import dev.sandbox.SessionEndReason;
 import dev.sandbox.SessionInfo;
 import dev.sandbox.SessionNotFoundException;
@@ -17,6 +16,7 @@ import dev.sandbox.SessionOptions;
 import dev.sandbox.docker.DockerSandboxProvider;
 import dev.sandbox.docker.DockerSettings;
 import dev.sandbox.implementation.ProviderCloser;
+import dev.sandbox.implementation.agentsession.SessionAgent;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.time.Instant;
@@ -230,7 +230,7 @@ public final class DockerSessions {
                     String containerId = createAndStart(spec);
                     Map<String, String> visible = new LinkedHashMap<>(userLabels(imageLabels));
                     visible.putAll(options.labels());
-                    ContainerAgent agent = new ContainerAgent(control, data, id, containerId);
+                    SessionAgent agent = new SessionAgent(new DockerAgentHost(control, data, id, containerId), id);
                     DockerSessionState state = newState(id, containerId, visible, now, options.secrets(), agent);
                     state.timers.setLifetime(lifetime);
                     state.timers.setIdleTimeout(idle);
@@ -306,7 +306,8 @@ public final class DockerSessions {
 
     /** Makes state for a session this provider did not create; reads its OOM count when it has a memory limit. */
     private Mono<SandboxSession> adopt(String sessionId, Container container, InspectContainerResponse inspect) {
-        ContainerAgent agent = new ContainerAgent(control, data, sessionId, container.getId());
+        SessionAgent agent =
+                new SessionAgent(new DockerAgentHost(control, data, sessionId, container.getId()), sessionId);
         Mono<OptionalLong> recorded = reaper == null ? Mono.just(OptionalLong.empty()) : reaper.readDeadline(sessionId);
         // the idle timeout as the container's agent was last told (only a hint: sandboxed code may lie)
         Mono<long[]> hint = agent.connection()
@@ -374,7 +375,7 @@ public final class DockerSessions {
             Map<String, String> labels,
             Instant createdAt,
             Map<String, String> secrets,
-            ContainerAgent agent) {
+            SessionAgent agent) {
         events.watch();
         DockerSessionState[] self = new DockerSessionState[1];
         self[0] = new DockerSessionState(id, containerId, labels, createdAt, secrets, agent, reaper, reason -> {
@@ -402,7 +403,7 @@ public final class DockerSessions {
         }
         DockerSessionState found = state;
         switch (event.action()) {
-            case "oom" -> found.agent.oomEvent();
+            case "oom" -> found.oomEvent();
             case "die" -> {
                 if (!explaining.add(found.containerId)) {
                     return;
@@ -410,12 +411,12 @@ public final class DockerSessions {
                 blocking(() -> {
                             var c = control.inspectContainer(found.containerId);
                             return c == null || c.getState() == null
-                                    ? ContainerDeath.describe(event.attributes(), found.agent.oomEventSeen())
+                                    ? ContainerDeath.describe(event.attributes(), found.oomEventSeen())
                                     : ContainerDeath.describe(c);
                         })
                         .timeout(Duration.ofSeconds(1))
                         .onErrorResume(
-                                e -> Mono.just(ContainerDeath.describe(event.attributes(), found.agent.oomEventSeen())))
+                                e -> Mono.just(ContainerDeath.describe(event.attributes(), found.oomEventSeen())))
                         .doFinally(x -> explaining.remove(found.containerId))
                         .subscribe(cause -> terminate(found, cause));
             }
@@ -501,11 +502,9 @@ public final class DockerSessions {
         }
         events.close();
         for (DockerSessionState state : sessions.values()) {
-            state.timers.stop(); // the containers' agents (and the reaper) take over
-            state.runner.killAll(() -> new SessionClosedException(state.id, SessionEndReason.PROVIDER_CLOSED));
-            // agent-held processes keep running (that is their point); this provider stops following them
-            state.processes.unwatchAll(() -> new SessionClosedException(state.id, SessionEndReason.PROVIDER_CLOSED));
-            state.agent.disconnect(); // the agent ends this client's foreground commands; background ones live on
+            // the containers' agents (and the reaper) take over; agent-held processes keep running (that is their
+            // point) and this provider stops following them; the agent ends this client's foreground commands
+            state.providerClosed();
         }
         sessions.clear();
         return Mono.whenDelayError(

@@ -1,4 +1,4 @@
-package dev.sandbox.implementation.docker;
+package dev.sandbox.implementation.agentsession;
 
 import dev.sandbox.BackgroundProcess;
 import dev.sandbox.ExecEvent;
@@ -15,7 +15,7 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
- * A background process of a Docker session, held by the session's agent: its output lives in the agent's rings (so
+ * A background process of an agent-backed session, held by the session's agent: its output lives in the agent's rings (so
  * another provider instance attached to the session reads the same output, and the output outlives this JVM), every
  * read is an {@code ATTACH} from the reader's offsets, and control goes through {@code INPUT}. Every operation runs
  * the check of the session handle this came from.

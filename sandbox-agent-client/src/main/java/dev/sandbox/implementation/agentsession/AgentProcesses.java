@@ -1,4 +1,4 @@
-package dev.sandbox.implementation.docker;
+package dev.sandbox.implementation.agentsession;
 
 import java.util.ArrayList;
 import java.util.Iterator;

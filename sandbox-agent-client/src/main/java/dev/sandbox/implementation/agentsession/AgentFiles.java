@@ -1,4 +1,4 @@
-package dev.sandbox.implementation.docker;
+package dev.sandbox.implementation.agentsession;
 
 import dev.sandbox.FileEvent;
 import dev.sandbox.FileInfo;
@@ -33,11 +33,11 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
- * The files of a Docker session, through its agent: every operation is frames on the session's agent connection (no
+ * The files of an agent-backed session, through its agent: every operation is frames on the session's agent connection (no
  * daemon exec, no archive request), with the local provider's semantics: relative paths resolve against the
  * session's workdir, writes go to a hidden temporary file renamed into place by the agent, failures are {@link
  * FileOperationException}s naming the path as the caller gave it, and empty paths or NUL bytes are refused with an
- * {@link InvalidArgumentException} naming the argument. The agent acts with the container user's rights, so
+ * {@link InvalidArgumentException} naming the argument. The agent acts with the sandbox user's rights, so
  * permissions apply to file operations as to commands. Watches use the agent's inotify: no polling.
  */
 final class AgentFiles implements SandboxFiles, TreeTarget {
@@ -50,29 +50,29 @@ final class AgentFiles implements SandboxFiles, TreeTarget {
     /** Writes of {@link #writeAll} in flight at once on the connection. */
     private static final int WRITE_ALL_AT_ONCE = 8;
 
-    /** Bytes read at most of the container's {@code /etc/passwd} and {@code /etc/group}. */
+    /** Bytes read at most of the sandbox's {@code /etc/passwd} and {@code /etc/group}. */
     private static final int NAMES_MAX_BYTES = 256 * 1024;
 
     /** How long a read of those files may take before the names are left out. */
     private static final Duration NAMES_TIMEOUT = Duration.ofSeconds(5);
 
-    private final ContainerAgent agent;
+    private final SessionAgent agent;
     private final Runnable guard;
 
     /**
-     * The container's user and group names, read with the operation that needs them (in parallel, on the same
+     * The sandbox's user and group names, read with the operation that needs them (in parallel, on the same
      * connection) and kept a second: the agent reports numeric ids only.
      */
     private final Mono<Names> names;
 
-    AgentFiles(ContainerAgent agent, Runnable guard) {
+    AgentFiles(SessionAgent agent, Runnable guard) {
         this.agent = agent;
         this.guard = guard;
         this.names =
                 Mono.zip(table("/etc/passwd"), table("/etc/group"), Names::new).cache(Duration.ofSeconds(1));
     }
 
-    /** Names by id of the container's users and groups; empty where its files are missing or unreadable. */
+    /** Names by id of the sandbox's users and groups; empty where its files are missing or unreadable. */
     private record Names(Map<Long, String> users, Map<Long, String> groups) {}
 
     private Mono<Map<Long, String>> table(String file) {
@@ -144,7 +144,7 @@ final class AgentFiles implements SandboxFiles, TreeTarget {
         });
     }
 
-    /** Runs one operation on the agent connection, with the container's end and the agent's errors explained. */
+    /** Runs one operation on the agent connection, with the sandbox's end and the agent's errors explained. */
     private <T> Mono<T> one(String shown, Function<AgentFileOps, Mono<T>> op) {
         return agent.untilTerminated(
                         agent.connection().map(AgentConnection::files).flatMap(op))

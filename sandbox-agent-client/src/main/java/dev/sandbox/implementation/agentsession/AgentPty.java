@@ -1,4 +1,4 @@
-package dev.sandbox.implementation.docker;
+package dev.sandbox.implementation.agentsession;
 
 import dev.sandbox.ExecEvent;
 import dev.sandbox.InvalidArgumentException;
@@ -12,7 +12,7 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
- * A PTY of a Docker session, held by the session's agent ({@code PTY|BACKGROUND}): its ring is the replay buffer, so
+ * A PTY of an agent-backed session, held by the session's agent ({@code PTY|BACKGROUND}): its ring is the replay buffer, so
  * a client of another provider instance attaching later gets the recent screen's bytes. Readers through this
  * provider count as attached while subscribed.
  */

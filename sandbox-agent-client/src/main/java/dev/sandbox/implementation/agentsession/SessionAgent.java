@@ -1,4 +1,4 @@
-package dev.sandbox.implementation.docker;
+package dev.sandbox.implementation.agentsession;
 
 import dev.sandbox.BackendException;
 import dev.sandbox.ExecOptions;
@@ -22,58 +22,58 @@ import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Schedulers;
 
 /**
- * The way into one session's container: a connection to its agent ({@code sandbox-agent}, the container's main
- * process), made on first use and made again after it broke, plus what the daemon says about the container (its
- * end, its working directory).
+ * The way into one session's sandbox (its container or pod): a connection to its agent ({@code sandbox-agent}, the
+ * sandbox's main process), made on first use and made again after it broke, plus what the provider's control plane
+ * says about the sandbox (its end, its working directory), asked through an {@link AgentHost}.
  *
  * <p>Everything the agent sends is untrusted (code in the sandbox runs as root beside it); the connection bounds it
- * ({@link AgentConnection}). A connection that ends while the container still runs fails what ran on it with a
- * retryable {@link BackendException}; when the container is gone they fail with {@link SessionTerminatedException}
- * naming why, found with one inspect.
+ * ({@link AgentConnection}). A connection that ends while the sandbox still runs fails what ran on it with a
+ * retryable {@link BackendException}; when the sandbox is gone they fail with {@link SessionTerminatedException}
+ * naming why, found with one question to the control plane.
  */
-final class ContainerAgent {
-    /** How long making a connection may take: one daemon exec and the agent's {@code HELLO}. */
-    static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(30);
+public final class SessionAgent {
+    /** How long making a connection may take: one relay started by the control plane and the agent's {@code HELLO}. */
+    public static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(30);
 
-    /** How often a lost connection's container is inspected while its end may not be recorded yet. */
+    /** How often a lost connection's sandbox is asked about while its end may not be recorded yet. */
     private static final Duration SETTLE_STEP = Duration.ofMillis(100);
 
-    /** How many inspects a lost connection waits for at most (about 1.5 s in all). */
+    /** How many answers a lost connection waits for at most (about 1.5 s in all). */
     private static final int SETTLE_STEPS = 15;
 
-    private final DockerControl control;
-    private final DockerDataPlane data;
+    private final AgentHost host;
     private final String sessionId;
-    private final String containerId;
     private final Mono<Facts> facts;
     private final Object lock = new Object();
     private Mono<AgentConnection> connecting; // guarded by lock
 
-    /** Why the container ended, once the daemon said so; {@code null} while it runs. */
+    /** Why the sandbox ended, once its control plane said so; {@code null} while it runs. */
     private volatile String terminatedCause;
-    /** Emits once the container ended: every stream of it stops waiting then. */
+    /** Emits once the sandbox ended: every stream of it stops waiting then. */
     private final Sinks.One<Boolean> terminatedSignal = Sinks.one();
     /** Why the session ended, once it did by this SDK's hand; {@code null} while it runs. */
     private volatile RuntimeException endedError;
-    /** Why the session is ending by this SDK's hand while its container is removed; {@code null} otherwise. */
+    /** Why the session is ending by this SDK's hand while its sandbox is removed; {@code null} otherwise. */
     private volatile RuntimeException endingError;
-    /** Whether the daemon reported an out-of-memory kill in the container. */
-    private volatile boolean oomEventSeen;
 
-    ContainerAgent(DockerControl control, DockerDataPlane data, String sessionId, String containerId) {
-        this.control = control;
-        this.data = data;
+    /**
+     * A session agent; it connects on first use.
+     *
+     * @param host the pipes to the sandbox's agent and what its control plane says about it
+     * @param sessionId the session, named in errors
+     */
+    public SessionAgent(AgentHost host, String sessionId) {
+        this.host = host;
         this.sessionId = sessionId;
-        this.containerId = containerId;
         this.facts = Mono.fromCallable(this::inspectFacts)
                 .subscribeOn(Schedulers.boundedElastic())
                 .cache(f -> Duration.ofDays(3650), e -> Duration.ZERO, () -> Duration.ZERO);
     }
 
     /**
-     * What file operations need to know about the container, fixed at its creation.
+     * What file operations need to know about the sandbox, fixed at its creation.
      *
-     * @param workdir the working directory commands start in, {@code /} when the image sets none
+     * @param workdir the working directory commands start in, {@code /} when the sandbox sets none
      */
     record Facts(String workdir) {}
 
@@ -82,20 +82,16 @@ final class ContainerAgent {
     }
 
     private Facts inspectFacts() {
-        var c = control.inspectContainer(containerId);
-        if (c == null) {
-            throw new SessionTerminatedException(sessionId, "its container no longer exists");
-        }
-        String workdir = c.getConfig() == null ? null : c.getConfig().getWorkingDir();
+        String workdir = host.workdir();
         return new Facts(workdir == null || workdir.isEmpty() ? "/" : workdir);
     }
 
     /**
-     * The connection to the agent: the open one, or a new one (one daemon exec of the relay).
+     * The connection to the agent: the open one, or a new one (one relay through the host's transport).
      *
      * @return the connection
      */
-    Mono<AgentConnection> connection() {
+    public Mono<AgentConnection> connection() {
         return Mono.defer(() -> {
             String known = terminatedCause;
             if (known != null) {
@@ -109,8 +105,7 @@ final class ContainerAgent {
                             .withLostError(cause -> new AgentLostException(sessionId, cause));
                     java.util.concurrent.atomic.AtomicReference<Mono<AgentConnection>> self =
                             new java.util.concurrent.atomic.AtomicReference<>();
-                    Mono<AgentConnection> made = AgentConnection.open(
-                                    new DockerAgentTransport(control, data, sessionId, containerId), options)
+                    Mono<AgentConnection> made = AgentConnection.open(host.transport(), options)
                             .timeout(CONNECT_TIMEOUT)
                             .doOnNext(
                                     c -> c.onClose().subscribe(null, e -> forget(self.get()), () -> forget(self.get())))
@@ -157,7 +152,7 @@ final class ContainerAgent {
      *
      * @param why the error of the session's end
      */
-    void ended(RuntimeException why) {
+    public void ended(RuntimeException why) {
         if (endedError == null) {
             endedError = why;
         }
@@ -165,12 +160,12 @@ final class ContainerAgent {
     }
 
     /**
-     * A destroy of the session is under way (or, with {@code null}, failed): what the container's removal cuts
-     * fails with {@code why} rather than as a container that ended on its own.
+     * A destroy of the session is under way (or, with {@code null}, failed): what the sandbox's removal cuts fails
+     * with {@code why} rather than as a sandbox that ended on its own.
      *
      * @param why the error of the session's end, or {@code null}
      */
-    void ending(RuntimeException why) {
+    public void ending(RuntimeException why) {
         endingError = why;
     }
 
@@ -181,7 +176,7 @@ final class ContainerAgent {
     }
 
     /** Closes the connection, if one is open; what ran on it fails. */
-    void disconnect() {
+    public void disconnect() {
         Mono<AgentConnection> m;
         synchronized (lock) {
             m = connecting;
@@ -196,7 +191,7 @@ final class ContainerAgent {
     }
 
     /**
-     * A process in the container, started when its events are subscribed.
+     * A process in the sandbox, started when its events are subscribed.
      *
      * @param options the command (validated)
      * @param secrets variables added to its environment
@@ -273,15 +268,15 @@ final class ContainerAgent {
     }
 
     /**
-     * A stream of this container that ends with {@link SessionTerminatedException} as soon as the container is known to
-     * have ended, and whose lost connection is explained (the container's end, or a retryable error while it runs).
+     * A stream of this sandbox that ends with {@link SessionTerminatedException} as soon as the sandbox is known to
+     * have ended, and whose lost connection is explained (the sandbox's end, or a retryable error while it runs).
      *
      * @param body the stream
      * @param isEnd whether an item is the stream's last word
      * @param <T> the items
      * @return the stream
      */
-    <T> Flux<T> untilTerminated(Flux<T> body, Predicate<T> isEnd) {
+    public <T> Flux<T> untilTerminated(Flux<T> body, Predicate<T> isEnd) {
         return Flux.defer(() -> {
             AtomicBoolean ended = new AtomicBoolean();
             return body.takeUntilOther(terminatedSignal.asMono())
@@ -303,21 +298,28 @@ final class ContainerAgent {
         });
     }
 
-    /** A mono version of {@link #untilTerminated(Flux, Predicate)}. */
-    <T> Mono<T> untilTerminated(Mono<T> body) {
+    /**
+     * A mono version of {@link #untilTerminated(Flux, Predicate)}.
+     *
+     * @param body the result
+     * @param <T> its type
+     * @return the result, or the sandbox's end
+     */
+    public <T> Mono<T> untilTerminated(Mono<T> body) {
         return untilTerminated(body.flux(), x -> true).next();
     }
 
     /**
-     * The container's end if it ended, else the error itself. The relay's stream ends a moment before the daemon
-     * records that the container stopped, so its word is awaited for a short while: the {@code die} event, or an
-     * inspect (every {@link #SETTLE_STEP}, at most {@link #SETTLE_STEPS} times) that no longer finds it running.
+     * The sandbox's end if it ended, else the error itself. The relay's stream ends a moment before the control plane
+     * records that the sandbox stopped, so its word is awaited for a short while: its end reported through {@link
+     * #terminated}, or an answer of the host (every {@link #SETTLE_STEP}, at most {@link #SETTLE_STEPS} times) that
+     * no longer finds it running.
      */
     private <T> Mono<T> explain(Throwable e) {
         Mono<Void> died = terminatedSignal
                 .asMono()
                 .then(Mono.error(() -> new SessionTerminatedException(sessionId, terminatedCause)));
-        // one inspect after another, a step apart (an inspect may take longer than a step: none is skipped)
+        // one question after another, a step apart (an answer may take longer than a step: none is skipped)
         Mono<Void> inspected = Flux.range(0, SETTLE_STEPS)
                 .concatMap(i -> Mono.delay(i == 0 ? Duration.ZERO : SETTLE_STEP)
                         .then(checkRunning())
@@ -327,23 +329,19 @@ final class ContainerAgent {
     }
 
     /**
-     * Fails with {@link SessionTerminatedException} when the container no longer runs.
+     * Fails with {@link SessionTerminatedException} when the sandbox no longer runs.
      *
      * @return completes when it runs
      */
-    Mono<Void> checkRunning() {
+    public Mono<Void> checkRunning() {
         return Mono.fromCallable(() -> {
                     String known = terminatedCause;
                     if (known != null) {
                         throw new SessionTerminatedException(sessionId, known);
                     }
-                    var c = control.inspectContainer(containerId);
-                    if (c == null) {
-                        throw new SessionTerminatedException(sessionId, "its container no longer exists");
-                    }
-                    if (c.getState() == null
-                            || !Boolean.TRUE.equals(c.getState().getRunning())) {
-                        throw new SessionTerminatedException(sessionId, ContainerDeath.describe(c));
+                    String cause = host.endCause();
+                    if (cause != null) {
+                        throw new SessionTerminatedException(sessionId, cause);
                     }
                     return Boolean.TRUE;
                 })
@@ -352,11 +350,11 @@ final class ContainerAgent {
     }
 
     /**
-     * Records that the container ended: every stream fails with {@link SessionTerminatedException} naming the cause.
+     * Records that the sandbox ended: every stream fails with {@link SessionTerminatedException} naming the cause.
      *
      * @param cause why
      */
-    void terminated(String cause) {
+    public void terminated(String cause) {
         if (terminatedCause == null) {
             terminatedCause = cause;
         }
@@ -364,16 +362,13 @@ final class ContainerAgent {
         disconnect();
     }
 
-    String terminatedCause() {
+    /**
+     * Why the sandbox ended, once {@link #terminated} said so.
+     *
+     * @return the cause, or {@code null} while it runs
+     */
+    public String terminatedCause() {
         return terminatedCause;
-    }
-
-    void oomEvent() {
-        oomEventSeen = true;
-    }
-
-    boolean oomEventSeen() {
-        return oomEventSeen;
     }
 
     /** The agent connection ended under a running operation. */

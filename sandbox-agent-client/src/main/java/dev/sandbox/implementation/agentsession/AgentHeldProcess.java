@@ -1,4 +1,4 @@
-package dev.sandbox.implementation.docker;
+package dev.sandbox.implementation.agentsession;
 
 import dev.sandbox.BackendException;
 import dev.sandbox.ExecEvent;
@@ -55,7 +55,7 @@ final class AgentHeldProcess {
     /** The longest pause between tries of a write the process's full stdin pipe refused. */
     private static final Duration MAX_STDIN_BACKOFF = Duration.ofMillis(200);
 
-    final ContainerAgent agent;
+    final SessionAgent agent;
     final String sessionId;
     final String id;
     final long pid;
@@ -81,7 +81,7 @@ final class AgentHeldProcess {
     private boolean writing; // guarded by pending
 
     AgentHeldProcess(
-            ContainerAgent agent,
+            SessionAgent agent,
             String sessionId,
             String id,
             long pid,
@@ -102,7 +102,7 @@ final class AgentHeldProcess {
     }
 
     /** A process found in the agent's listing (started by any provider instance). */
-    static AgentHeldProcess found(ContainerAgent agent, String sessionId, AgentProcInfo info) {
+    static AgentHeldProcess found(SessionAgent agent, String sessionId, AgentProcInfo info) {
         ExecOptions options = ExecOptions.of(info.argv().isEmpty() ? List.of("?") : info.argv());
         return new AgentHeldProcess(
                 agent,
@@ -158,7 +158,7 @@ final class AgentHeldProcess {
 
     /**
      * Stops watching (this provider closes, or the session ended); the process itself goes on in the agent, or ends
-     * with its container. Whoever still waits for the exit through this provider gets {@code why}.
+     * with its sandbox. Whoever still waits for the exit through this provider gets {@code why}.
      *
      * @param why the error for waiters of the exit
      */

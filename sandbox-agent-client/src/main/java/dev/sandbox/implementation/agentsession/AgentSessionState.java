@@ -1,0 +1,200 @@
+package dev.sandbox.implementation.agentsession;
+
+import dev.sandbox.SessionClosedException;
+import dev.sandbox.SessionEndReason;
+import dev.sandbox.SessionInfo;
+import dev.sandbox.SessionTerminatedException;
+import dev.sandbox.implementation.exec.ExecRunner;
+import dev.sandbox.implementation.session.SessionTimers;
+import java.time.Instant;
+import java.util.Map;
+import java.util.function.Consumer;
+
+/**
+ * One agent-backed session as a provider knows it, shared by every handle the provider gave out for it: what every
+ * provider that runs the agent keeps (its agent, its commands, the agent-held processes it has handles to, its
+ * timers, its end). A provider keeps what is its own (the container, the pod) in a subclass.
+ */
+public class AgentSessionState {
+    /** The session's id. */
+    public final String id;
+    /** The session's labels, as the provider shows them. */
+    public final Map<String, String> labels;
+    /** When the session was created. */
+    public final Instant createdAt;
+    /** Known only to the provider instance that created or restored the session; empty otherwise. */
+    public final Map<String, String> secrets;
+
+    /** The way into the sandbox: its agent. */
+    public final SessionAgent agent;
+
+    /** The session's foreground commands, as this provider instance runs them. */
+    public final ExecRunner runner = new ExecRunner();
+    /** Background processes and PTYs held by the agent that this provider has handles to. */
+    final AgentProcesses processes = new AgentProcesses();
+
+    /** Lifetime and idle timeout as this client enforces them; the sandbox's agent is the backstop. */
+    public final SessionTimers timers;
+
+    private final String providerName;
+    private volatile SessionEndReason endReason;
+    private volatile boolean destroying;
+    /** Why the sandbox ended on its own or from outside, once its control plane said so; {@code null} otherwise. */
+    private volatile String terminationCause;
+
+    /**
+     * The state of a session.
+     *
+     * @param providerName the provider's name, in the session's info
+     * @param id the session's id
+     * @param labels its labels
+     * @param createdAt when it was created
+     * @param secrets its secrets (added to every command's environment)
+     * @param agent the way to its agent
+     * @param end called when the session's lifetime or idle timeout ends it, with the reason
+     */
+    public AgentSessionState(
+            String providerName,
+            String id,
+            Map<String, String> labels,
+            Instant createdAt,
+            Map<String, String> secrets,
+            SessionAgent agent,
+            Consumer<SessionEndReason> end) {
+        this.providerName = providerName;
+        this.id = id;
+        this.labels = Map.copyOf(labels);
+        this.createdAt = createdAt;
+        this.secrets = Map.copyOf(secrets);
+        this.agent = agent;
+        // activity as this provider knows it without a round trip: its running commands and the agent-held
+        // processes and PTYs it has handles to (ones started by another provider instance count there)
+        this.timers = new SessionTimers(
+                id, () -> runner.runningCount() + processes.running(false) + processes.running(true), end);
+    }
+
+    /** Records activity on the session. */
+    public void touch() {
+        timers.touch();
+    }
+
+    /**
+     * Whether the session ended.
+     *
+     * @return true once it ended
+     */
+    public boolean destroyed() {
+        return endReason != null;
+    }
+
+    /**
+     * Why the session ended.
+     *
+     * @return the reason, or {@code null} while it runs
+     */
+    public SessionEndReason endReason() {
+        return endReason;
+    }
+
+    /**
+     * Destroyed, or a destroy is under way: no new handle may be given out.
+     *
+     * @return whether the session is ending or ended
+     */
+    public boolean ending() {
+        return endReason != null || destroying;
+    }
+
+    /**
+     * Marks a destroy as under way, or as failed.
+     *
+     * @param on whether a destroy is under way
+     */
+    public void destroying(boolean on) {
+        destroying = on;
+    }
+
+    /**
+     * Ends the session: its timers stop, its commands and the processes it watches fail with the end's error, and its
+     * agent connection closes.
+     *
+     * @param reason why (the first reason given is kept)
+     */
+    public void markEnded(SessionEndReason reason) {
+        if (endReason == null) {
+            endReason = reason;
+        }
+        timers.stop();
+        runner.killAll(() -> endError(reason));
+        // the sandbox goes with the session: so do its processes
+        processes.unwatchAll(() -> endError(reason));
+        agent.ended(endError(endReason));
+    }
+
+    /**
+     * This provider instance lets go of the session without ending it: its timers stop (the sandbox's agent takes
+     * over), its foreground commands and the waits on agent-held processes fail with {@link SessionClosedException}
+     * ({@link SessionEndReason#PROVIDER_CLOSED}), and the agent connection closes (the agent ends this client's
+     * foreground commands; background ones live on).
+     */
+    public void providerClosed() {
+        timers.stop();
+        runner.killAll(() -> new SessionClosedException(id, SessionEndReason.PROVIDER_CLOSED));
+        processes.unwatchAll(() -> new SessionClosedException(id, SessionEndReason.PROVIDER_CLOSED));
+        agent.disconnect();
+    }
+
+    /**
+     * The error of operations cut by the session's end: {@link SessionTerminatedException} naming the cause when the
+     * sandbox ended on its own, else a {@link SessionClosedException} with the reason.
+     *
+     * @param reason why the session ended
+     * @return the error
+     */
+    public RuntimeException endError(SessionEndReason reason) {
+        String cause = terminationCause;
+        return reason == SessionEndReason.TERMINATED && cause != null
+                ? new SessionTerminatedException(id, cause)
+                : new SessionClosedException(id, reason);
+    }
+
+    /**
+     * Ends the session because its sandbox ended without this SDK asking (its control plane said it died or was
+     * removed): its running streams fail with {@link SessionTerminatedException} naming the cause, and so does every
+     * later call on its handles. Nothing happens when the session already ended or a destroy is under way (this SDK
+     * removing the sandbox causes the same report).
+     *
+     * @param cause why, such as {@code its container is exited: it ran out of memory (...)}
+     * @return whether this call ended the session
+     */
+    public boolean terminate(String cause) {
+        synchronized (this) {
+            if (ending()) {
+                return false;
+            }
+            terminationCause = cause;
+            endReason = SessionEndReason.TERMINATED;
+        }
+        agent.terminated(cause);
+        markEnded(SessionEndReason.TERMINATED);
+        return true;
+    }
+
+    /**
+     * Why the sandbox ended, when {@link #terminate} ended the session.
+     *
+     * @return the cause, or {@code null}
+     */
+    public String terminationCause() {
+        return terminationCause;
+    }
+
+    /**
+     * The session's info.
+     *
+     * @return its id, provider, labels and creation time
+     */
+    public SessionInfo info() {
+        return new SessionInfo(id, providerName, labels, createdAt);
+    }
+}
