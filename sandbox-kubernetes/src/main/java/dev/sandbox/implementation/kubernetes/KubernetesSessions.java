@@ -1,0 +1,591 @@
+package dev.sandbox.implementation.kubernetes;
+
+import dev.sandbox.BackendException;
+import dev.sandbox.InvalidArgumentException;
+import dev.sandbox.ProviderClosedException;
+import dev.sandbox.SandboxSession;
+import dev.sandbox.SandboxTimeoutException;
+import dev.sandbox.SessionEndReason;
+import dev.sandbox.SessionInfo;
+import dev.sandbox.SessionNotFoundException;
+import dev.sandbox.SessionOptions;
+import dev.sandbox.implementation.agentsession.AgentSessionState;
+import dev.sandbox.implementation.agentsession.SessionAgent;
+import dev.sandbox.kubernetes.KubernetesSandboxProvider;
+import dev.sandbox.kubernetes.KubernetesSettings;
+import io.fabric8.kubernetes.api.model.OwnerReference;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.utils.Serialization;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * The sessions of one Kubernetes provider: each is a pod in the provider's namespace, labelled {@value
+ * #SESSION_LABEL}={@code <id>}, watched by one {@link PodWatch}; its agent is reached over {@code exec}.
+ */
+public final class KubernetesSessions implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(KubernetesSessions.class);
+
+    /** The label that makes a pod a session pod; its value is the session id (the pod's name). */
+    public static final String SESSION_LABEL = "dev.sandbox/session";
+    /** The session's labels, exactly as given, as JSON. */
+    static final String LABELS_ANNOTATION = "dev.sandbox/labels";
+    /** The session's deadline in epoch seconds, or {@code never}. */
+    static final String EXPIRES_ANNOTATION = "dev.sandbox/expires";
+    /** The session's idle timeout in seconds, or {@code none}. */
+    static final String IDLE_ANNOTATION = "dev.sandbox/idle-seconds";
+    /** Session labels that are valid Kubernetes labels are also pod labels under this prefix, for selectors. */
+    static final String LABEL_PREFIX = "labels.dev.sandbox/";
+    /** The largest labels annotation read back from a pod. */
+    private static final int MAX_LABELS_JSON = 64 * 1024;
+
+    private static final SecureRandom RANDOM = new SecureRandom();
+
+    private final KubernetesClient client;
+    private final KubeDataPlane data;
+    private final String namespace;
+    private final KubernetesSettings defaults;
+    private final Duration createTimeout;
+    private final Duration maxLifetime;
+    private final Duration leaseDuration;
+    private final ClientLease lease;
+    private final PodWatch watch;
+    private final Map<String, KubeSessionState> sessions = new ConcurrentHashMap<>();
+    private final Map<String, Sinks.One<Pod>> starting = new ConcurrentHashMap<>();
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private final Disposable renewals;
+
+    /**
+     * Starts watching the namespace's session pods.
+     *
+     * @param client the control-plane client
+     * @param data the data plane
+     * @param namespace the namespace of every session
+     * @param defaults the pod settings when a create names none
+     * @param createTimeout how long a pod may take to run its session container
+     * @param maxLifetime the pods' {@code activeDeadlineSeconds}, or {@code null} for none
+     * @param leaseDuration how long a leased session outlives its last client's renewal
+     */
+    public KubernetesSessions(
+            KubernetesClient client,
+            KubeDataPlane data,
+            String namespace,
+            KubernetesSettings defaults,
+            Duration createTimeout,
+            Duration maxLifetime,
+            Duration leaseDuration) {
+        this.client = client;
+        this.data = data;
+        this.namespace = namespace;
+        this.defaults = defaults;
+        this.createTimeout = createTimeout;
+        this.maxLifetime = maxLifetime;
+        this.leaseDuration = leaseDuration;
+        this.lease = new ClientLease(client, namespace, "dev-sandbox-client-" + hex(8), leaseDuration);
+        this.watch = new PodWatch(client, namespace, SESSION_LABEL, this::onPod);
+        try {
+            watch.start(Duration.ofSeconds(30));
+        } catch (Exception e) {
+            watch.close();
+            Throwable cause = e.getCause() != null ? e.getCause() : e;
+            throw KubernetesErrors.map(cause, "watch", "pods", namespace);
+        }
+        Duration every = leaseDuration.dividedBy(3);
+        this.renewals = Flux.interval(Duration.ZERO, every, Schedulers.boundedElastic())
+                .onBackpressureDrop()
+                .concatMap(tick -> Mono.fromRunnable(this::renewAndSweep).onErrorResume(e -> {
+                    LOG.warn("kubernetes lease renewal or sweep failed: {}", e.toString());
+                    return Mono.empty();
+                }))
+                .subscribe();
+    }
+
+    private void renewAndSweep() {
+        lease.renew();
+        List<String> swept = lease.sweep();
+        if (!swept.isEmpty()) {
+            LOG.info("deleted {} expired client lease(s) in {}: {}", swept.size(), namespace, swept);
+        }
+    }
+
+    String namespace() {
+        return namespace;
+    }
+
+    /**
+     * Deletes the expired client leases of the namespace now (the garbage collector then removes their sessions).
+     *
+     * @return the leases deleted
+     */
+    public Mono<List<String>> sweep() {
+        return blocking(lease::sweep);
+    }
+
+    // ------------------------------------------------------------------------------------------ the watch's events
+
+    private void onPod(Pod pod, boolean deleted) {
+        String name = pod.getMetadata().getName();
+        Sinks.One<Pod> waiter = starting.get(name);
+        if (waiter != null) {
+            if (deleted) {
+                waiter.tryEmitError(new BackendException(
+                        "the pod of session " + name + " was deleted before it started", null, true));
+            } else {
+                PodStates.Start s = PodStates.start(pod);
+                if (s instanceof PodStates.Running) {
+                    waiter.tryEmitValue(pod);
+                } else if (s instanceof PodStates.Failed f) {
+                    waiter.tryEmitError(
+                            f.image() != null
+                                    ? new InvalidArgumentException(
+                                            f.image().equals(defaults.agentImage()) ? "agentImage" : "image",
+                                            "session " + name + ": " + f.why())
+                                    : new BackendException(
+                                            "session " + name + " cannot start: " + f.why(), null, false));
+                }
+            }
+        }
+        KubeSessionState state = sessions.get(name);
+        if (state != null) {
+            String cause = deleted ? "its pod was deleted" : PodStates.ended(pod);
+            if (cause == null && pod.getMetadata().getDeletionTimestamp() != null) {
+                cause = "its pod is being deleted";
+            }
+            if (cause != null && state.terminate(cause)) {
+                sessions.remove(name, state);
+                LOG.debug("kubernetes session {} ended: {}", name, cause);
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------- create
+
+    /**
+     * Creates a session pod and waits until its agent answers.
+     *
+     * @param options workdir, environment, secrets, labels, lifetime
+     * @param settings the pod's settings
+     * @return the session
+     */
+    public Mono<SandboxSession> create(SessionOptions options, KubernetesSettings settings) {
+        return Mono.defer(() -> {
+            ensureOpen();
+            options.validate();
+            for (String key : options.labels().keySet()) {
+                if (key.startsWith("dev.sandbox/") || key.startsWith(LABEL_PREFIX)) {
+                    throw new InvalidArgumentException(
+                            "labels", "labels may not start with 'dev.sandbox/', got '" + key + "'");
+                }
+            }
+            Duration lifetime = options.lifetime().orElse(null);
+            if (lifetime != null && maxLifetime != null && lifetime.compareTo(maxLifetime) > 0) {
+                throw new InvalidArgumentException(
+                        "lifetime",
+                        "lifetime must not exceed the provider's maxLifetime " + maxLifetime + ", got " + lifetime);
+            }
+            return blocking(() -> hex(8)).flatMap(hex -> {
+                String id = "kube-" + hex;
+                Duration idle = options.idleTimeout().orElse(null);
+                Instant now = Instant.now();
+                long deadline = lifetime == null ? 0 : now.plus(lifetime).getEpochSecond() + 1;
+                Sinks.One<Pod> started = Sinks.one();
+                starting.put(id, started);
+                return blocking(() -> {
+                            OwnerReference owner = options.lifetimeChosen() ? null : lease.owner();
+                            Pod pod = PodSpecs.pod(settings, request(id, options, deadline, idle, owner));
+                            try {
+                                return client.pods()
+                                        .inNamespace(namespace)
+                                        .resource(pod)
+                                        .create();
+                            } catch (KubernetesClientException e) {
+                                throw KubernetesErrors.map(e, "create", "pods", namespace);
+                            }
+                        })
+                        .then(started.asMono()
+                                .timeout(
+                                        createTimeout,
+                                        Mono.error(() -> new SandboxTimeoutException(
+                                                "starting the pod of session " + id + " (image '" + settings.image()
+                                                        + "')",
+                                                createTimeout))))
+                        .flatMap(pod -> {
+                            KubeSessionState state = newState(
+                                    id,
+                                    pod,
+                                    options.workdir().orElse(null),
+                                    userLabels(options.labels()),
+                                    now,
+                                    options.secrets());
+                            state.timers.setLifetime(lifetime);
+                            state.timers.setIdleTimeout(idle);
+                            sessions.put(id, state);
+                            // the session is ready once its agent answered
+                            return state.agent
+                                    .untilTerminated(state.agent.connection().flatMap(c -> c.ping()))
+                                    .thenReturn((SandboxSession) new KubernetesSession(this, state))
+                                    .doOnError(e -> sessions.remove(id, state));
+                        })
+                        .onErrorResume(e ->
+                                deletePod(id).onErrorResume(x -> Mono.empty()).then(Mono.error(e)))
+                        .doFinally(s -> starting.remove(id))
+                        // as the other providers do: the caller's next step runs where it may block
+                        .publishOn(Schedulers.boundedElastic());
+            });
+        });
+    }
+
+    private PodSpecs.Request request(
+            String id, SessionOptions options, long deadline, Duration idle, OwnerReference owner) {
+        Map<String, String> labels = new LinkedHashMap<>();
+        labels.put(SESSION_LABEL, id);
+        labels.put("app.kubernetes.io/managed-by", "dev.sandbox");
+        options.labels().forEach((k, v) -> {
+            String key = LABEL_PREFIX + k;
+            if (LabelSyntax.valid(key, v)) {
+                labels.put(key, v);
+            }
+        });
+        Map<String, String> annotations = new LinkedHashMap<>();
+        annotations.put(LABELS_ANNOTATION, Serialization.asJson(new LinkedHashMap<>(options.labels())));
+        annotations.put(EXPIRES_ANNOTATION, deadline > 0 ? Long.toString(deadline) : "never");
+        annotations.put(IDLE_ANNOTATION, idle != null ? Long.toString(seconds(idle)) : "none");
+        long agentDeadline = deadline > 0 ? (deadline + KubernetesSandboxProvider.LIFETIME_GRACE_SECONDS) * 1000 : 0;
+        long agentIdle = idle != null ? (seconds(idle) + KubernetesSandboxProvider.IDLE_GRACE_SECONDS) * 1000 : 0;
+        Long active =
+                maxLifetime == null ? null : maxLifetime.toSeconds() + KubernetesSandboxProvider.LIFETIME_GRACE_SECONDS;
+        return new PodSpecs.Request(
+                id,
+                namespace,
+                labels,
+                annotations,
+                options.env(),
+                options.workdir().orElse(null),
+                agentDeadline,
+                agentIdle,
+                active,
+                owner);
+    }
+
+    private KubeSessionState newState(
+            String id,
+            Pod pod,
+            String workdir,
+            Map<String, String> labels,
+            Instant createdAt,
+            Map<String, String> secrets) {
+        KubeAgentHost host = new KubeAgentHost(data, namespace, id, workdir, () -> watch.get(namespace, id));
+        SessionAgent agent = new SessionAgent(host, id);
+        host.agent(agent);
+        KubeSessionState[] self = new KubeSessionState[1];
+        self[0] = new KubeSessionState(id, labels, createdAt, secrets, agent, reason -> {
+            // the lifetime or idle timeout ran out, as this client keeps them: the pod goes
+            KubeSessionState s = self[0];
+            if (s != null && !s.ending()) {
+                destroy(s, reason).subscribe(null, e -> LOG.warn("cannot end session {}: {}", id, e.toString()));
+            }
+        });
+        return self[0];
+    }
+
+    // --------------------------------------------------------------------------------------- attach, list, destroy
+
+    /**
+     * A handle to a session of this namespace, made by this or another provider instance.
+     *
+     * @param id the session id
+     * @return the handle
+     */
+    public Mono<SandboxSession> attach(String id) {
+        return Mono.defer(() -> {
+            ensureOpen();
+            if (id == null || id.isBlank()) {
+                throw new InvalidArgumentException("sessionId", "sessionId must not be empty, got '" + id + "'");
+            }
+            KubeSessionState known = sessions.get(id);
+            if (known != null && !known.ending()) {
+                return Mono.just((SandboxSession) new KubernetesSession(this, known));
+            }
+            Pod pod = watch.get(namespace, id);
+            if (pod == null
+                    || pod.getMetadata().getDeletionTimestamp() != null
+                    || PodStates.ended(pod) != null
+                    || !(PodStates.start(pod) instanceof PodStates.Running)) {
+                return Mono.error(new SessionNotFoundException(id));
+            }
+            Map<String, String> annotations = pod.getMetadata().getAnnotations();
+            KubeSessionState state = newState(id, pod, null, labelsOf(pod), createdAt(pod), Map.of());
+            KubeSessionState kept = sessions.putIfAbsent(id, state);
+            KubeSessionState chosen = kept == null ? state : kept;
+            if (kept == null) {
+                long expires = parseLong(annotations == null ? null : annotations.get(EXPIRES_ANNOTATION));
+                long idle = parseLong(annotations == null ? null : annotations.get(IDLE_ANNOTATION));
+                if (expires > 0) {
+                    state.timers.setLifetime(
+                            Duration.ofMillis(Math.max(1, expires * 1000 - System.currentTimeMillis())));
+                }
+                if (idle > 0) {
+                    state.timers.setIdleTimeout(Duration.ofSeconds(idle));
+                }
+            }
+            Mono<Void> held = holdsLease(pod) ? blocking(() -> addOwner(id)).then() : Mono.empty();
+            return held.then(chosen.agent.untilTerminated(
+                            chosen.agent.connection().flatMap(c -> c.ping())))
+                    .thenReturn((SandboxSession) new KubernetesSession(this, chosen))
+                    .publishOn(Schedulers.boundedElastic());
+        });
+    }
+
+    private static boolean holdsLease(Pod pod) {
+        return pod.getMetadata().getOwnerReferences() != null
+                && pod.getMetadata().getOwnerReferences().stream().anyMatch(o -> "Lease".equals(o.getKind()));
+    }
+
+    /** Whoever attaches to a leased session holds it too: its lease becomes one more owner of the pod. */
+    private Object addOwner(String id) {
+        OwnerReference mine = lease.owner();
+        try {
+            client.pods().inNamespace(namespace).withName(id).edit(p -> {
+                List<OwnerReference> owners = p.getMetadata().getOwnerReferences();
+                if (owners.stream().noneMatch(o -> mine.getUid().equals(o.getUid()))) {
+                    owners.add(mine);
+                }
+                return p;
+            });
+        } catch (KubernetesClientException e) {
+            throw KubernetesErrors.map(e, "patch", "pods", namespace);
+        }
+        return id;
+    }
+
+    /**
+     * The sessions whose labels include these.
+     *
+     * @param wanted labels to match
+     * @return their infos
+     */
+    public Flux<SessionInfo> list(Map<String, String> wanted) {
+        return Flux.defer(() -> {
+            ensureOpen();
+            return Flux.fromIterable(watch.all())
+                    .filter(p -> p.getMetadata().getDeletionTimestamp() == null && PodStates.ended(p) == null)
+                    .filter(p -> {
+                        KubeSessionState s = sessions.get(p.getMetadata().getName());
+                        return s == null || !s.ending();
+                    })
+                    .map(p -> new SessionInfo(
+                            p.getMetadata().getName(), KubernetesSandboxProvider.NAME, labelsOf(p), createdAt(p)))
+                    .filter(info -> info.labels().entrySet().containsAll(wanted.entrySet()));
+        });
+    }
+
+    Mono<Void> destroy(KubeSessionState state, SessionEndReason reason) {
+        return Mono.defer(() -> {
+            synchronized (state) {
+                if (state.ending()) {
+                    return Mono.empty();
+                }
+                state.destroying(true);
+            }
+            state.agent.ending(state.endError(reason));
+            return deletePod(state.id)
+                    .doOnSuccess(x -> {
+                        state.markEnded(reason);
+                        sessions.remove(state.id, state);
+                    })
+                    .doOnError(e -> state.destroying(false));
+        });
+    }
+
+    private Mono<Void> deletePod(String id) {
+        return blocking(() -> {
+                    try {
+                        client.pods()
+                                .inNamespace(namespace)
+                                .withName(id)
+                                .withGracePeriod(0)
+                                .delete();
+                    } catch (KubernetesClientException e) {
+                        if (e.getCode() != 404) {
+                            throw KubernetesErrors.map(e, "delete", "pods", namespace);
+                        }
+                    }
+                    return id;
+                })
+                .then();
+    }
+
+    /**
+     * Records a session's new lifetime and idle timeout: on the pod (so that another client attaching knows) and
+     * with its agent (the backstop when no client is left).
+     */
+    Mono<Void> setTimers(KubeSessionState state, Duration lifetime, Duration idle) {
+        return Mono.defer(() -> {
+            if (lifetime != null && maxLifetime != null) {
+                Duration lived = Duration.between(state.createdAt, Instant.now());
+                if (lived.plus(lifetime).compareTo(maxLifetime) > 0) {
+                    throw new InvalidArgumentException(
+                            "lifetime",
+                            "the session would outlive the provider's maxLifetime " + maxLifetime
+                                    + " (the pod's activeDeadlineSeconds), got " + lifetime);
+                }
+            }
+            if (lifetime != null) {
+                state.timers.setLifetime(lifetime);
+            }
+            if (idle != null) {
+                state.timers.setIdleTimeout(idle);
+            }
+            Instant expires = state.timers.expiresAt();
+            Duration idleNow = state.timers.idleTimeout();
+            long deadline = expires == null ? 0 : expires.getEpochSecond() + 1;
+            long agentDeadline =
+                    deadline == 0 ? 0 : (deadline + KubernetesSandboxProvider.LIFETIME_GRACE_SECONDS) * 1000;
+            long agentIdle =
+                    idleNow == null ? 0 : (seconds(idleNow) + KubernetesSandboxProvider.IDLE_GRACE_SECONDS) * 1000;
+            Mono<Void> recorded = blocking(() -> {
+                        try {
+                            client.pods()
+                                    .inNamespace(namespace)
+                                    .withName(state.id)
+                                    .edit(p -> {
+                                        p.getMetadata()
+                                                .getAnnotations()
+                                                .put(
+                                                        EXPIRES_ANNOTATION,
+                                                        deadline > 0 ? Long.toString(deadline) : "never");
+                                        p.getMetadata()
+                                                .getAnnotations()
+                                                .put(
+                                                        IDLE_ANNOTATION,
+                                                        idleNow != null ? Long.toString(seconds(idleNow)) : "none");
+                                        return p;
+                                    });
+                        } catch (KubernetesClientException e) {
+                            throw KubernetesErrors.map(e, "patch", "pods", namespace);
+                        }
+                        return state.id;
+                    })
+                    .then();
+            return recorded.then(state.agent.untilTerminated(
+                    state.agent.connection().flatMap(c -> c.timers(agentDeadline, agentIdle))));
+        });
+    }
+
+    // ---------------------------------------------------------------------------------------------------- helpers
+
+    boolean isClosed() {
+        return closed.get();
+    }
+
+    private void ensureOpen() {
+        if (closed.get()) {
+            throw new ProviderClosedException(KubernetesSandboxProvider.NAME);
+        }
+    }
+
+    /** The labels a user gave, read back from the pod (hostile-free: written by clients, bounded). */
+    private static Map<String, String> labelsOf(Pod pod) {
+        Map<String, String> annotations = pod.getMetadata().getAnnotations();
+        String json = annotations == null ? null : annotations.get(LABELS_ANNOTATION);
+        if (json == null || json.length() > MAX_LABELS_JSON) {
+            return Map.of();
+        }
+        try {
+            Map<?, ?> raw = Serialization.unmarshal(json, Map.class);
+            Map<String, String> out = new LinkedHashMap<>();
+            if (raw != null) {
+                raw.forEach((k, v) -> {
+                    if (k instanceof String ks && v instanceof String vs) {
+                        out.put(ks, vs);
+                    }
+                });
+            }
+            return out;
+        } catch (RuntimeException e) {
+            return Map.of();
+        }
+    }
+
+    private static Map<String, String> userLabels(Map<String, String> labels) {
+        return new LinkedHashMap<>(labels);
+    }
+
+    private static Instant createdAt(Pod pod) {
+        try {
+            return Instant.parse(pod.getMetadata().getCreationTimestamp());
+        } catch (RuntimeException e) {
+            return Instant.EPOCH;
+        }
+    }
+
+    private static long parseLong(String s) {
+        try {
+            return s == null ? 0 : Long.parseLong(s);
+        } catch (NumberFormatException e) {
+            return 0;
+        }
+    }
+
+    static long seconds(Duration d) {
+        long s = d.getSeconds() + (d.getNano() > 0 ? 1 : 0);
+        return Math.max(1, s);
+    }
+
+    private static String hex(int bytes) {
+        byte[] b = new byte[bytes];
+        RANDOM.nextBytes(b);
+        return HexFormat.of().formatHex(b);
+    }
+
+    static <T> Mono<T> blocking(Callable<T> call) {
+        return Mono.fromCallable(call).subscribeOn(Schedulers.boundedElastic());
+    }
+
+    /**
+     * Stops the watch and the lease renewals; ends this client's handles. The pods stay: sessions with a lifetime
+     * until it ends, leased ones until their lease expires (unless another provider holds them).
+     */
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        renewals.dispose();
+        for (KubeSessionState s : sessions.values()) {
+            s.providerClosed();
+        }
+        sessions.clear();
+        watch.close();
+    }
+
+    /** One session's state, with the pod's own facts. */
+    static final class KubeSessionState extends AgentSessionState {
+        KubeSessionState(
+                String id,
+                Map<String, String> labels,
+                Instant createdAt,
+                Map<String, String> secrets,
+                SessionAgent agent,
+                java.util.function.Consumer<SessionEndReason> end) {
+            super(KubernetesSandboxProvider.NAME, id, labels, createdAt, secrets, agent, end);
+        }
+    }
+}
