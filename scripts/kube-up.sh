@@ -41,6 +41,7 @@ done
 
 start() {  # name, command...
   local name=$1; shift
+  printf '%q ' "$@" > "$dir/cmd-$name"
   setsid "$@" >"$dir/logs/$name.log" 2>&1 < /dev/null &
   echo "$name $!" >> "$dir/pids"
 }
@@ -152,6 +153,20 @@ kubeconfig "$dir/kubeconfig" "$(sa_token)"
 # the default service account's token must exist before pods can be admitted in the namespace
 default_sa() { api GET "/api/v1/namespaces/$namespace/serviceaccounts/default" | jq -e '.secrets[0].name'; }
 wait_for "the namespace's default service account" 60 default_sa
+
+# two more namespaces for the fault tests: one where the same account is bound to the Role but a ResourceQuota
+# allows no pod at all, and one where it holds no Role (every call is an RBAC denial)
+api POST /api/v1/namespaces "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"$namespace-quota\"}}" >/dev/null
+api POST /api/v1/namespaces "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"$namespace-denied\"}}" >/dev/null
+api POST "/apis/rbac.authorization.k8s.io/v1/namespaces/$namespace-quota/roles" "$role_json" >/dev/null
+api POST "/apis/rbac.authorization.k8s.io/v1/namespaces/$namespace-quota/rolebindings" "$(cat <<JSON
+{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding","metadata":{"name":"dev-sandbox-tests"},
+ "roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"Role","name":"dev-sandbox"},
+ "subjects":[{"kind":"ServiceAccount","name":"dev-sandbox-tests","namespace":"$namespace"}]}
+JSON
+)" >/dev/null
+api POST "/api/v1/namespaces/$namespace-quota/resourcequotas" \
+  '{"apiVersion":"v1","kind":"ResourceQuota","metadata":{"name":"no-pods"},"spec":{"hard":{"pods":"0"}}}' >/dev/null
 
 log "ready: $(api GET /version | jq -r .gitVersion), node localhost, namespace $namespace (admin: $dir/admin.kubeconfig)"
 echo "export KUBECONFIG=$dir/kubeconfig"
