@@ -25,7 +25,7 @@ class DockerOptions {
             names = "--image",
             paramLabel = "IMAGE",
             converter = Values.NonBlank.class,
-            description = "docker, kubernetes: the sessions' image [" + Provider.Docker.DEFAULT_IMAGE + "]")
+            description = "docker, kubernetes: the image [" + Provider.Docker.DEFAULT_IMAGE + "]")
     String image = Provider.Docker.DEFAULT_IMAGE;
 
     @Option(
