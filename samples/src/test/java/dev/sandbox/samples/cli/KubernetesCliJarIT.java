@@ -3,6 +3,9 @@ package dev.sandbox.samples.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sandbox.kubernetes.RequiresKubernetes;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -61,6 +64,38 @@ class KubernetesCliJarIT {
                 "-c",
                 "echo hi; echo there >&2");
         assertThat(r).isEqualTo(new JarCli.Result(0, "hi\n", "there\n"));
+    }
+
+    @Test
+    void serveServesPodsThatRemoteCommandsUseAndRemovesThemWhenItStops() throws Exception {
+        Path token = JarCli.tokenFile(dir.resolve("token"), "kubernetes-serve-token-0123456789");
+        String pod;
+        try (JarCli.Server server = JarCli.Server.start(
+                dir, token, "--provider", "kubernetes", "--image", "sandbox-test:busybox", "--pull-policy", "never")) {
+            String[] remote = {"--provider", "remote", "--url", server.url(), "--token-file", token.toString()};
+            JarCli.Result created = run(Map.of(), concat(new String[] {"create"}, remote));
+            assertThat(created.code()).as(created.err()).isZero();
+            pod = created.out().strip();
+            assertThat(pod).matches("kube-[0-9a-f]{16}");
+            JarCli.Result host = run(
+                    Map.of(), concat(new String[] {"exec"}, remote, new String[] {"--session", pod, "--", "hostname"}));
+            assertThat(host).isEqualTo(new JarCli.Result(0, pod + "\n", ""));
+            assertThat(server.stop()).as("serve stopped by SIGTERM").isIn(0, 130, 143);
+        }
+        // serve destroyed its sessions on the way out: the pod is gone or going
+        try (KubernetesClient client = new KubernetesClientBuilder().build()) {
+            Pod left = client.pods()
+                    .inNamespace(client.getNamespace())
+                    .withName(pod)
+                    .get();
+            assertThat(left == null || left.getMetadata().getDeletionTimestamp() != null)
+                    .as("pod %s after serve stopped", pod)
+                    .isTrue();
+        }
+    }
+
+    private static String[] concat(String[]... parts) {
+        return java.util.Arrays.stream(parts).flatMap(java.util.Arrays::stream).toArray(String[]::new);
     }
 
     @Test
