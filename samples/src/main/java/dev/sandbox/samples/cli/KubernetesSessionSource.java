@@ -1,8 +1,10 @@
 package dev.sandbox.samples.cli;
 
+import dev.sandbox.InvalidArgumentException;
 import dev.sandbox.kubernetes.KubernetesSandboxProvider;
 import dev.sandbox.kubernetes.KubernetesSettings;
 import java.util.Locale;
+import java.util.Map;
 
 /**
  * Sessions in pods of a Kubernetes cluster (the kubeconfig of {@code --kubeconfig}, else {@code KUBECONFIG}, else
@@ -15,26 +17,48 @@ final class KubernetesSessionSource extends ProviderSessionSource {
         super(provider);
     }
 
-    static KubernetesSessionSource open(Provider settings) {
+    /** The provider's settings and the options they come from, for messages. */
+    private static final Map<String, String> OPTIONS = Map.of(
+            "image", "--image",
+            "agentImage", "--agent-image",
+            "cpuRequest", "--cpus",
+            "cpuLimit", "--cpus",
+            "memoryRequest", "--memory",
+            "memoryLimit", "--memory",
+            "lease", "--container-lease",
+            "namespace", "--namespace",
+            "context", "--context",
+            "kubeconfig", "--kubeconfig");
+
+    static KubernetesSessionSource open(Provider settings) throws UsageException {
         return new KubernetesSessionSource(serving(settings));
     }
 
-    /** The provider for {@code sandbox serve} and {@code sandbox mcp --provider kubernetes}. */
-    static KubernetesSandboxProvider serving(Provider settings) {
+    /**
+     * The provider for {@code sandbox serve} and {@code sandbox mcp --provider kubernetes}.
+     *
+     * @throws UsageException naming the option when the provider refuses a value it came from
+     */
+    static KubernetesSandboxProvider serving(Provider settings) throws UsageException {
         Provider.Kubernetes k = settings.kubernetes();
-        KubernetesSandboxProvider.Builder b =
-                KubernetesSandboxProvider.builder().settings(settings(k));
-        if (k.kubeconfig() != null) {
-            b.kubeconfig(k.kubeconfig());
-        }
-        if (k.context() != null) {
-            b.context(k.context());
-        }
-        if (k.namespace() != null) {
-            b.namespace(k.namespace());
-        }
-        if (k.lease() != null) {
-            b.lease(k.lease());
+        KubernetesSandboxProvider.Builder b;
+        try {
+            b = KubernetesSandboxProvider.builder().settings(settings(k));
+            if (k.kubeconfig() != null) {
+                b.kubeconfig(k.kubeconfig());
+            }
+            if (k.context() != null) {
+                b.context(k.context());
+            }
+            if (k.namespace() != null) {
+                b.namespace(k.namespace());
+            }
+            if (k.lease() != null) {
+                b.lease(k.lease());
+            }
+        } catch (InvalidArgumentException e) {
+            String option = OPTIONS.get(e.field());
+            throw new UsageException(option == null ? e.getMessage() : option + ": " + e.getMessage());
         }
         return b.build();
     }

@@ -214,9 +214,17 @@ final class ServeCommand extends Subcommand {
         char[] file = TokenFile.read(tokenFile);
         List<char[]> tokens = tokens(file);
         Arrays.fill(file, '\0');
-        SandboxProvider sessions = served.docker() != null
-                ? DockerSessionSource.serving(served)
-                : served.kubernetes() != null ? KubernetesSessionSource.serving(served) : LocalSandboxProvider.create();
+        SandboxProvider sessions;
+        try {
+            sessions = served.docker() != null
+                    ? DockerSessionSource.serving(served)
+                    : served.kubernetes() != null
+                            ? KubernetesSessionSource.serving(served)
+                            : LocalSandboxProvider.create();
+        } catch (UsageException | RuntimeException e) {
+            tokens.forEach(t -> Arrays.fill(t, '\0'));
+            throw e;
+        }
         SandboxServer server;
         // MCP (streamable HTTP) on the same port under /mcp, behind the same tokens; each token sees its own sessions
         SandboxMcpServer mcp = mcpMaxSessions == 0

@@ -34,6 +34,19 @@ class KubernetesOptionsTest {
         assertThat(o.err()).as(shown).contains("see 'sandbox help " + args[0] + "'");
     }
 
+    /** A command line the parser accepts and the provider refuses: exit 2, one line naming the option. */
+    private static void assertRefused(String message, String... args) {
+        CommandLineTest.Outcome o = cli(args);
+        String shown = String.join(" ", args);
+        assertThat(o.code()).as(shown).isEqualTo(2);
+        assertThat(o.out()).as(shown).isEmpty();
+        assertThat(o.err().lines().toList())
+                .as(shown)
+                .singleElement()
+                .asString()
+                .startsWith("sandbox: " + message);
+    }
+
     @Test
     void everyKubernetesOptionReachesTheProvidersSettings() throws IOException {
         Path config = kubeconfig();
@@ -175,6 +188,43 @@ class KubernetesOptionsTest {
                 config,
                 "--token-file",
                 "t");
+    }
+
+    /** Values the provider refuses before it connects: a usage error naming the option (no cluster needed). */
+    @Test
+    void valuesTheProviderRefusesAreUsageErrorsNamingTheOption() throws IOException {
+        String config = kubeconfig().toString();
+        assertRefused(
+                "--container-lease: lease must be at least PT3S, got PT1S",
+                "exec",
+                "--provider",
+                "kubernetes",
+                "--kubeconfig",
+                config,
+                "--container-lease",
+                "1s",
+                "--",
+                "true");
+        assertRefused(
+                "--image: ",
+                "exec",
+                "--provider",
+                "kubernetes",
+                "--kubeconfig",
+                config,
+                "--image",
+                "two words",
+                "--",
+                "true");
+        assertRefused(
+                "--agent-image: ",
+                "create",
+                "--provider",
+                "kubernetes",
+                "--kubeconfig",
+                config,
+                "--agent-image",
+                "a b");
     }
 
     @Test
