@@ -64,6 +64,15 @@ public final class SandboxCli {
         if (System.getProperty("org.slf4j.simpleLogger.log.com.github.dockerjava") == null) {
             System.setProperty("org.slf4j.simpleLogger.log.com.github.dockerjava", "off");
         }
+        // so does fabric8 (a refused watch is logged with its trace, then thrown as KubernetesForbiddenException)
+        if (System.getProperty("org.slf4j.simpleLogger.log.io.fabric8") == null) {
+            System.setProperty("org.slf4j.simpleLogger.log.io.fabric8", "off");
+        }
+        // an error no subscriber waits for any more (a Kubernetes session's agent relay failing while its pod is
+        // deleted, after the command's result) is not the user's: Reactor logs it with its trace at ERROR
+        if (System.getProperty("org.slf4j.simpleLogger.log.reactor.core.publisher.Operators") == null) {
+            System.setProperty("org.slf4j.simpleLogger.log.reactor.core.publisher.Operators", "off");
+        }
         int code = run(args, System.out, System.err);
         System.exit(code);
     }
