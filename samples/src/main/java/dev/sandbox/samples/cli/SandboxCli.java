@@ -68,11 +68,6 @@ public final class SandboxCli {
         if (System.getProperty("org.slf4j.simpleLogger.log.io.fabric8") == null) {
             System.setProperty("org.slf4j.simpleLogger.log.io.fabric8", "off");
         }
-        // an error no subscriber waits for any more (a Kubernetes session's agent relay failing while its pod is
-        // deleted, after the command's result) is not the user's: Reactor logs it with its trace at ERROR
-        if (System.getProperty("org.slf4j.simpleLogger.log.reactor.core.publisher.Operators") == null) {
-            System.setProperty("org.slf4j.simpleLogger.log.reactor.core.publisher.Operators", "off");
-        }
         int code = run(args, System.out, System.err);
         System.exit(code);
     }
