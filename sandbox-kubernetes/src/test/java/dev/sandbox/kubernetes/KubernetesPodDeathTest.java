@@ -92,4 +92,27 @@ class KubernetesPodDeathTest {
             s.destroy().onErrorResume(e -> Mono.empty()).block(WAIT);
         }
     }
+
+    @Test
+    void attachingToASessionWhosePodWasJustDeletedSaysNotFound() {
+        // another provider instance: nothing known of the session but what its own watch saw, which may lag the
+        // deletion by a moment; a leased session makes the attach add the attaching provider's lease to the pod
+        try (KubernetesSandboxProvider other = KubernetesTestSupport.provider()) {
+            for (int i = 0; i < 5; i++) {
+                SandboxSession s = provider.create(support.sessionOptions()).block(WAIT);
+                support.client
+                        .pods()
+                        .inNamespace(support.namespace)
+                        .withName(s.id())
+                        .withGracePeriod(0)
+                        .delete();
+                Object outcome = other.attach(s.id())
+                        .map(Object.class::cast)
+                        .onErrorResume(Mono::just)
+                        .block(WAIT);
+                assertThat(outcome).as("try %d", i).isInstanceOf(dev.sandbox.SessionNotFoundException.class);
+                s.destroy().onErrorResume(e -> Mono.empty()).block(WAIT);
+            }
+        }
+    }
 }

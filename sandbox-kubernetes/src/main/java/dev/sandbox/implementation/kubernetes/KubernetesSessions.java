@@ -377,6 +377,10 @@ public final class KubernetesSessions implements AutoCloseable {
                 return p;
             });
         } catch (KubernetesClientException e) {
+            if (e.getCode() == 404) {
+                // deleted after the watch last saw it (by a destroy of this or another client): no such session
+                throw new SessionNotFoundException(id);
+            }
             throw KubernetesErrors.map(e, "patch", "pods", namespace);
         }
         return id;
