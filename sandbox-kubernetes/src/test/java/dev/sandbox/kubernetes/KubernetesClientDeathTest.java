@@ -26,8 +26,8 @@ import org.junit.jupiter.api.TestInstance;
  * <p>The bound the design promises (KubernetesSandboxProvider, ClientLease): the lease is renewed every third of its
  * duration, so it expires at most {@code lease + SKEW} after the kill; a sweep (here one every {@link #SWEEP_EVERY})
  * deletes it; the garbage collector then deletes the pod, whose grace period is 2 s. So the pod's deletion starts
- * within {@code lease + SKEW + SWEEP_EVERY + COLLECTOR} (10.5 s here; measured about 5 s) and the pod is gone at most
- * {@link #GRACE} later (measured 12.8 s after the kill in all).
+ * within {@code lease + SKEW + SWEEP_EVERY + COLLECTOR} (10.5 s here; measured 5.2 to 5.4 s) and the pod is gone at
+ * most {@link #GRACE} later (measured 10.9 to 17.2 s after the kill in all).
  */
 @RequiresKubernetes
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -43,9 +43,10 @@ class KubernetesClientDeathTest {
     private static final Duration COLLECTOR = Duration.ofSeconds(5);
     /**
      * From the deletion's start to the pod object gone: the pods' terminationGracePeriodSeconds (2 s, PodSpecs), then
-     * the kubelet stops the containers, removes them and confirms (measured 7.6 s in all on the test cluster).
+     * the kubelet stops the containers, removes them and confirms; the kubelet's part is outside the SDK and slow on a
+     * loaded machine (measured 5.7 to 11.8 s in all on the test cluster, on two shared cores).
      */
-    private static final Duration GRACE = Duration.ofSeconds(2 + 8);
+    private static final Duration GRACE = Duration.ofSeconds(2 + 18);
 
     private KubernetesTestSupport support;
     private KubernetesSandboxProvider provider;
