@@ -169,9 +169,7 @@ public abstract class AgentSession extends RunnerSession {
      * the same durations. Now, when the agent's list does not say (the process was already dropped).
      */
     private Mono<Instant> agentStartedAt(String processId) {
-        return state.agent
-                .untilTerminated(
-                        state.agent.connection().flatMapMany(c -> c.processes().procs()), x -> false)
+        return agentProcs()
                 .filter(p -> p.id().equals(processId))
                 .next()
                 .map(p -> Instant.ofEpochMilli(p.startedMs()))
@@ -188,44 +186,33 @@ public abstract class AgentSession extends RunnerSession {
 
     @Override
     public Flux<ProcessInfo> processes() {
-        return Flux.defer(() -> {
-            check();
-            // the agent's list: every background process of the session, whoever started it (PTYs are not listed)
-            return state.agent
-                    .untilTerminated(
-                            state.agent
-                                    .connection()
-                                    .flatMapMany(c -> c.processes().procs()),
-                            x -> false)
-                    .filter(p -> p.kind() == 0)
-                    .map(p -> {
-                        AgentHeldProcess mine = state.processes.get(p.id());
-                        return mine != null && mine.pid == p.pid() && !mine.running()
-                                ? mine.info() // its exit as this provider reported it (a timeout is 124)
-                                : AgentHeldProcess.info(p);
-                    });
-        });
+        // the agent's list: every background process of the session, whoever started it (PTYs are not listed)
+        return listed(0);
     }
 
     @Override
     public Flux<ProcessInfo> ptys() {
+        // the agent's list of terminals of the session, whoever started them
+        return listed(1);
+    }
+
+    /** The agent's processes of a kind (0 background, 1 terminal), with this provider's exits where it has them. */
+    private Flux<ProcessInfo> listed(int kind) {
         return Flux.defer(() -> {
             check();
-            // the agent's list of terminals of the session, whoever started them
-            return state.agent
-                    .untilTerminated(
-                            state.agent
-                                    .connection()
-                                    .flatMapMany(c -> c.processes().procs()),
-                            x -> false)
-                    .filter(p -> p.kind() == 1)
-                    .map(p -> {
-                        AgentHeldProcess mine = state.processes.get(p.id());
-                        return mine != null && mine.pid == p.pid() && !mine.running()
-                                ? mine.info()
-                                : AgentHeldProcess.info(p);
-                    });
+            return agentProcs().filter(p -> p.kind() == kind).map(p -> {
+                AgentHeldProcess mine = state.processes.get(p.id());
+                return mine != null && mine.pid == p.pid() && !mine.running()
+                        ? mine.info() // its exit as this provider reported it (a timeout is 124)
+                        : AgentHeldProcess.info(p);
+            });
         });
+    }
+
+    /** Every process the agent holds for the session, whoever started it. */
+    private Flux<AgentProcInfo> agentProcs() {
+        return state.agent.untilTerminated(
+                state.agent.connection().flatMapMany(c -> c.processes().procs()), x -> false);
     }
 
     @Override
@@ -281,12 +268,7 @@ public abstract class AgentSession extends RunnerSession {
             if (mine != null && mine.terminal == terminal) {
                 return Mono.just(mine);
             }
-            return state.agent
-                    .untilTerminated(
-                            state.agent
-                                    .connection()
-                                    .flatMapMany(c -> c.processes().procs()),
-                            x -> false)
+            return agentProcs()
                     .filter(p -> p.id().equals(id) && (p.kind() == 1) == terminal)
                     .next()
                     .switchIfEmpty(Mono.error(() -> new ProcessNotFoundException(state.id, id)))
@@ -344,9 +326,7 @@ public abstract class AgentSession extends RunnerSession {
      * they are: only this provider's are known here. Without the listing, what this provider knows.
      */
     private Mono<SessionStatus> statusWithAgent() {
-        return state.agent
-                .untilTerminated(
-                        state.agent.connection().flatMapMany(c -> c.processes().procs()), x -> false)
+        return agentProcs()
                 .filter(AgentProcInfo::running)
                 .collectList()
                 // off the connection's I/O thread: the status reads the SDK's version (a resource) on first use
