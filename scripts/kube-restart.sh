@@ -18,11 +18,25 @@ new=$!
 awk -v n="$name" -v p="$new" '$1 == n {$2 = p} {print}' "$dir/pids" > "$dir/pids.new" && mv "$dir/pids.new" "$dir/pids"
 if [ "$name" = kube-apiserver ]; then
   token=$(cut -d, -f1 "$dir/pki/tokens.csv")
+  ready=
   for _ in $(seq 1 300); do
-    curl -fsS --cacert "$dir/pki/apiserver.crt" -H "Authorization: Bearer $token" https://127.0.0.1:6443/readyz \
-      >/dev/null 2>&1 && exit 0
+    if curl -fsS --cacert "$dir/pki/apiserver.crt" -H "Authorization: Bearer $token" https://127.0.0.1:6443/readyz \
+      >/dev/null 2>&1; then ready=1; break; fi
     sleep 0.2
   done
-  echo "[kube-restart] kube-apiserver did not answer within 60 s" >&2
-  exit 1
+  [ -n "$ready" ] || { echo "[kube-restart] kube-apiserver did not answer within 60 s" >&2; exit 1; }
+  # components of a cluster started with leader election exit when the API server is away ("leaderelection lost"):
+  # start again, with their recorded command lines, those that did
+  sleep 2
+  for other in kube-controller-manager kube-scheduler; do
+    [ -f "$dir/cmd-$other" ] || continue
+    opid=$(awk -v n="$other" '$1 == n {print $2}' "$dir/pids")
+    if [ -z "$opid" ] || ! kill -0 "$opid" 2>/dev/null; then
+      echo "[kube-restart] $other had exited; starting it again" >&2
+      eval "setsid $(cat "$dir/cmd-$other") >>\"$dir/logs/$other.log\" 2>&1 < /dev/null &"
+      onew=$!
+      awk -v n="$other" -v p="$onew" '$1 == n {$2 = p} {print}' "$dir/pids" > "$dir/pids.new" \
+        && mv "$dir/pids.new" "$dir/pids"
+    fi
+  done
 fi

@@ -112,10 +112,14 @@ KC
 kubeconfig "$dir/admin.kubeconfig" "$admin_token"
 
 log "starting kube-controller-manager and kube-scheduler"
+# one instance each, so no leader election: with it they exit ("leaderelection lost") when the API server is away for
+# longer than the renew deadline, as in the fault test that restarts it (scripts/kube-restart.sh)
 start kube-controller-manager "$bin/kube-controller-manager" --kubeconfig="$dir/admin.kubeconfig" \
   --service-account-private-key-file="$dir/pki/sa.key" --root-ca-file="$dir/pki/apiserver.crt" \
-  --controllers='*,-nodeipam' --use-service-account-credentials=false --bind-address=127.0.0.1 --port=0
-start kube-scheduler "$bin/kube-scheduler" --kubeconfig="$dir/admin.kubeconfig" --bind-address=127.0.0.1 --port=0
+  --controllers='*,-nodeipam' --use-service-account-credentials=false --bind-address=127.0.0.1 --port=0 \
+  --leader-elect=false
+start kube-scheduler "$bin/kube-scheduler" --kubeconfig="$dir/admin.kubeconfig" --bind-address=127.0.0.1 --port=0 \
+  --leader-elect=false
 
 log "starting the kubelet on the Docker daemon ($(docker info --format '{{.CgroupDriver}}') cgroups)"
 start kubelet "$bin/kubelet" --kubeconfig="$dir/admin.kubeconfig" --hostname-override=localhost \

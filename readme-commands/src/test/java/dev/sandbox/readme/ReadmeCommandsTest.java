@@ -23,6 +23,7 @@ import java.util.TreeSet;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
@@ -287,6 +288,25 @@ class ReadmeCommandsTest {
             }
         }
         assertThat(values).containsKeys("SESSION", "PROCESS");
+    }
+
+    /**
+     * On the cluster of {@code KUBECONFIG} (from this JVM's environment, which the shell inherits): required under
+     * {@code CI=true}, where the cluster runs; elsewhere the block is skipped without one.
+     */
+    @Test
+    @Order(7)
+    void block_kubernetes_cli() throws Exception {
+        String kubeconfig = System.getenv("KUBECONFIG");
+        boolean ci = "true".equalsIgnoreCase(System.getenv("CI"));
+        assertThat(ci && (kubeconfig == null || kubeconfig.isBlank()))
+                .as("CI=true needs KUBECONFIG for the kubernetes-cli block (scripts/kube-up.sh prints it)")
+                .isFalse();
+        Assumptions.assumeTrue(
+                kubeconfig != null && !kubeconfig.isBlank(), "KUBECONFIG is not set: no cluster to run the block on");
+        Shell.Result r = shell.run(single("kubernetes-cli"), COMMAND);
+        assertThat(r.code()).as("%s", r).isZero();
+        assertThat(r.out()).as("%s", r).isEqualTo("hi\n");
     }
 
     @Test

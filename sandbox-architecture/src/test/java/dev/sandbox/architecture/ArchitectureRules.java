@@ -36,11 +36,19 @@ final class ArchitectureRules {
 
     /** Third-party types that public signatures never name: users must not need these libraries to call the SDK. */
     static final String[] TRANSPORT_PACKAGES = {
-        "io.netty..", "reactor.netty..", "com.fasterxml.jackson..", "com.github.dockerjava..", "com.sun.jna.."
+        "io.netty..",
+        "reactor.netty..",
+        "com.fasterxml.jackson..",
+        "tools.jackson..",
+        "com.github.dockerjava..",
+        "io.fabric8..",
+        "com.sun.jna.."
     };
 
     /** Libraries the core ({@code sandbox-reactive}) does not use: its users get Reactor, slf4j and JNA only. */
-    static final String[] NOT_IN_CORE = {"io.netty..", "reactor.netty..", "com.fasterxml..", "com.github.dockerjava.."};
+    static final String[] NOT_IN_CORE = {
+        "io.netty..", "reactor.netty..", "com.fasterxml..", "tools.jackson..", "com.github.dockerjava..", "io.fabric8.."
+    };
 
     /**
      * The types of the exec machinery's framing contract that the server drives (the session's batched exec and the
@@ -67,7 +75,7 @@ final class ArchitectureRules {
 
     /**
      * No public or protected member of an exported class in an API package names a Netty, reactor-netty, Jackson,
-     * docker-java or JNA type: not in a return or parameter type, a field, a constructor, a thrown exception, a type
+     * docker-java, fabric8 or JNA type: not in a return or parameter type, a field, a constructor, a thrown exception, a type
      * parameter's bound, a superclass or interface, and not inside a generic argument, wildcard bound or array.
      */
     ArchRule publicSignaturesNameNoTransportTypes() {
@@ -78,8 +86,9 @@ final class ArchitectureRules {
                 .resideOutsideOfPackage("..implementation..")
                 .and(EXPORTED)
                 .should(nameNoTypeInPublicSignatures(resideInAnyPackage(TRANSPORT_PACKAGES)))
-                .because("users of the SDK must not need Netty, Jackson, docker-java or JNA on their compile path;"
-                        + " these stay inside the implementation packages");
+                .because(
+                        "users of the SDK must not need Netty, Jackson, docker-java, fabric8 or JNA on their compile path;"
+                                + " these stay inside the implementation packages");
     }
 
     /** The blocking facade adapts the public reactive API only. */
@@ -193,7 +202,8 @@ final class ArchitectureRules {
                         pkg("implementation.remote.."),
                         "io.netty..",
                         "reactor.netty..",
-                        "com.github.dockerjava..")
+                        "com.github.dockerjava..",
+                        "io.fabric8..")
                 .because("the agent client is shared by the providers that run the agent and depends on none of them");
     }
 
@@ -206,11 +216,11 @@ final class ArchitectureRules {
     }
 
     /**
-     * The providers (local, docker, remote), API package and implementation packages together, do not use each
+     * The providers (local, docker, kubernetes, remote), API package and implementation packages together, do not use each
      * other.
      */
     ArchRule providersAreIndependent() {
-        List<String> providers = List.of("local", "docker", "remote");
+        List<String> providers = List.of("local", "docker", "kubernetes", "remote");
         SliceAssignment assignment = new SliceAssignment() {
             @Override
             public SliceIdentifier getIdentifierOf(JavaClass type) {
@@ -254,6 +264,8 @@ final class ArchitectureRules {
                 .resideOutsideOfPackages(
                         pkg("docker.."),
                         pkg("implementation.docker.."),
+                        pkg("kubernetes.."),
+                        pkg("implementation.kubernetes.."),
                         pkg("remote.."),
                         pkg("implementation.remote.."),
                         pkg("implementation.wire.."),

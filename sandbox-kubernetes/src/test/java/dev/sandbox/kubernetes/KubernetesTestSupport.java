@@ -24,8 +24,13 @@ import java.util.concurrent.TimeUnit;
 final class KubernetesTestSupport implements AutoCloseable {
     static final String IMAGE = "sandbox-test:busybox";
     static final String RUN_LABEL = "sandbox-test-run";
-    /** The agent image archive sandbox-agent-image's build writes. */
-    static final Path AGENT_IMAGE_TAR = Path.of("../sandbox-agent-image/target/sandbox-agent-image.tar");
+    /**
+     * The agent image archive sandbox-agent-image's build writes, from a module's directory (a top-level module's, or
+     * a nested one's such as samples/webflux-demo).
+     */
+    static final Path AGENT_IMAGE_TAR = Files.isDirectory(Path.of("../sandbox-agent-image"))
+            ? Path.of("../sandbox-agent-image/target/sandbox-agent-image.tar")
+            : Path.of("../../sandbox-agent-image/target/sandbox-agent-image.tar");
 
     private static volatile boolean agentLoaded;
 

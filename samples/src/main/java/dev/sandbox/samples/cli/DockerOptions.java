@@ -9,11 +9,14 @@ import picocli.CommandLine.Spec;
 
 /**
  * The Docker provider's options, a mixin: {@code --image}, {@code --pull}, {@code --runtime}, {@code --network},
- * {@code --cpus}, {@code --memory}, {@code --pids-limit}, {@code --container-lease}. They apply to {@code --provider docker} only.
+ * {@code --cpus}, {@code --memory}, {@code --pids-limit}, {@code --container-lease}. They apply to {@code --provider
+ * docker}; those that mean the same for pods ({@link #SHARED}) to {@code --provider kubernetes} too.
  */
 class DockerOptions {
-    private static final List<String> NAMES = List.of(
-            "--image", "--pull", "--runtime", "--network", "--cpus", "--memory", "--pids-limit", "--container-lease");
+    /** The options of both the docker and the kubernetes provider. */
+    static final List<String> SHARED = List.of("--image", "--pull", "--cpus", "--memory", "--container-lease");
+
+    private static final List<String> DOCKER_ONLY = List.of("--runtime", "--network", "--pids-limit");
 
     @Spec(Spec.Target.MIXEE)
     CommandSpec mixee;
@@ -22,15 +25,15 @@ class DockerOptions {
             names = "--image",
             paramLabel = "IMAGE",
             converter = Values.NonBlank.class,
-            description = "docker only: the sessions' image [" + Provider.Docker.DEFAULT_IMAGE + "]")
+            description = "docker, kubernetes: the image [" + Provider.Docker.DEFAULT_IMAGE + "]")
     String image = Provider.Docker.DEFAULT_IMAGE;
 
     @Option(
-            names = "--pull",
+            names = {"--pull", "--pull-policy"},
             paramLabel = "POLICY",
             converter = Values.PullPolicies.class,
             completionCandidates = Values.PullPolicies.class,
-            description = "docker only: always, if-not-present or never [if-not-present]")
+            description = "docker, kubernetes: always, if-not-present or never [if-not-present]")
     String pull;
 
     @Option(
@@ -53,14 +56,14 @@ class DockerOptions {
             names = "--cpus",
             paramLabel = "N",
             converter = Values.Cpus.class,
-            description = "docker only: CPU limit, such as 0.5")
+            description = "docker, kubernetes: CPU limit, such as 0.5")
     Double cpus;
 
     @Option(
             names = "--memory",
             paramLabel = "BYTES",
             converter = Values.Memory.class,
-            description = "docker only: memory limit, a number with an optional k, m or g suffix; at least 6m")
+            description = "docker, kubernetes: memory limit, a number with an optional k, m or g suffix; at least 6m")
     Long memory;
 
     @Option(
@@ -74,7 +77,7 @@ class DockerOptions {
             names = "--container-lease",
             paramLabel = "D",
             converter = Durations.class,
-            description = "docker only: how long a session without a lifetime outlives this process when it dies"
+            description = "docker, kubernetes: how long a session without a lifetime outlives this process when it dies"
                     + " without ending it [1m]")
     java.time.Duration lease;
 
@@ -90,9 +93,17 @@ class DockerOptions {
             return new Provider.Docker(image, pull, runtime, network, cpus, memory, pidsLimit, lease);
         }
         ParseResult given = mixee.commandLine().getParseResult();
-        for (String name : NAMES) {
+        for (String name : DOCKER_ONLY) {
             if (given.hasMatchedOption(name)) {
                 throw new ParameterException(mixee.commandLine(), name + " applies to --provider docker only");
+            }
+        }
+        if (!provider.equals("kubernetes")) {
+            for (String name : SHARED) {
+                if (given.hasMatchedOption(name)) {
+                    throw new ParameterException(
+                            mixee.commandLine(), name + " applies to --provider docker or kubernetes only");
+                }
             }
         }
         return null;

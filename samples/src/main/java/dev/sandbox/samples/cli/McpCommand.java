@@ -199,7 +199,7 @@ final class McpCommand extends SessionSubcommand {
         }
         return "sandbox mcp runs the code a model writes, so without --provider it uses Docker, and no Docker daemon"
                 + " answers (" + reason + "). Start Docker or set DOCKER_HOST, or choose a provider: --provider"
-                + " docker|remote|local (remote: a sandbox serve, with --url and --token-file; local: host processes"
+                + " docker|kubernetes|remote|local (kubernetes: pods in the cluster of KUBECONFIG; remote: a sandbox serve, with --url and --token-file; local: host processes"
                 + " of your user, without isolation)";
     }
 
@@ -208,6 +208,7 @@ final class McpCommand extends SessionSubcommand {
         return switch (provider.name()) {
             case "local" -> LocalSandboxProvider.create();
             case "docker" -> DockerSessionSource.serving(provider);
+            case "kubernetes" -> KubernetesSessionSource.serving(provider);
             case "remote" -> RemoteSessionSource.provider(provider);
             default -> throw new IllegalArgumentException("unknown provider " + provider.name());
         };

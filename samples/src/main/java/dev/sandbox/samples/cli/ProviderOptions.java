@@ -6,10 +6,11 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 
 /**
- * The options that choose where a subcommand's sessions are, a mixin: {@code --provider local|docker|remote}, the
- * remote provider's {@code --url}, {@code --token-file} and {@code --ca-cert}, and the Docker provider's settings.
+ * The options that choose where a subcommand's sessions are, a mixin: {@code --provider
+ * local|docker|kubernetes|remote}, the remote provider's {@code --url}, {@code --token-file} and {@code --ca-cert}, and
+ * the Docker and Kubernetes providers' settings.
  */
-final class ProviderOptions extends DockerOptions {
+final class ProviderOptions extends KubernetesOptions {
     // help lists these first (picocli's default order is -1, and it sorts stably)
     @Option(
             names = "--provider",
@@ -18,7 +19,8 @@ final class ProviderOptions extends DockerOptions {
             completionCandidates = Values.Providers.class,
             order = -4,
             description = "where to run: local (host processes, no isolation), docker (containers on the Docker"
-                    + " daemon of DOCKER_HOST) or remote (a sandbox serve) [local; sandbox mcp: docker]")
+                    + " daemon of DOCKER_HOST), kubernetes (pods in a cluster, from KUBECONFIG) or remote (a sandbox"
+                    + " serve) [local; sandbox mcp: docker]")
     String name = "local";
 
     @Option(
@@ -54,6 +56,7 @@ final class ProviderOptions extends DockerOptions {
      */
     Provider provider() {
         Provider.Docker docker = docker(name);
+        Provider.Kubernetes kubernetes = kubernetes(name);
         boolean remote = name.equals("remote");
         if (remote && (url == null || tokenFile == null)) {
             throw usageError("--provider remote needs --url URL and --token-file FILE");
@@ -76,7 +79,7 @@ final class ProviderOptions extends DockerOptions {
                 throw usageError(e.getMessage());
             }
         }
-        return name.equals("local") ? Provider.LOCAL : new Provider(name, url, tokenFile, caCert, docker);
+        return name.equals("local") ? Provider.LOCAL : new Provider(name, url, tokenFile, caCert, docker, kubernetes);
     }
 
     private ParameterException usageError(String message) {

@@ -64,6 +64,10 @@ public final class SandboxCli {
         if (System.getProperty("org.slf4j.simpleLogger.log.com.github.dockerjava") == null) {
             System.setProperty("org.slf4j.simpleLogger.log.com.github.dockerjava", "off");
         }
+        // so does fabric8 (a refused watch is logged with its trace, then thrown as KubernetesForbiddenException)
+        if (System.getProperty("org.slf4j.simpleLogger.log.io.fabric8") == null) {
+            System.setProperty("org.slf4j.simpleLogger.log.io.fabric8", "off");
+        }
         int code = run(args, System.out, System.err);
         System.exit(code);
     }

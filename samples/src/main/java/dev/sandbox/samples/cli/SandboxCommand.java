@@ -72,8 +72,8 @@ final class SandboxCommand implements Callable<Integer> {
                    sandbox cp [PROVIDER] SRC DST
                    sandbox ls-files [PROVIDER] SESSION:PATH
                    sandbox shell [PROVIDER] [--session SESSION] [-- CMD [ARG...]]
-                   sandbox serve [--provider local|docker [DOCKER]] [--host HOST] [--port PORT]
-                                 --token-file FILE
+                   sandbox serve [--provider local|docker|kubernetes [DOCKER|KUBERNETES]]
+                                 [--host HOST] [--port PORT] --token-file FILE
                    sandbox mcp [PROVIDER] [--max-sessions N] [--lifetime D] [--timeout D]
                                [--max-output SIZE]
                    sandbox generate-completion
@@ -87,7 +87,7 @@ final class SandboxCommand implements Callable<Integer> {
                         stderr, stdoutTruncated, stderrTruncated, durationMs (and stdoutBytes,
                         stderrBytes, termination); exits with CMD's exit code
 
-            Commands for sessions that outlive the sandbox command (docker and remote providers;
+            Commands for sessions that outlive the sandbox command (docker, kubernetes and remote;
             local sessions end with the command that made them, so with the local provider
             these fail with exit code 2):
               create    makes a session and prints its id; with --from-snapshot, from a
@@ -121,7 +121,7 @@ final class SandboxCommand implements Callable<Integer> {
                         passed on as it changes; exits with CMD's exit code
 
             Server:
-              serve     serves local (or docker) sessions over HTTP (the remote provider's protocol) on
+              serve     serves local, docker or kubernetes sessions over HTTP (the remote provider's protocol) on
                         HOST [127.0.0.1] and PORT [7070; 0 for any free port], to clients
                         that send the token in FILE; prints "serving on URL" and runs until
                         SIGINT or SIGTERM, then stops gracefully (its sessions are destroyed);
@@ -140,18 +140,26 @@ final class SandboxCommand implements Callable<Integer> {
 
             PROVIDER and OPTIONS:
               --provider NAME     where to run: local (host processes, no isolation), docker
-                                  (containers on the Docker daemon of DOCKER_HOST) or remote
-                                  (a sandbox serve) [local; sandbox mcp: docker]
+                                  (containers on the Docker daemon of DOCKER_HOST), kubernetes
+                                  (pods in the cluster of KUBECONFIG) or remote (a sandbox
+                                  serve) [local; sandbox mcp: docker]
               --url URL           remote only: the server, such as http://127.0.0.1:7070
               --token-file FILE   remote only: the file holding the server's token
-            DOCKER (docker only):
-              --image IMAGE       the sessions' image [python:3.12-slim]
-              --pull POLICY       always, if-not-present or never [if-not-present]
+            DOCKER (docker; those marked * also kubernetes):
+              --image IMAGE     * the sessions' image [python:3.12-slim]
+              --pull POLICY     * always, if-not-present or never [if-not-present]
+                                  (also --pull-policy)
               --runtime NAME      runc, or runsc for gVisor [runc]
               --network NAME      none or bridge [none]
-              --cpus N            CPU limit, such as 0.5
-              --memory BYTES      memory limit: a number with an optional k, m or g suffix
+              --cpus N          * CPU limit, such as 0.5
+              --memory BYTES    * memory limit: a number with an optional k, m or g suffix
               --pids-limit N      the most processes at once
+            KUBERNETES (kubernetes only):
+              --kubeconfig FILE   the kubeconfig [KUBECONFIG, else ~/.kube/config]
+              --context NAME      the kubeconfig's context [its current one]
+              --namespace NAME    the namespace of the session pods [the context's, else default]
+              --agent-image IMAGE the image the agent is copied from, which the nodes can pull
+                                  [dev.sandbox/sandbox-agent:VERSION]
             OPTIONS also:
               --workdir DIR       run in DIR (must exist; kept) instead of a fresh temporary
                                   directory (deleted afterwards); with --session, CMD's

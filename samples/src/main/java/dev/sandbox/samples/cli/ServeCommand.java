@@ -16,20 +16,20 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
- * {@code sandbox serve}: the local (or Docker) provider's sessions behind a {@link SandboxServer}. Prints the URL, then
+ * {@code sandbox serve}: the local (or Docker, or Kubernetes) provider's sessions behind a {@link SandboxServer}. Prints the URL, then
  * runs until the JVM is asked to stop (SIGINT, SIGTERM): a shutdown hook stops the server gracefully (running requests
  * get a few seconds, its sessions are destroyed) and closes the provider.
  */
 @Command(
         name = "serve",
         customSynopsis = {
-            "sandbox serve [--provider local|docker [DOCKER]] [--host HOST] [--port PORT]",
+            "sandbox serve [--provider local|docker|kubernetes [DOCKER|KUBERNETES]] [--host HOST] [--port PORT]",
             "                     [--max-connections N] [--lease D] [--root DIR] [--max-upload-bytes SIZE]",
             "                     [--mcp-max-sessions N] [--mcp-timeout D] [--tls-cert FILE --tls-key FILE]",
             "                     --token-file FILE"
         },
         description = {
-            "Serves local (or docker) sessions over HTTP (the remote provider's protocol) to clients that send a"
+            "Serves local (or docker, or kubernetes) sessions over HTTP (the remote provider's protocol) to clients that send a"
                     + " token in FILE (one per line, each token a tenant that sees only its own sessions); prints"
                     + " \"serving on URL\" and runs until SIGINT or SIGTERM, then stops gracefully (its sessions"
                     + " are destroyed). The same port serves MCP (streamable HTTP) under /mcp with the same tokens:"
@@ -46,7 +46,7 @@ final class ServeCommand extends Subcommand {
             paramLabel = "NAME",
             completionCandidates = ServedProviders.class,
             order = -2,
-            description = "whose sessions to serve: local or docker [local]")
+            description = "whose sessions to serve: local, docker or kubernetes [local]")
     String provider = "local";
 
     @Option(
@@ -137,7 +137,7 @@ final class ServeCommand extends Subcommand {
     int port = 7070;
 
     @Mixin
-    DockerOptions dockerOptions;
+    KubernetesOptions providerOptions;
 
     /** The served provider's settings, known after {@link #validate()}. */
     Provider served;
@@ -145,21 +145,24 @@ final class ServeCommand extends Subcommand {
     /** The providers {@code serve} can serve. */
     static final class ServedProviders extends Values.OneOf {
         ServedProviders() {
-            super("local", "docker");
+            super("local", "docker", "kubernetes");
         }
     }
 
     @Override
     void validate() {
-        if (!provider.equals("local") && !provider.equals("docker")) {
-            throw usageError(
-                    "sandbox serve serves the local or the docker provider, got --provider '" + provider + "'");
+        if (!List.of("local", "docker", "kubernetes").contains(provider)) {
+            throw usageError("sandbox serve serves the local, the docker or the kubernetes provider, got --provider '"
+                    + provider + "'");
         }
         if ((tlsCert == null) != (tlsKey == null)) {
             throw usageError(tlsCert == null ? "--tls-key needs --tls-cert FILE" : "--tls-cert needs --tls-key FILE");
         }
-        Provider.Docker docker = dockerOptions.docker(provider);
-        served = docker == null ? Provider.LOCAL : new Provider(provider, null, null, null, docker);
+        Provider.Docker docker = providerOptions.docker(provider);
+        Provider.Kubernetes kubernetes = providerOptions.kubernetes(provider);
+        served = provider.equals("local")
+                ? Provider.LOCAL
+                : new Provider(provider, null, null, null, docker, kubernetes);
     }
 
     /** The tokens of the token file: one per non-blank line, surrounding whitespace ignored. */
@@ -211,8 +214,17 @@ final class ServeCommand extends Subcommand {
         char[] file = TokenFile.read(tokenFile);
         List<char[]> tokens = tokens(file);
         Arrays.fill(file, '\0');
-        SandboxProvider sessions =
-                served.docker() != null ? DockerSessionSource.serving(served) : LocalSandboxProvider.create();
+        SandboxProvider sessions;
+        try {
+            sessions = served.docker() != null
+                    ? DockerSessionSource.serving(served)
+                    : served.kubernetes() != null
+                            ? KubernetesSessionSource.serving(served)
+                            : LocalSandboxProvider.create();
+        } catch (UsageException | RuntimeException e) {
+            tokens.forEach(t -> Arrays.fill(t, '\0'));
+            throw e;
+        }
         SandboxServer server;
         // MCP (streamable HTTP) on the same port under /mcp, behind the same tokens; each token sees its own sessions
         SandboxMcpServer mcp = mcpMaxSessions == 0

@@ -138,6 +138,7 @@ interface SessionSource extends AutoCloseable {
             case "local" -> new LocalSessionSource();
             case "remote" -> RemoteSessionSource.open(provider);
             case "docker" -> DockerSessionSource.open(provider);
+            case "kubernetes" -> KubernetesSessionSource.open(provider);
             default ->
                 throw new IllegalArgumentException("unknown provider " + provider.name()); // the parser rejects it
         };

@@ -108,6 +108,18 @@ final class Values {
         }
     }
 
+    /** A Kubernetes namespace: a DNS label (at most 63 lower-case letters, digits and '-', alphanumeric at both ends). */
+    static final class DnsLabel implements ITypeConverter<String> {
+        @Override
+        public String convert(String text) {
+            if (!text.matches("[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")) {
+                throw new TypeConversionException("expected a DNS label (at most 63 lower-case letters, digits and '-',"
+                        + " starting and ending with a letter or digit), got '" + text + "'");
+            }
+            return text;
+        }
+    }
+
     /** A file name, as given. */
     static final class FilePath implements ITypeConverter<Path> {
         @Override
@@ -204,7 +216,7 @@ final class Values {
     /** The providers the CLI knows. */
     static final class Providers extends OneOf {
         Providers() {
-            super("local", "docker", "remote");
+            super("local", "docker", "kubernetes", "remote");
         }
     }
 

@@ -1,11 +1,14 @@
 package dev.sandbox.samples.quickstart;
 
 import dev.sandbox.ExecOptions;
+import dev.sandbox.ExecResult;
 import dev.sandbox.SandboxException;
 import dev.sandbox.SandboxSession;
 import dev.sandbox.SessionOptions;
 import dev.sandbox.docker.DockerSandboxProvider;
 import dev.sandbox.docker.DockerSettings;
+import dev.sandbox.kubernetes.KubernetesSandboxProvider;
+import dev.sandbox.kubernetes.KubernetesSettings;
 import dev.sandbox.local.LocalSandboxProvider;
 import dev.sandbox.remote.RemoteSandboxProvider;
 import dev.sandbox.server.SandboxServer;
@@ -55,6 +58,31 @@ public final class ReadmeExamples {
             docker.deleteSnapshot(snapshot).block(Duration.ofSeconds(30));
         }
         // end::docker[]
+    }
+
+    /**
+     * The Kubernetes provider: pods in a namespace, the agent image from your registry.
+     *
+     * @throws Exception when no cluster answers
+     */
+    public static void kubernetes() throws Exception {
+        // tag::kubernetes[]
+        try (KubernetesSandboxProvider kubernetes = KubernetesSandboxProvider.builder()
+                .namespace("sandboxes") // default: the kubeconfig context's namespace
+                .settings(KubernetesSettings.of("python:3.12-slim")
+                        .withAgentImage("registry.example.com/dev.sandbox/sandbox-agent:0.1.0")
+                        .withRuntimeClassName("gvisor")
+                        .withMemoryLimit(512L << 20))
+                .build()) {
+            String answer = kubernetes
+                    .withSession(
+                            SessionOptions.defaults().withLabel("team", "search"),
+                            session -> session.run(ExecOptions.of("python3", "-c", "print(6 * 7)")))
+                    .map(ExecResult::stdout)
+                    .blockLast(Duration.ofMinutes(2));
+            System.out.println(answer); // 42
+        }
+        // end::kubernetes[]
     }
 
     /**

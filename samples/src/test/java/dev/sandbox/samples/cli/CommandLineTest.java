@@ -230,7 +230,7 @@ class CommandLineTest {
         assertUsageError("Invalid value for option '--env' (NAME=VALUE)", "exec", "--env", "=x", "--", "ls");
         assertUsageError("got '=x'", "exec", "--env", "=x", "--", "ls");
         assertUsageError(
-                "Invalid value for option '--provider': expected one of local, docker, remote, got 'k8s'",
+                "Invalid value for option '--provider': expected one of local, docker, kubernetes, remote, got 'k8s'",
                 "exec",
                 "--provider",
                 "k8s",
@@ -320,8 +320,8 @@ class CommandLineTest {
                         see 'sandbox help destroy'
                         """));
         assertThat(cli("create", "--provider", "dokcer")).isEqualTo(new Outcome(2, "", """
-                        sandbox: Invalid value for option '--provider': expected one of local, docker, remote, \
-                        got 'dokcer'
+                        sandbox: Invalid value for option '--provider': expected one of local, docker, kubernetes, \
+                        remote, got 'dokcer'
                         did you mean 'docker'?
                         usage: sandbox create [PROVIDER] [--label K=V]... [--lifetime D] [--idle-timeout D]
                                               [--from-snapshot REF]
@@ -469,10 +469,10 @@ class CommandLineTest {
         assertUsageError("option '--follow' should be specified without '1' parameter", "logs", "--follow=1", "s", "p");
         assertUsageError("Unknown options: '--timeout'", "logs", "--timeout", "1s", "s", "p");
         assertUsageError(
-                "Invalid value for option '--provider': expected one of local, docker, remote, got 'kubernetes'",
+                "Invalid value for option '--provider': expected one of local, docker, kubernetes, remote, got 'k8s'",
                 "logs",
                 "--provider",
-                "kubernetes",
+                "k8s",
                 "s",
                 "p");
         assertUsageError(
@@ -667,8 +667,19 @@ class CommandLineTest {
                 "--token-file",
                 "t");
         assertUsageError(
-                "serves the local or the docker provider", "serve", "--provider", "remote", "--token-file", "t");
-        assertUsageError("--image applies to --provider docker only", "serve", "--image", "x", "--token-file", "t");
+                "serves the local, the docker or the kubernetes provider",
+                "serve",
+                "--provider",
+                "remote",
+                "--token-file",
+                "t");
+        assertUsageError(
+                "--image applies to --provider docker or kubernetes only",
+                "serve",
+                "--image",
+                "x",
+                "--token-file",
+                "t");
         serve = parse(
                 ServeCommand.class, "serve", "--mcp-max-sessions", "0", "--mcp-timeout", "5s", "--token-file", "t");
         assertThat(List.of(serve.mcpMaxSessions, serve.mcpTimeout)).isEqualTo(List.of(0L, Duration.ofSeconds(5)));
@@ -746,9 +757,9 @@ class CommandLineTest {
                 .isEqualTo(Map.of("k", "v"));
         assertThat(parse(SnapshotCommand.class, "snapshot", "s1").args).containsExactly("s1");
 
-        assertUsageError("--image applies to --provider docker only", "exec", "--image", "x", "--", "ls");
+        assertUsageError("--image applies to --provider docker or kubernetes only", "exec", "--image", "x", "--", "ls");
         assertUsageError(
-                "Invalid value for option '--pull': expected one of always, if-not-present, never, got 'sometimes'",
+                "Invalid value for option '--pull-policy': expected one of always, if-not-present, never, got 'sometimes'",
                 "create",
                 "--provider",
                 "docker",

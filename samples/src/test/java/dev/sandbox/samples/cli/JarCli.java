@@ -106,7 +106,7 @@ final class JarCli {
             }
             assertThat(line)
                     .as("serve's first line")
-                    .matches("sandbox: serving local sessions on https?://127\\.0\\.0\\.1:\\d+");
+                    .matches("sandbox: serving (local|docker|kubernetes) sessions on https?://127\\.0\\.0\\.1:\\d+");
             // keep draining stdout so the server can never block on it
             CompletableFuture.runAsync(
                     () -> {

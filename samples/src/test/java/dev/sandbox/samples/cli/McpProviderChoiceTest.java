@@ -37,7 +37,7 @@ class McpProviderChoiceTest {
                 .startsWith("sandbox: sandbox mcp runs the code a model writes, so without --provider it uses Docker,"
                         + " and no Docker daemon answers (")
                 .contains("unix:///nonexistent/docker.sock")
-                .contains("--provider docker|remote|local")
+                .contains("--provider docker|kubernetes|remote|local")
                 .contains("without isolation")
                 .doesNotContain("\tat ");
     }

@@ -192,7 +192,7 @@ class SandboxCliJarIT {
                         "complete -o default -F _complete_sandbox sandbox",
                         "exec",
                         "ls ls-files",
-                        "local docker remote",
+                        "local docker kubernetes remote",
                         "--timeout");
     }
 

@@ -192,8 +192,8 @@ class SandboxCliTest {
                         "generate-completion",
                         "help");
         // the values of the options that have a fixed set
-        assertThat(o.out()).contains("(\"local\" \"docker\" \"remote\") # --provider values");
-        assertThat(o.out()).contains("(\"always\" \"if-not-present\" \"never\") # --pull values");
+        assertThat(o.out()).contains("(\"local\" \"docker\" \"kubernetes\" \"remote\") # --provider values");
+        assertThat(o.out()).contains("(\"always\" \"if-not-present\" \"never\") # --pull-policy values");
         // zsh loads it through bashcompinit
         assertThat(o.out()).contains("ZSH_VERSION");
     }
@@ -207,7 +207,8 @@ class SandboxCliTest {
             {"exec", "--bogus", "--", "true"},
             {"exec", "--timeout", "soon", "--", "true"},
             {"exec", "--env", "NOEQUALS", "--", "true"},
-            {"exec", "--provider", "kubernetes", "--", "true"},
+            {"exec", "--provider", "k8s", "--", "true"},
+            {"exec", "--provider", "kubernetes", "--namespace", "Not_A_Label", "--", "true"},
             {"frobnicate", "--", "true"},
         };
         for (String[] args : cases) {

@@ -64,6 +64,9 @@ final class KubeAgentHost implements AgentHost {
                             outbound,
                             stderr::append)
                     .doOnNext(b -> seen.addAndGet(b.remaining()))
+                    // a relay that carried the connection and then ended non-zero (its pod deleted, the agent
+                    // gone): the pipe's end, as on Docker; naming the session's end is the watch's job
+                    .onErrorResume(e -> e instanceof KubeDataPlane.ExecFailed && seen.get() > 0, e -> Mono.empty())
                     .onErrorMap(
                             KubeDataPlane.ExecFailed.class,
                             e -> new BackendException(

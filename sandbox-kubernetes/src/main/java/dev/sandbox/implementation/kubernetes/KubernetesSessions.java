@@ -68,7 +68,7 @@ public final class KubernetesSessions implements AutoCloseable {
     private final ClientLease lease;
     private final PodWatch watch;
     private final Map<String, KubeSessionState> sessions = new ConcurrentHashMap<>();
-    private final Map<String, Sinks.One<Pod>> starting = new ConcurrentHashMap<>();
+    private final Map<String, Starting> starting = new ConcurrentHashMap<>();
     private final AtomicBoolean closed = new AtomicBoolean();
     private final Disposable renewals;
 
@@ -105,7 +105,8 @@ public final class KubernetesSessions implements AutoCloseable {
         } catch (Exception e) {
             watch.close();
             Throwable cause = e.getCause() != null ? e.getCause() : e;
-            throw KubernetesErrors.map(cause, "watch", "pods", namespace);
+            // the informer's first call is a list (then a watch): name the verb the API server refused first
+            throw KubernetesErrors.map(cause, "list", "pods", namespace);
         }
         Duration every = leaseDuration.dividedBy(3);
         this.renewals = Flux.interval(Duration.ZERO, every, Schedulers.boundedElastic())
@@ -142,8 +143,9 @@ public final class KubernetesSessions implements AutoCloseable {
 
     private void onPod(Pod pod, boolean deleted) {
         String name = pod.getMetadata().getName();
-        Sinks.One<Pod> waiter = starting.get(name);
-        if (waiter != null) {
+        Starting start = starting.get(name);
+        if (start != null) {
+            Sinks.One<Pod> waiter = start.pod();
             if (deleted) {
                 waiter.tryEmitError(new BackendException(
                         "the pod of session " + name + " was deleted before it started", null, true));
@@ -155,7 +157,12 @@ public final class KubernetesSessions implements AutoCloseable {
                     waiter.tryEmitError(
                             f.image() != null
                                     ? new InvalidArgumentException(
-                                            f.image().equals(defaults.agentImage()) ? "agentImage" : "image",
+                                            f.image().equals(start.settings().agentImage())
+                                                            && !f.image()
+                                                                    .equals(start.settings()
+                                                                            .image())
+                                                    ? "agentImage"
+                                                    : "image",
                                             "session " + name + ": " + f.why())
                                     : new BackendException(
                                             "session " + name + " cannot start: " + f.why(), null, false));
@@ -206,7 +213,7 @@ public final class KubernetesSessions implements AutoCloseable {
                 Instant now = Instant.now();
                 long deadline = lifetime == null ? 0 : now.plus(lifetime).getEpochSecond() + 1;
                 Sinks.One<Pod> started = Sinks.one();
-                starting.put(id, started);
+                starting.put(id, new Starting(started, settings));
                 return blocking(() -> {
                             OwnerReference owner = options.lifetimeChosen() ? null : lease.owner();
                             Pod pod = PodSpecs.pod(settings, request(id, options, deadline, idle, owner));
@@ -370,6 +377,10 @@ public final class KubernetesSessions implements AutoCloseable {
                 return p;
             });
         } catch (KubernetesClientException e) {
+            if (e.getCode() == 404) {
+                // deleted after the watch last saw it (by a destroy of this or another client): no such session
+                throw new SessionNotFoundException(id);
+            }
             throw KubernetesErrors.map(e, "patch", "pods", namespace);
         }
         return id;
@@ -575,6 +586,9 @@ public final class KubernetesSessions implements AutoCloseable {
         sessions.clear();
         watch.close();
     }
+
+    /** A pod on its way to running: where the watch tells it, and the settings it was made with. */
+    private record Starting(Sinks.One<Pod> pod, KubernetesSettings settings) {}
 
     /** One session's state, with the pod's own facts. */
     static final class KubeSessionState extends AgentSessionState {

@@ -41,13 +41,14 @@ final class PodStates {
      *
      * @param why in the user's words
      * @param image the image concerned, when the cause is an image
+     * @param field the setting that names that image: {@code image} or {@code agentImage}
      */
-    record Failed(String why, String image) implements Start {}
+    record Failed(String why, String image, String field) implements Start {}
 
     static Start start(Pod pod) {
         String ended = ended(pod);
         if (ended != null) {
-            return new Failed(ended, null);
+            return new Failed(ended, null, null);
         }
         PodStatus s = pod.getStatus();
         if (s == null) {
@@ -60,7 +61,8 @@ final class PodStates {
                 return new Failed(
                         "its " + role(c) + " cannot start: " + w.getReason() + " for image '" + cut(image) + "'"
                                 + (w.getMessage() == null ? "" : " (" + cut(w.getMessage()) + ")"),
-                        image);
+                        image,
+                        PodSpecs.INSTALL_CONTAINER.equals(c.getName()) ? "agentImage" : "image");
             }
             ContainerStateTerminated t =
                     c.getState() == null ? null : c.getState().getTerminated();
@@ -71,7 +73,8 @@ final class PodStates {
                 return new Failed(
                         "the agent could not be installed from image '" + cut(c.getImage()) + "': exit "
                                 + t.getExitCode() + (t.getMessage() == null ? "" : " (" + cut(t.getMessage()) + ")"),
-                        c.getImage());
+                        c.getImage(),
+                        "agentImage");
             }
         }
         if (s.getContainerStatuses() != null) {

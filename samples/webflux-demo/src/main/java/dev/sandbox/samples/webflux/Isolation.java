@@ -3,6 +3,7 @@ package dev.sandbox.samples.webflux;
 import dev.sandbox.SandboxProvider;
 import dev.sandbox.docker.DockerSandboxProvider;
 import dev.sandbox.docker.DockerSettings;
+import dev.sandbox.kubernetes.KubernetesSandboxProvider;
 import dev.sandbox.local.LocalSandboxProvider;
 import dev.sandbox.remote.RemoteSandboxProvider;
 import dev.sandbox.spring.boot.autoconfigure.ManagedSandboxProvider;
@@ -14,9 +15,10 @@ import dev.sandbox.spring.boot.autoconfigure.ManagedSandboxProvider;
  * new Isolation("docker", "Docker (gVisor)", true)
  * }</pre>
  *
- * @param provider the provider's name: {@code local}, {@code docker} or {@code remote}
+ * @param provider the provider's name: {@code local}, {@code docker}, {@code kubernetes} or {@code remote}
  * @param description a short text: {@code local processes: no isolation}, {@code Docker (runc)}, {@code Docker
- *     (gVisor)} or {@code remote server http://...}
+ *     (gVisor)}, {@code Kubernetes pods in namespace NAME} (and their runtime class) or {@code remote server
+ *     http://...}
  * @param isolated whether the commands run apart from this server's own user and files
  */
 public record Isolation(String provider, String description, boolean isolated) {
@@ -38,6 +40,16 @@ public record Isolation(String provider, String description, boolean isolated) {
                         docker.settings().runtime() == DockerSettings.Runtime.RUNSC
                                 ? "Docker (gVisor)"
                                 : "Docker (runc)",
+                        true);
+            case KubernetesSandboxProvider kubernetes ->
+                new Isolation(
+                        KubernetesSandboxProvider.NAME,
+                        "Kubernetes pods in namespace " + kubernetes.namespace()
+                                + kubernetes
+                                        .settings()
+                                        .runtimeClassName()
+                                        .map(r -> " (runtime class " + r + ")")
+                                        .orElse(""),
                         true);
             case RemoteSandboxProvider remote ->
                 new Isolation(

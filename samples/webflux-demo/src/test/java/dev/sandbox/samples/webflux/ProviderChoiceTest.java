@@ -3,6 +3,7 @@ package dev.sandbox.samples.webflux;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sandbox.docker.RequiresDocker;
+import dev.sandbox.kubernetes.RequiresKubernetes;
 import dev.sandbox.local.LocalSandboxProvider;
 import dev.sandbox.server.SandboxServer;
 import java.net.URI;
@@ -117,6 +118,33 @@ class ProviderChoiceTest {
             assertThat(events)
                     .contains("data:{\"text\":\"through-the-server\"")
                     .contains("event:exit\ndata:{\"code\":0");
+        }
+    }
+
+    /** Kubernetes, on the cluster of KUBECONFIG: the command runs in a pod of the chosen namespace. */
+    @Nested
+    @RequiresKubernetes
+    class OnKubernetes {
+        @Test
+        void kubernetesSaysItsNamespaceAndRunsInAPod() throws Exception {
+            try (App app = App.start(
+                    "--sandbox.provider=kubernetes",
+                    "--sandbox.kubernetes.namespace=sandbox-test",
+                    "--sandbox.kubernetes.image=sandbox-test:busybox",
+                    "--sandbox.kubernetes.pull-policy=never")) {
+                JsonNode isolation = app.isolation();
+                assertThat(isolation.get("provider").asString()).isEqualTo("kubernetes");
+                assertThat(isolation.get("description").asString())
+                        .isEqualTo("Kubernetes pods in namespace sandbox-test");
+                assertThat(isolation.get("isolated").asBoolean()).isTrue();
+
+                // a session pod is named kube-<16 hex>, and its process 1 is the SDK's agent
+                String events = app.exec("hostname; tr '\\0' ' ' < /proc/1/cmdline; echo");
+                assertThat(events)
+                        .containsPattern("data:\\{\"text\":\"kube-[0-9a-f]{16}\"")
+                        .contains("data:{\"text\":\"/.dev-sandbox/")
+                        .contains("event:exit\ndata:{\"code\":0");
+            }
         }
     }
 

@@ -17,10 +17,10 @@ class ProviderSelectionTest {
                         WebfluxDemoApplication.class,
                         "--server.port=0",
                         "--spring.main.banner-mode=off",
-                        "--sandbox.provider=kubernetes")
+                        "--sandbox.provider=firecracker")
                 .close());
         Throwable cause = NestedExceptionUtils.getMostSpecificCause(failure);
-        assertThat(cause).isInstanceOf(InvalidArgumentException.class).hasMessageContaining("'kubernetes'");
+        assertThat(cause).isInstanceOf(InvalidArgumentException.class).hasMessageContaining("'firecracker'");
         assertThat(((InvalidArgumentException) cause).field()).isEqualTo("sandbox.provider");
     }
 }

@@ -15,7 +15,7 @@ import org.springframework.boot.diagnostics.FailureAnalysis;
  *
  * Description:
  *
- * The value of 'sandbox.provider' cannot be used: sandbox.provider must be one of [docker, local, remote], got 'kubernetes'
+ * The value of 'sandbox.provider' cannot be used: sandbox.provider must be one of [docker, kubernetes, local, remote], got 'firecracker'
  *
  * Action:
  *

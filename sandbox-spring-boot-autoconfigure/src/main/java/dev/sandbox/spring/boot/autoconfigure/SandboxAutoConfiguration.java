@@ -132,6 +132,7 @@ public final class SandboxAutoConfiguration {
         }
         String missing = switch (wanted) {
             case "docker" -> ": add the dependency dev.sandbox:sandbox-docker to use it";
+            case "kubernetes" -> ": add the dependency dev.sandbox:sandbox-kubernetes to use it";
             case "remote" -> ": add the dependency dev.sandbox:sandbox-remote to use it";
             default -> "";
         };
@@ -148,6 +149,17 @@ public final class SandboxAutoConfiguration {
         @ConditionalOnMissingBean(name = "dockerSandboxProviderFactory")
         SandboxProviderFactory dockerSandboxProviderFactory() {
             return new DockerProviderFactory();
+        }
+    }
+
+    /** {@code sandbox.provider=kubernetes}, when {@code sandbox-kubernetes} is on the class path. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "dev.sandbox.kubernetes.KubernetesSandboxProvider")
+    static class KubernetesConfiguration {
+        @Bean
+        @ConditionalOnMissingBean(name = "kubernetesSandboxProviderFactory")
+        SandboxProviderFactory kubernetesSandboxProviderFactory() {
+            return new KubernetesProviderFactory();
         }
     }
 

@@ -21,10 +21,11 @@ import org.springframework.util.unit.DataSize;
  * }</pre>
  *
  * @param provider which provider runs the sessions: local (the default; processes of this host, no
- *     isolation), docker (a container per session; needs sandbox-docker) or remote (a sandbox
- *     server; needs sandbox-remote)
+ *     isolation), docker (a container per session; needs sandbox-docker), kubernetes (a pod per session; needs
+ *     sandbox-kubernetes) or remote (a sandbox server; needs sandbox-remote)
  * @param local the local provider's settings, used when provider is local
  * @param docker the Docker provider's settings, used when provider is docker
+ * @param kubernetes the Kubernetes provider's settings, used when provider is kubernetes
  * @param remote the remote provider's settings, used when provider is remote
  * @param session what every session created through the application's provider gets unless its options say otherwise
  * @param client the settings of the blocking clients the SandboxClientFactory makes
@@ -37,6 +38,7 @@ public record SandboxProperties(
         @DefaultValue("local") String provider,
         @DefaultValue Local local,
         @DefaultValue Docker docker,
+        @DefaultValue Kubernetes kubernetes,
         @DefaultValue Remote remote,
         @DefaultValue Session session,
         @DefaultValue Client client,
@@ -102,6 +104,42 @@ public record SandboxProperties(
             @DefaultValue("1m") Duration lease,
             @DefaultValue("1m") Duration sweepInterval,
             @DefaultValue("true") boolean reaper) {}
+
+    /**
+     * The Kubernetes provider's settings, under {@code sandbox.kubernetes}: where the session pods run and what they
+     * are made of. The other settings of the pods keep the SDK's default profile (1 GiB of memory, one CPU, the
+     * Docker provider's capabilities, no privilege escalation).
+     *
+     * <pre>{@code
+     * sandbox.kubernetes.namespace=sandboxes
+     * sandbox.kubernetes.image=python:3.12-slim
+     * sandbox.kubernetes.agent-image=registry.example.com/dev.sandbox/sandbox-agent:0.1.0
+     * sandbox.kubernetes.runtime-class-name=gvisor
+     * }</pre>
+     *
+     * @param namespace the namespace of the session pods (the context's namespace, else default, when unset)
+     * @param context the kubeconfig context to use (its current context when unset)
+     * @param kubeconfig the kubeconfig file (KUBECONFIG, else ~/.kube/config, else the pod's service account when
+     *     unset)
+     * @param image the image each session's pod runs (required with sandbox.provider=kubernetes)
+     * @param agentImage the image the SDK's agent is copied from, a copy the nodes can pull of the build's
+     *     dev.sandbox/sandbox-agent image (that image when unset)
+     * @param pullPolicy when the kubelet pulls the images: if-not-present (the default), always or never
+     * @param runtimeClassName the RuntimeClass of the pods, such as gvisor or kata (the cluster's default runtime
+     *     when unset)
+     * @param lease how long a session without a chosen lifetime outlives the provider that held it
+     * @param maxLifetime the longest any session lives, whatever its lifetime (the pods' activeDeadlineSeconds)
+     */
+    public record Kubernetes(
+            String namespace,
+            String context,
+            Path kubeconfig,
+            String image,
+            String agentImage,
+            @DefaultValue("if-not-present") String pullPolicy,
+            String runtimeClassName,
+            @DefaultValue("1m") Duration lease,
+            @DefaultValue("24h") Duration maxLifetime) {}
 
     /**
      * The remote provider's settings, under {@code sandbox.remote}.

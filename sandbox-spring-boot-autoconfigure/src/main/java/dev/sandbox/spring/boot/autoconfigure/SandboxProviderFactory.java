@@ -5,15 +5,16 @@ import dev.sandbox.SandboxProvider;
 
 /**
  * Makes the provider that {@code sandbox.provider} names. The starter registers one for {@code local}, one for {@code
- * docker} when {@code sandbox-docker} is on the class path and one for {@code remote} when {@code sandbox-remote} is;
+ * docker} when {@code sandbox-docker} is on the class path, one for {@code kubernetes} when {@code sandbox-kubernetes}
+ * is and one for {@code remote} when {@code sandbox-remote} is;
  * an application or a library adds a provider kind of its own by declaring a bean of this type.
  *
  * <pre>{@code
  * @Bean
- * SandboxProviderFactory kubernetesSandboxProviderFactory() {
+ * SandboxProviderFactory firecrackerSandboxProviderFactory() {
  *     return new SandboxProviderFactory() {
- *         public String name() { return "kubernetes"; }
- *         public SandboxProvider create(SandboxProperties properties) { return new MyKubernetesProvider(); }
+ *         public String name() { return "firecracker"; }
+ *         public SandboxProvider create(SandboxProperties properties) { return new MyFirecrackerProvider(); }
  *     };
  * }
  * }</pre>

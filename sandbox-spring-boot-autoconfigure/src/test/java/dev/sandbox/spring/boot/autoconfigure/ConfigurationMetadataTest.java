@@ -38,6 +38,15 @@ class ConfigurationMetadataTest {
                         "sandbox.docker.image",
                         "sandbox.docker.runtime",
                         "sandbox.docker.memory-limit",
+                        "sandbox.kubernetes.namespace",
+                        "sandbox.kubernetes.context",
+                        "sandbox.kubernetes.kubeconfig",
+                        "sandbox.kubernetes.image",
+                        "sandbox.kubernetes.agent-image",
+                        "sandbox.kubernetes.pull-policy",
+                        "sandbox.kubernetes.runtime-class-name",
+                        "sandbox.kubernetes.lease",
+                        "sandbox.kubernetes.max-lifetime",
                         "sandbox.remote.url",
                         "sandbox.remote.token-file",
                         "sandbox.session.lifetime",
@@ -53,7 +62,10 @@ class ConfigurationMetadataTest {
         assertThat(JsonPath.<List<Object>>read(json, "$.properties[?(@.name == 'sandbox.provider')].defaultValue"))
                 .containsExactly("local");
         assertThat(JsonPath.<List<Object>>read(json, "$.hints[?(@.name == 'sandbox.provider')].values[*].value"))
-                .containsExactly("local", "docker", "remote");
+                .containsExactly("local", "docker", "kubernetes", "remote");
+        assertThat(JsonPath.<List<Object>>read(
+                        json, "$.hints[?(@.name == 'sandbox.kubernetes.pull-policy')].values[*].value"))
+                .containsExactly("if-not-present", "always", "never");
         assertThat(JsonPath.<List<Object>>read(json, "$.hints[?(@.name == 'sandbox.docker.runtime')].values[*].value"))
                 .containsExactly("runc", "runsc");
     }

@@ -136,8 +136,9 @@ class LocalProviderAutoConfigurationTest {
 
     @Test
     void an_unknown_provider_is_refused_at_startup_naming_the_property() {
-        runner().withPropertyValues("sandbox.provider=kubernetes")
-                .run(context -> assertRefused(context, "sandbox.provider", "'kubernetes'", "[docker, local, remote]"));
+        runner().withPropertyValues("sandbox.provider=firecracker")
+                .run(context -> assertRefused(
+                        context, "sandbox.provider", "'firecracker'", "[docker, kubernetes, local, remote]"));
     }
 
     @Test

@@ -74,12 +74,12 @@ class StarterApplicationTest {
 
     @Test
     void a_bad_setting_stops_the_start_with_a_report_naming_it(CapturedOutput output) {
-        assertThatThrownBy(() -> start("--sandbox.provider=kubernetes").close())
+        assertThatThrownBy(() -> start("--sandbox.provider=firecracker").close())
                 .hasRootCauseInstanceOf(InvalidArgumentException.class);
         assertThat(output.getOut() + output.getErr())
                 .contains("APPLICATION FAILED TO START")
                 .contains("The value of 'sandbox.provider' cannot be used: sandbox.provider must be one of"
-                        + " [docker, local, remote], got 'kubernetes'")
+                        + " [docker, kubernetes, local, remote], got 'firecracker'")
                 .contains("Change 'sandbox.provider' in the application's configuration")
                 .contains("SANDBOX_PROVIDER");
     }
