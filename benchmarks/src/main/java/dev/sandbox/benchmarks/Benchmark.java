@@ -51,11 +51,11 @@ public interface Benchmark {
      * Measures both sides, alternating, after a warm-up.
      *
      * @param config short or full mode, and where progress goes
-     * @return both sides' samples
+     * @return the report: both sides' samples ({@link Result}), or SDK figures alone
      * @throws Skipped when it finds at run time that it cannot measure here (no Docker daemon, a provider feature
      *     this build lacks)
      * @throws Exception when the work fails or a side produced a wrong result (a wrong line count, a non-zero
      *     exit), which makes the figure meaningless
      */
-    Result run(RunConfig config) throws Exception;
+    Report run(RunConfig config) throws Exception;
 }

@@ -35,6 +35,10 @@ public final class Benchmarks {
         add(r, DockerStreamThroughput::new);
         add(r, DockerCopyThroughput::new);
         add(r, DockerWatchLatency::new);
+        add(r, KubernetesExecLatency::new);
+        add(r, KubernetesSessionCreate::new);
+        add(r, KubernetesStreamThroughput::new);
+        add(r, KubernetesConcurrentCreate::new);
         add(r, RemoteExecLatency::new);
         add(r, RemoteStreamThroughput::new);
         return Collections.unmodifiableMap(r);

@@ -105,7 +105,7 @@ public final class Main {
             out.println("RESULT " + name + " skipped (" + b.unavailable().get() + ")");
         } else {
             try {
-                Result r = b.run(config);
+                Report r = b.run(config);
                 out.println(r.resultLine());
                 out.println(r.statsLine());
             } catch (Skipped s) {

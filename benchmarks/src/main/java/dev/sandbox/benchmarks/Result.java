@@ -18,7 +18,8 @@ import java.math.RoundingMode;
  * @param sdk the SDK's figures
  * @param baseline the baseline's figures
  */
-public record Result(String name, String unit, Target target, Reps reps, Samples sdk, Samples baseline) {
+public record Result(String name, String unit, Target target, Reps reps, Samples sdk, Samples baseline)
+        implements Report {
 
     /**
      * The ratio of the medians, {@code sdk / baseline}.
@@ -34,6 +35,7 @@ public record Result(String name, String unit, Target target, Reps reps, Samples
      *
      * @return the line, without a terminator
      */
+    @Override
     public String resultLine() {
         return "RESULT " + name + " sdk=" + number(sdk.median()) + " baseline=" + number(baseline.median()) + " ratio="
                 + number(ratio()) + " unit=" + unit;
@@ -46,6 +48,7 @@ public record Result(String name, String unit, Target target, Reps reps, Samples
      *
      * @return the line, without a terminator
      */
+    @Override
     public String statsLine() {
         return "STATS " + name + " sdk_p95=" + number(sdk.p95()) + " baseline_p95=" + number(baseline.p95()) + " reps="
                 + reps.measured() + " warmup=" + reps.warmup() + " target=" + target + " met="

@@ -7,6 +7,8 @@ import com.github.dockerjava.api.model.Container;
 import com.github.dockerjava.core.DefaultDockerClientConfig;
 import com.github.dockerjava.core.DockerClientImpl;
 import com.github.dockerjava.zerodep.ZerodepDockerHttpClient;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -31,6 +33,12 @@ class ShortRunTest {
     private static final Pattern STATS = Pattern.compile("STATS (\\S+) sdk_p95=" + NUMBER + " baseline_p95=" + NUMBER
             + " reps=(\\d+) warmup=(\\d+) target=(?:ratio|sdk)(<=|>=)\\d+(\\.\\d+)? met=(yes|no)");
     private static final Pattern SKIPPED = Pattern.compile("RESULT (\\S+) skipped \\((.+)\\)");
+    /** The one row without a baseline: SDK figures only. */
+    private static final Pattern SDK_ONLY = Pattern.compile("RESULT (\\S+) sdk_p50=" + NUMBER + " sdk_p99=" + NUMBER
+            + " threads_peak=(\\d+) threads_before=(\\d+) sessions=(\\d+) unit=ms baseline=none");
+
+    private static final Pattern SDK_ONLY_STATS = Pattern.compile(
+            "STATS (\\S+) sdk_min=" + NUMBER + " sdk_max=" + NUMBER + " reps=1 warmup=0 target=none met=n/a");
 
     private static final Map<String, String> UNITS = Map.ofEntries(
             Map.entry("local-exec-latency", "ms"),
@@ -42,6 +50,10 @@ class ShortRunTest {
             Map.entry("docker-stream-throughput", "lines/s"),
             Map.entry("docker-copy-throughput", "MiB/s"),
             Map.entry("docker-watch-latency", "ms"),
+            Map.entry("kubernetes-exec-latency", "ms"),
+            Map.entry("kubernetes-session-create", "ms"),
+            Map.entry("kubernetes-stream-throughput", "lines/s"),
+            Map.entry("kubernetes-concurrent-create", "ms"),
             Map.entry("remote-exec-latency", "ms"),
             Map.entry("remote-stream-throughput", "lines/s"));
 
@@ -73,12 +85,15 @@ class ShortRunTest {
             return;
         }
         assertThat(name)
-                .as("only Docker rows skip at run time; %s said: %s", name, reason)
-                .startsWith("docker-");
-        assertThat(reason).as("why %s skipped", name).containsAnyOf("no Docker daemon", "is missing");
+                .as("only Docker and Kubernetes rows skip at run time; %s said: %s", name, reason)
+                .matches("(docker|kubernetes)-.*");
+        assertThat(reason)
+                .as("why %s skipped", name)
+                .containsAnyOf("no Docker daemon", "no Kubernetes cluster", "is missing");
         assertThat(CI)
                 .as(
-                        "CI=true, so %s must run, but it skipped: %s (.ci/run starts dockerd and builds the image)",
+                        "CI=true, so %s must run, but it skipped: %s (.ci/run starts dockerd, the cluster and builds"
+                                + " the images)",
                         name, reason)
                 .isFalse();
     }
@@ -109,6 +124,10 @@ class ShortRunTest {
             assertThat(Benchmarks.byName(name).orElseThrow().unavailable())
                     .as("%s is pending but printed %s", name, line)
                     .isEmpty();
+            if (name.equals("kubernetes-concurrent-create")) {
+                assertSdkOnly(name, line, run.out());
+                continue;
+            }
             Matcher m = RESULT.matcher(line);
             assertThat(m.matches()).as(line).isTrue();
             double sdk = Double.parseDouble(m.group(2));
@@ -131,6 +150,42 @@ class ShortRunTest {
             assertThat(Integer.parseInt(s.group(4))).as("reps").isPositive();
         }
         assertNoDockerLeftovers();
+        assertNoKubernetesLeftovers();
+    }
+
+    /** The row without a baseline: its percentiles are ordered, it made the sessions it says, threads were seen. */
+    private static void assertSdkOnly(String name, String line, List<String> out) {
+        Matcher m = SDK_ONLY.matcher(line);
+        assertThat(m.matches()).as(line).isTrue();
+        double p50 = Double.parseDouble(m.group(2));
+        double p99 = Double.parseDouble(m.group(3));
+        assertThat(p50).as("p50 of %s", name).isPositive();
+        assertThat(p99).as("p99 of %s", name).isGreaterThanOrEqualTo(p50);
+        assertThat(Integer.parseInt(m.group(4)))
+                .as("peak threads")
+                .isGreaterThanOrEqualTo(Integer.parseInt(m.group(5)));
+        assertThat(Integer.parseInt(m.group(6))).as("sessions").isEqualTo(KubernetesConcurrentCreate.SHORT_SESSIONS);
+        List<String> stats =
+                out.stream().filter(l -> l.startsWith("STATS " + name + " ")).toList();
+        assertThat(stats).hasSize(1);
+        Matcher s = SDK_ONLY_STATS.matcher(stats.get(0));
+        assertThat(s.matches()).as(stats.get(0)).isTrue();
+        assertThat(Double.parseDouble(s.group(2))).isLessThanOrEqualTo(p50);
+        assertThat(Double.parseDouble(s.group(3))).isGreaterThanOrEqualTo(p99);
+    }
+
+    /** Every pod a Kubernetes row made carries its run's label; none may be left once the rows are done. */
+    private static void assertNoKubernetesLeftovers() {
+        if (KubeBench.runIds().isEmpty()) {
+            return;
+        }
+        try (KubernetesClient client = new KubernetesClientBuilder().build()) {
+            for (String runId : KubeBench.runIds()) {
+                assertThat(KubeBench.left(client, runId))
+                        .as("pods labelled %s=%s after the run", KubeBench.LABEL, runId)
+                        .isEmpty();
+            }
+        }
     }
 
     /** Every container a Docker row made carries its run's label; none may be left once the rows are done. */
@@ -213,6 +268,28 @@ class ShortRunTest {
                 System.clearProperty("DOCKER_HOST");
             } else {
                 System.setProperty("DOCKER_HOST", before);
+            }
+        }
+    }
+
+    @Test
+    void aKubernetesRowWithoutAClusterIsSkippedWithTheReason() {
+        // fabric8 and the rows read the system property kubeconfig before the environment's KUBECONFIG
+        String before = System.getProperty("kubeconfig");
+        System.setProperty("kubeconfig", "/nonexistent/sandbox-bench-no-cluster.kubeconfig");
+        try {
+            for (String name : List.of("kubernetes-exec-latency", "kubernetes-concurrent-create")) {
+                Run run = run("--short", name);
+                assertThat(run.status()).isZero();
+                assertThat(run.out())
+                        .containsExactly("RESULT " + name + " skipped (no Kubernetes cluster: KUBECONFIG names no"
+                                + " file: /nonexistent/sandbox-bench-no-cluster.kubeconfig)");
+            }
+        } finally {
+            if (before == null) {
+                System.clearProperty("kubeconfig");
+            } else {
+                System.setProperty("kubeconfig", before);
             }
         }
     }

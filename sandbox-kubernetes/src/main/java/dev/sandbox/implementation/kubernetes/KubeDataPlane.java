@@ -69,6 +69,9 @@ public final class KubeDataPlane implements AutoCloseable {
         HttpClient h = HttpClient.create(ConnectionProvider.newConnection())
                 .runOn(loops)
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, 10_000)
+                // at the head, below TLS: the bytes the socket carries (a measuring hook, see WireBytes)
+                .doOnChannelInit((observer, channel, address) ->
+                        channel.pipeline().addFirst("dev.sandbox.wire-bytes", WireBytes.HANDLER))
                 .baseUrl(stripSlash(config.getMasterUrl()))
                 .headers(headers -> headers.set(HttpHeaderNames.USER_AGENT, "dev.sandbox"))
                 .headersWhen(headers -> credentials()
