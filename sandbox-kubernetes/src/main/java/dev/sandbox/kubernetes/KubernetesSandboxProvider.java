@@ -95,8 +95,7 @@ public final class KubernetesSandboxProvider implements SandboxProvider {
         KubeDataPlane d = null;
         try {
             d = new KubeDataPlane(config, b.eventLoopThreads);
-            this.sessions =
-                    new KubernetesSessions(client, d, namespace, settings, b.createTimeout, b.maxLifetime, b.lease);
+            this.sessions = new KubernetesSessions(client, d, namespace, b.createTimeout, b.maxLifetime, b.lease);
             this.data = d;
         } catch (RuntimeException e) {
             if (d != null) {

@@ -61,7 +61,6 @@ public final class KubernetesSessions implements AutoCloseable {
     private final KubernetesClient client;
     private final KubeDataPlane data;
     private final String namespace;
-    private final KubernetesSettings defaults;
     private final Duration createTimeout;
     private final Duration maxLifetime;
     private final Duration leaseDuration;
@@ -78,7 +77,6 @@ public final class KubernetesSessions implements AutoCloseable {
      * @param client the control-plane client
      * @param data the data plane
      * @param namespace the namespace of every session
-     * @param defaults the pod settings when a create names none
      * @param createTimeout how long a pod may take to run its session container
      * @param maxLifetime the pods' {@code activeDeadlineSeconds}, or {@code null} for none
      * @param leaseDuration how long a leased session outlives its last client's renewal
@@ -87,14 +85,12 @@ public final class KubernetesSessions implements AutoCloseable {
             KubernetesClient client,
             KubeDataPlane data,
             String namespace,
-            KubernetesSettings defaults,
             Duration createTimeout,
             Duration maxLifetime,
             Duration leaseDuration) {
         this.client = client;
         this.data = data;
         this.namespace = namespace;
-        this.defaults = defaults;
         this.createTimeout = createTimeout;
         this.maxLifetime = maxLifetime;
         this.leaseDuration = leaseDuration;
