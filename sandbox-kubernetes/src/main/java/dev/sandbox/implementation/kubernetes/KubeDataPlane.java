@@ -181,7 +181,13 @@ public final class KubeDataPlane implements AutoCloseable {
                     Mono<Void> sent =
                             out.sendObject(stdin.map(ExecChannels::stdinFrame)).then();
                     Flux<ByteBuffer> received = in.receiveFrames()
-                            .concatMap(frame -> Mono.justOrEmpty(channels.accept(frame)), 1)
+                            // synchronous: the frame's bytes are read during onNext, before the frame is released
+                            .<ByteBuffer>handle((frame, sink) -> {
+                                ByteBuffer stdout = channels.accept(frame);
+                                if (stdout != null) {
+                                    sink.next(stdout);
+                                }
+                            })
                             .concatWith(Mono.defer(channels::end));
                     // a failed write (the peer went away) shows up on the read side: ignore it here
                     sent.subscribe(null, e -> {});
