@@ -5,6 +5,8 @@ import dev.sandbox.docker.DockerSandboxProvider;
 import dev.sandbox.implementation.agent.AgentTransport;
 import dev.sandbox.implementation.agentsession.AgentHost;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -20,6 +22,9 @@ import reactor.netty.Connection;
  */
 final class DockerAgentHost implements AgentHost {
     private static final Logger LOG = LoggerFactory.getLogger(DockerAgentHost.class);
+
+    /** How long a direct connection waits for its first bytes before it looks whether the container is paused. */
+    private static final Duration PAUSED_CHECK = Duration.ofSeconds(1);
 
     private final DockerControl control;
     private final DockerDataPlane data;
@@ -76,7 +81,14 @@ final class DockerAgentHost implements AgentHost {
                 .flatMapMany(route -> {
                     if (route.connection() != null) {
                         path = DockerSandboxProvider.PROCESS_LAUNCHER_DIRECT;
-                        return DirectAgentTransport.open(route.connection(), outbound, sessionId);
+                        // a paused container's socket accepts (the kernel queues the connection) but nothing answers:
+                        // say so as the relay's exec does, instead of a HELLO that times out
+                        return DirectAgentTransport.open(route.connection(), outbound, sessionId)
+                                .timeout(pausedAfter(PAUSED_CHECK), first -> Mono.never())
+                                .onErrorMap(
+                                        TimeoutException.class,
+                                        e -> DockerErrors.paused(
+                                                sessionId, "its agent cannot answer until it is unpaused", e));
                     }
                     path = DockerSandboxProvider.PROCESS_LAUNCHER_RELAY;
                     if (!route.offered()) {
@@ -90,6 +102,19 @@ final class DockerAgentHost implements AgentHost {
                         }
                     });
                 });
+    }
+
+    /** Emits when the container is paused {@code after} the connection was made; never otherwise. */
+    private Mono<Long> pausedAfter(Duration after) {
+        return Mono.delay(after)
+                .flatMap(t -> Mono.fromCallable(() -> {
+                            var c = control.inspectContainer(containerId);
+                            return c != null
+                                    && c.getState() != null
+                                    && Boolean.TRUE.equals(c.getState().getPaused());
+                        })
+                        .subscribeOn(Schedulers.boundedElastic()))
+                .flatMap(paused -> paused ? Mono.just(1L) : Mono.never());
     }
 
     /**
