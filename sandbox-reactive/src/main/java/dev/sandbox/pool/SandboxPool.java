@@ -123,7 +123,7 @@ public final class SandboxPool implements AutoCloseable {
      * Stops refilling, fails the waiting callers, and destroys the warm sessions; sessions in use are destroyed when
      * they are given back. Idempotent.
      *
-     * @return completes when the warm sessions are destroyed
+     * @return completes when the warm sessions, and those whose creates were in flight, are destroyed
      */
     public Mono<Void> closeAsync() {
         return engine.close();

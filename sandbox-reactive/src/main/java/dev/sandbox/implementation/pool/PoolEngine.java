@@ -22,6 +22,7 @@ import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.MonoSink;
+import reactor.core.publisher.Sinks;
 
 /**
  * The state of a {@code SandboxPool}: warm sessions, waiting callers, creates in flight, and the rules that start
@@ -61,6 +62,8 @@ public final class PoolEngine {
 
     private Disposable scheduledPump;
     private boolean closed;
+    /** Completes once the pool is closed and no create or destroy it started is still running. */
+    private final Sinks.Empty<Void> drained = Sinks.empty();
 
     /**
      * Sets up a pool; nothing is created before {@link #start()}.
@@ -259,6 +262,7 @@ public final class PoolEngine {
                         destroying--;
                     }
                     pump();
+                    checkDrained();
                 });
     }
 
@@ -368,6 +372,7 @@ public final class PoolEngine {
             backoff = Math.min(MAX_BACKOFF.toNanos(), MIN_BACKOFF.toNanos() << Math.min(20, failuresInARow - 1));
             nextCreateNanos = Math.max(nextCreateNanos, System.nanoTime() + backoff);
         }
+        checkDrained();
         LOG.warn(
                 "the sandbox pool could not create a session (failure {} in a row, next try in {} ms): {}",
                 failuresInARow(),
@@ -379,6 +384,17 @@ public final class PoolEngine {
     private int failuresInARow() {
         synchronized (lock) {
             return failuresInARow;
+        }
+    }
+
+    /** After a create or destroy ended: completes {@link #drained} once a closed pool has nothing running. */
+    private void checkDrained() {
+        boolean done;
+        synchronized (lock) {
+            done = closed && creating == 0 && destroying == 0;
+        }
+        if (done) {
+            drained.tryEmitEmpty();
         }
     }
 
@@ -418,7 +434,7 @@ public final class PoolEngine {
             List<Waiter> toFail;
             synchronized (lock) {
                 if (closed) {
-                    return Mono.empty();
+                    return drained.asMono();
                 }
                 closed = true;
                 toDestroy = new ArrayList<>(warm);
