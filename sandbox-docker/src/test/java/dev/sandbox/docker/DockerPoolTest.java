@@ -1,0 +1,143 @@
+package dev.sandbox.docker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.sandbox.ExecOptions;
+import dev.sandbox.SandboxSession;
+import dev.sandbox.pool.Claim;
+import dev.sandbox.pool.PoolAtCapacityException;
+import dev.sandbox.pool.SandboxPool;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * The pool on the real daemon: a burst of callers far past the cap, each served or refused in time with never more
+ * containers than the cap, and nothing left after; a claim customised with environment, working directory, a file and
+ * a lifetime that ends the session on time once no client is alive.
+ */
+@RequiresDocker
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class DockerPoolTest {
+    private static final Duration WAIT = Duration.ofSeconds(120);
+
+    private DockerTestSupport support;
+    private DockerSandboxProvider provider;
+
+    @BeforeAll
+    void start() {
+        support = new DockerTestSupport();
+        provider = DockerTestSupport.unsweptProvider();
+    }
+
+    @AfterAll
+    void stop() {
+        support.finish(provider);
+    }
+
+    private int containers() {
+        return support.docker
+                .listContainersCmd()
+                .withShowAll(true)
+                .withLabelFilter(List.of(DockerTestSupport.RUN_LABEL + "=" + support.runId))
+                .exec()
+                .size();
+    }
+
+    @Test
+    void aBurstOfTwoHundredOnAPoolOfEightCappedAtThirtyTwoIsServedOrRefusedInTimeAndLeavesNothing()
+            throws InterruptedException {
+        int cap = 32;
+        Duration timeout = Duration.ofSeconds(20);
+        AtomicInteger most = new AtomicInteger();
+        AtomicBoolean watching = new AtomicBoolean(true);
+        Thread watcher = Thread.ofPlatform().daemon().start(() -> {
+            while (watching.get()) {
+                most.accumulateAndGet(containers(), Math::max);
+            }
+        });
+        ConcurrentLinkedQueue<Throwable> failures = new ConcurrentLinkedQueue<>();
+        AtomicInteger served = new AtomicInteger();
+        try (SandboxPool pool = SandboxPool.builder(provider)
+                .template(support.sessionOptions())
+                .warm(8)
+                .maxSessions(cap)
+                .maxCreatesInFlight(8)
+                .refillPerSecond(50)
+                .acquireTimeout(timeout)
+                .build()) {
+            long t0 = System.nanoTime();
+            Flux.range(0, 200)
+                    .flatMap(
+                            i -> pool.withSession(
+                                            Claim.defaults().withEnv("CALLER", Integer.toString(i)),
+                                            s -> s.run(ExecOptions.shell("echo $CALLER")))
+                                    .doOnNext(r -> {
+                                        assertThat(r.stdout()).isEqualTo(i + "\n");
+                                        served.incrementAndGet();
+                                    })
+                                    .onErrorResume(e -> {
+                                        failures.add(e);
+                                        return Mono.empty();
+                                    }),
+                            200)
+                    .blockLast(WAIT);
+            Duration took = Duration.ofNanos(System.nanoTime() - t0);
+            System.out.printf(
+                    "burst of 200 on a pool of 8 capped at %d: %d served, %d refused, most containers at once %d, %d ms,"
+                            + " %s%n",
+                    cap, served.get(), failures.size(), most.get(), took.toMillis(), pool.stats());
+            assertThat(failures).allSatisfy(e -> assertThat(e).isInstanceOf(PoolAtCapacityException.class));
+            assertThat(served.get() + failures.size()).isEqualTo(200);
+            assertThat(served.get()).as("served").isPositive();
+            assertThat(pool.stats().createFailures()).isZero();
+        } finally {
+            watching.set(false);
+            watcher.join(10_000);
+        }
+        assertThat(most.get()).as("containers alive at once").isLessThanOrEqualTo(cap);
+        assertThat(containers()).as("containers left after the pool closed").isZero();
+    }
+
+    @Test
+    void aCustomisedClaimIsSeenByCommandsAndItsLifetimeEndsTheSessionWithNoClientAlive() throws InterruptedException {
+        DockerSandboxProvider own = DockerTestSupport.unsweptProvider();
+        String id;
+        try (SandboxPool pool = SandboxPool.builder(own)
+                .template(support.sessionOptions())
+                .warm(1)
+                .build()) {
+            SandboxSession s = pool.acquire(Claim.defaults()
+                            .withEnv("TENANT", "acme")
+                            .withWorkdir("/work/acme")
+                            .withFile("/work/acme/input.txt", "hello".getBytes(StandardCharsets.UTF_8))
+                            .withLifetime(Duration.ofSeconds(4)))
+                    .block(WAIT);
+            id = s.id();
+            assertThat(s.run(ExecOptions.shell("echo $TENANT; pwd; cat input.txt"))
+                            .block(WAIT)
+                            .stdout())
+                    .isEqualTo("acme\n/work/acme\nhello");
+            assertThat(s.ping().block(WAIT).expiresAt()).isNotNull();
+            // no client alive from here: the pool and its provider closed, the claimed session still held
+        } finally {
+            own.close();
+        }
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (support.container(id) != null && System.nanoTime() < deadline) {
+            Thread.sleep(200);
+        }
+        assertThat(support.container(id))
+                .as("the container of " + id + " after its lifetime")
+                .isNull();
+    }
+}
