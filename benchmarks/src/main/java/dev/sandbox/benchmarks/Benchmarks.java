@@ -32,6 +32,7 @@ public final class Benchmarks {
         add(r, DockerExecLatency::new);
         add(r, DockerExecThroughput::new);
         add(r, DockerSessionCreate::new);
+        add(r, DockerSessionCreatePooled::new);
         add(r, DockerStreamThroughput::new);
         add(r, DockerCopyThroughput::new);
         add(r, DockerWatchLatency::new);

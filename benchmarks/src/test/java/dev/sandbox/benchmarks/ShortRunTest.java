@@ -47,6 +47,7 @@ class ShortRunTest {
             Map.entry("docker-exec-latency", "ms"),
             Map.entry("docker-exec-throughput", "execs/s"),
             Map.entry("docker-session-create", "ms"),
+            Map.entry("docker-session-create-pooled", "ms"),
             Map.entry("docker-stream-throughput", "lines/s"),
             Map.entry("docker-copy-throughput", "MiB/s"),
             Map.entry("docker-watch-latency", "ms"),
