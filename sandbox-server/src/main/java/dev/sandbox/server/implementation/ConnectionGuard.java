@@ -73,6 +73,8 @@ public final class ConnectionGuard {
     private boolean paused;
     /** How many requests wait in the queue; read without the lock by connections finishing a response. */
     private volatile int queued;
+    /** When the last pause was logged (logged at most every 10 seconds). */
+    private volatile long lastPauseWarning = System.nanoTime() - TimeUnit.SECONDS.toNanos(20);
 
     /**
      * Creates the guard.
@@ -315,6 +317,49 @@ public final class ConnectionGuard {
         }
         c.queueDeadline =
                 c.channel.eventLoop().schedule(() -> queueTimedOut(c), queueTimeoutNanos, TimeUnit.NANOSECONDS);
+        recheckLater(c);
+    }
+
+    /**
+     * While a request waits and a connection without the token holds a slot but is still within its grace, looks
+     * again once that grace is over: the request then takes the stranger's slot rather than waiting for its timeout.
+     */
+    private void recheckLater(GuardedConnection c) {
+        long oldest;
+        synchronized (this) {
+            GuardedConnection stranger = first(unauthenticatedAdmitted);
+            if (stranger == null || !queue.contains(c)) {
+                return;
+            }
+            oldest = stranger.openedNanos;
+        }
+        long delay = Math.max(0, oldest + graceNanos - System.nanoTime()) + 1_000_000;
+        c.channel.eventLoop().schedule(() -> recheck(c), delay, TimeUnit.NANOSECONDS);
+    }
+
+    private void recheck(GuardedConnection c) {
+        GuardedConnection victim;
+        synchronized (this) {
+            if (!queue.contains(c) || admitted < maxConnections) {
+                return; // admitted meanwhile, timed out, or about to be promoted
+            }
+            victim = oldestIdle(unauthenticatedAdmitted, NONE, System.nanoTime());
+            if (victim != null) {
+                victim.phase = Phase.EVICTED;
+                queue.remove(c);
+                queued = queue.size();
+                waiting--;
+                c.phase = Phase.ADMITTED;
+            }
+        }
+        if (victim == null) {
+            recheckLater(c);
+            return;
+        }
+        LOG.debug(
+                "a waiting request takes the slot of a connection that has presented no token for {}", EVICTION_GRACE);
+        victim.channel.close();
+        c.release();
     }
 
     private void queueTimedOut(GuardedConnection c) {
@@ -336,7 +381,11 @@ public final class ConnectionGuard {
         synchronized (this) {
             l = listener;
         }
-        LOG.warn("{} connections are being refused: not accepting more for {}", maxQueued, EVICTION_GRACE);
+        long now = System.nanoTime();
+        if (now - lastPauseWarning > TimeUnit.SECONDS.toNanos(10)) {
+            lastPauseWarning = now;
+            LOG.warn("{} connections are being refused: not accepting more for {}", maxQueued, EVICTION_GRACE);
+        }
         l.config().setAutoRead(false);
         l.eventLoop().schedule(this::resumeAfterPause, graceNanos, TimeUnit.NANOSECONDS);
     }
