@@ -63,6 +63,7 @@ public final class SandboxServer implements AutoCloseable {
     private final DisposableServer server;
     private final ChannelGroup connections;
     private final Api api;
+    private final ConnectionGuard guard;
     private final ServerConfig config;
     private final boolean tls;
     private final AtomicBoolean stopped = new AtomicBoolean();
@@ -73,12 +74,14 @@ public final class SandboxServer implements AutoCloseable {
             DisposableServer server,
             ChannelGroup connections,
             Api api,
+            ConnectionGuard guard,
             ServerConfig config,
             boolean tls,
             Path madeRoot) {
         this.server = server;
         this.connections = connections;
         this.api = api;
+        this.guard = guard;
         this.config = config;
         this.tls = tls;
         this.madeRoot = madeRoot;
@@ -154,6 +157,10 @@ public final class SandboxServer implements AutoCloseable {
         api.sessions().destroyOwned(timeout.plusSeconds(5));
         if (madeRoot != null) {
             WorkdirRoot.removeMade(madeRoot);
+        }
+        String summary = guard.summary();
+        if (summary != null) {
+            LOG.info("sandbox server on port {}: {}", server.port(), summary);
         }
         LOG.info("sandbox server on port {} stopped", server.port());
     }
@@ -638,7 +645,7 @@ public final class SandboxServer implements AutoCloseable {
                     server.port(),
                     sslContext != null ? " (TLS)" : "");
             return new SandboxServer(
-                    server, connections, api, config, sslContext != null, workdirRoot == null ? root : null);
+                    server, connections, api, guard, config, sslContext != null, workdirRoot == null ? root : null);
         }
 
         private Path resolvedRoot() {

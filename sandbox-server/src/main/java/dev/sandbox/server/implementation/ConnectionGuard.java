@@ -9,6 +9,7 @@ import java.util.Iterator;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -73,6 +74,10 @@ public final class ConnectionGuard {
     private boolean paused;
     /** How many requests wait in the queue; read without the lock by connections finishing a response. */
     private volatile int queued;
+
+    private final LongAdder queuedTotal = new LongAdder();
+    private final LongAdder busyTotal = new LongAdder();
+    private final LongAdder evictedTotal = new LongAdder();
     /** When the last pause was logged (logged at most every 10 seconds). */
     private volatile long lastPauseWarning = System.nanoTime() - TimeUnit.SECONDS.toNanos(20);
 
@@ -110,6 +115,27 @@ public final class ConnectionGuard {
      */
     public synchronized int open() {
         return admitted + waiting + refusing;
+    }
+
+    /**
+     * What the guard did past the connection limit so far, for the log: requests that waited in the queue, requests
+     * answered 503, connections without the token closed to make room.
+     *
+     * @return a sentence, or {@code null} when the limit was never reached
+     */
+    public String summary() {
+        long q = queuedTotal.sum();
+        long b = busyTotal.sum();
+        long e = evictedTotal.sum();
+        if (q == 0 && b == 0 && e == 0) {
+            return null;
+        }
+        return "past the connection limit, " + q + " requests waited for a slot, " + b
+                + " were answered 503 ServerBusy, and " + e + " connections without a token were closed to make room";
+    }
+
+    void noteBusy() {
+        busyTotal.increment();
     }
 
     /**
@@ -162,6 +188,7 @@ public final class ConnectionGuard {
         ch.closeFuture().addListener(f -> closed(c));
         if (victim != null) {
             LOG.debug("no room: closing a connection that has presented no token for {}", EVICTION_GRACE);
+            evictedTotal.increment();
             victim.channel.close();
         }
         if (pause) {
@@ -305,10 +332,12 @@ public final class ConnectionGuard {
             } else {
                 queue.add(c);
                 queued = queue.size();
+                queuedTotal.increment();
             }
         }
         if (victim != null) {
             LOG.debug("all slots taken: closing a connection that has presented no token for {}", EVICTION_GRACE);
+            evictedTotal.increment();
             victim.channel.close();
         }
         if (admit) {
@@ -358,6 +387,7 @@ public final class ConnectionGuard {
         }
         LOG.debug(
                 "a waiting request takes the slot of a connection that has presented no token for {}", EVICTION_GRACE);
+        evictedTotal.increment();
         victim.channel.close();
         c.release();
     }
@@ -371,6 +401,7 @@ public final class ConnectionGuard {
         }
         LOG.debug("a request waited {} ms for a connection slot; answering 503", queueTimeoutNanos / 1_000_000);
         GuardHandlers.busy(
+                this,
                 c,
                 "the server is at its connection limit and the request waited " + queueTimeoutNanos / 1_000_000
                         + " ms in its queue; try again");

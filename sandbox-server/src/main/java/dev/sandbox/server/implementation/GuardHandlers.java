@@ -31,7 +31,8 @@ final class GuardHandlers {
     private GuardHandlers() {}
 
     /** Answers a held or refused request 503 {@code ServerBusy} with {@code Retry-After}, then closes. */
-    static void busy(GuardedConnection c, String message) {
+    static void busy(ConnectionGuard guard, GuardedConnection c, String message) {
+        guard.noteBusy();
         if (c.afterCodec != null && c.channel.isActive()) {
             c.answer(
                     c.afterCodec,
@@ -124,7 +125,7 @@ final class GuardHandlers {
                                 0);
                     } else if (phase == Phase.REFUSING) {
                         ReferenceCountUtil.release(msg);
-                        busy(state, "the server is at its connection limit and its queue is full; try again");
+                        busy(guard, state, "the server is at its connection limit and its queue is full; try again");
                     } else {
                         state.held.add(msg);
                         guard.arrived(state);
