@@ -25,9 +25,8 @@ import picocli.CommandLine.Option;
         customSynopsis = {
             "sandbox serve [--provider local|docker|kubernetes [DOCKER|KUBERNETES]] [--host HOST] [--port PORT]",
             "                     [--max-connections N] [--max-queued N] [--queue-timeout D] [--lease D] [--root DIR]",
-            "                     [--max-upload-bytes SIZE]",
-            "                     [--mcp-max-sessions N] [--mcp-timeout D] [--tls-cert FILE --tls-key FILE]",
-            "                     --token-file FILE"
+            "                     [--max-upload-bytes SIZE] [--mcp-max-sessions N] [--mcp-timeout D]",
+            "                     [--tls-cert FILE --tls-key FILE] --token-file FILE"
         },
         description = {
             "Serves local (or docker, or kubernetes) sessions over HTTP (the remote provider's protocol) to clients that send a"
