@@ -176,6 +176,8 @@ public final class RemoteSandboxProvider implements SandboxProvider {
         private int maxConnections = 512;
         private int reconnectAttempts = 8;
         private Duration reconnectBackoff = Duration.ofMillis(50);
+        private int busyAttempts = 10;
+        private Duration busyWithin = Duration.ofSeconds(60);
         private Path trustedCertificates;
 
         private Builder() {}
@@ -264,6 +266,25 @@ public final class RemoteSandboxProvider implements SandboxProvider {
         }
 
         /**
+         * Sets how a request the server turned away at its connection limit ({@code 503 ServerBusy} with {@code
+         * Retry-After}) is sent again: up to {@code attempts} requests in all (10 by default) within {@code within}
+         * of the first (60 seconds by default), each after the server's {@code Retry-After} (at most 10 seconds) plus
+         * up to half of it again at random. The server gives that answer only before a request reaches any route, so
+         * every request is retried, creating ones included; when the attempts or the time run out the call fails
+         * with a retryable {@link ServerBusyException}. Uploads are not retried (their content may not be readable
+         * twice) and fail with it at once. A stream that dropped is resumed as {@link #reconnect} says.
+         *
+         * @param attempts at least 1 (1: no retry)
+         * @param within a positive duration
+         * @return this builder
+         */
+        public Builder busyRetry(int attempts, Duration within) {
+            this.busyAttempts = attempts;
+            this.busyWithin = within;
+            return this;
+        }
+
+        /**
          * Sets whom an {@code https} client trusts: the certificates in a PEM file, such as the certificate of the
          * authority that signed the server's certificate, or the server's own self-signed one. By default the JVM's
          * trust store is used ({@code javax.net.ssl.trustStore}, else the JDK's {@code cacerts}). Either way the
@@ -316,6 +337,11 @@ public final class RemoteSandboxProvider implements SandboxProvider {
             positive("connectTimeout", connectTimeout);
             positive("responseTimeout", responseTimeout);
             positive("reconnectBackoff", reconnectBackoff);
+            positive("busyWithin", busyWithin);
+            if (busyAttempts < 1) {
+                throw new InvalidArgumentException(
+                        "busyAttempts", "busyAttempts must be at least 1, got " + busyAttempts);
+            }
             if (maxConnections < 1) {
                 throw new InvalidArgumentException(
                         "maxConnections", "maxConnections must be at least 1, got " + maxConnections);
@@ -332,6 +358,8 @@ public final class RemoteSandboxProvider implements SandboxProvider {
                     maxConnections,
                     reconnectAttempts,
                     reconnectBackoff,
+                    busyAttempts,
+                    busyWithin,
                     https ? RemoteTls.clientContext(trustedCertificates) : null));
         }
 

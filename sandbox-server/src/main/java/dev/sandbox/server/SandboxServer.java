@@ -63,6 +63,7 @@ public final class SandboxServer implements AutoCloseable {
     private final DisposableServer server;
     private final ChannelGroup connections;
     private final Api api;
+    private final ConnectionGuard guard;
     private final ServerConfig config;
     private final boolean tls;
     private final AtomicBoolean stopped = new AtomicBoolean();
@@ -73,12 +74,14 @@ public final class SandboxServer implements AutoCloseable {
             DisposableServer server,
             ChannelGroup connections,
             Api api,
+            ConnectionGuard guard,
             ServerConfig config,
             boolean tls,
             Path madeRoot) {
         this.server = server;
         this.connections = connections;
         this.api = api;
+        this.guard = guard;
         this.config = config;
         this.tls = tls;
         this.madeRoot = madeRoot;
@@ -155,6 +158,10 @@ public final class SandboxServer implements AutoCloseable {
         if (madeRoot != null) {
             WorkdirRoot.removeMade(madeRoot);
         }
+        String summary = guard.summary();
+        if (summary != null) {
+            LOG.info("sandbox server on port {}: {}", server.port(), summary);
+        }
         LOG.info("sandbox server on port {} stopped", server.port());
     }
 
@@ -197,6 +204,8 @@ public final class SandboxServer implements AutoCloseable {
         private Duration stdinTimeout = Duration.ofSeconds(30);
         private Duration shutdownTimeout = Duration.ofSeconds(10);
         private int maxConnections = 512;
+        private int maxQueuedRequests = 256;
+        private Duration queueTimeout = Duration.ofSeconds(5);
         private Duration headTimeout = Duration.ofSeconds(10);
         private Duration authTimeout = Duration.ofSeconds(30);
         private Path workdirRoot;
@@ -373,15 +382,47 @@ public final class SandboxServer implements AutoCloseable {
         }
 
         /**
-         * Sets the most connections open at once (512 by default). One more closes the oldest connection that has
-         * not yet presented a valid token, so idle strangers cannot keep a client with the token out; when every open
-         * connection has presented it, the new one is closed.
+         * Sets the most connections served at once (512 by default). A connection over it is not cut: it waits (see
+         * {@link #maxQueuedRequests}) and its first request is held until a slot frees, or answered {@code 503
+         * Service Unavailable} with {@code Retry-After} and a {@code ServerBusy} JSON error, which the remote
+         * provider retries. A connection that has not presented a valid token for a second is closed to make room,
+         * so idle strangers cannot keep a client with the token out.
          *
          * @param maxConnections at least 2
          * @return this builder
          */
         public Builder maxConnections(int maxConnections) {
             this.maxConnections = maxConnections;
+            return this;
+        }
+
+        /**
+         * Sets how many connections over {@link #maxConnections} may wait for a slot (256 by default). A waiting
+         * connection's first request is read up to its head and, with a valid token, held in a first-in first-out
+         * queue until a connection closes (while requests wait, each connection that finishes a response closes after
+         * it, handing its slot on) or until {@link #queueTimeout}; without a valid token it is answered 401. Past the
+         * queue, a request is answered 503 with {@code Retry-After} as soon as its head arrives; when this many such
+         * answers are in progress too, the server stops accepting for a moment and the system's listen backlog holds
+         * the next connections.
+         *
+         * @param maxQueuedRequests at least 1
+         * @return this builder
+         */
+        public Builder maxQueuedRequests(int maxQueuedRequests) {
+            this.maxQueuedRequests = maxQueuedRequests;
+            return this;
+        }
+
+        /**
+         * Sets how long a request waits in the queue for a connection slot (5 seconds by default; see {@link
+         * #maxQueuedRequests}); then it is answered {@code 503 Service Unavailable} with {@code Retry-After} and a
+         * {@code ServerBusy} JSON error, and nothing of it was done.
+         *
+         * @param queueTimeout a positive duration
+         * @return this builder
+         */
+        public Builder queueTimeout(Duration queueTimeout) {
+            this.queueTimeout = queueTimeout;
             return this;
         }
 
@@ -530,6 +571,8 @@ public final class SandboxServer implements AutoCloseable {
             positive("heartbeat", heartbeat);
             positive("shutdownTimeout", shutdownTimeout);
             atLeast("maxConnections", maxConnections, 2);
+            atLeast("maxQueuedRequests", maxQueuedRequests, 1);
+            positive("queueTimeout", queueTimeout);
             positive("requestHeadTimeout", headTimeout);
             positive("unauthenticatedTimeout", authTimeout);
             positive("lease", lease);
@@ -555,7 +598,14 @@ public final class SandboxServer implements AutoCloseable {
                     root,
                     lease);
             Version.get(); // reads a resource: load it here, not on an event loop
-            ConnectionGuard guard = new ConnectionGuard(maxConnections, headTimeout, authTimeout);
+            Auth tokens = new Auth(config.tokenDigests());
+            ConnectionGuard guard = new ConnectionGuard(
+                    maxConnections,
+                    maxQueuedRequests,
+                    queueTimeout,
+                    headTimeout,
+                    authTimeout,
+                    authorization -> tokens.accept(authorization) != null);
             Api api = new Api(config, new Sessions(provider, maxSessions, lease), guard);
             api.mount(endpoints);
             ChannelGroup connections = new DefaultChannelGroup("sandbox-server", GlobalEventExecutor.INSTANCE);
@@ -586,6 +636,7 @@ public final class SandboxServer implements AutoCloseable {
                 }
                 throw e;
             }
+            guard.listening(server.channel());
             api.sessions().adoptLeased(api.tenants()).subscribe(); // in the background: the server already serves
             LOG.info(
                     "sandbox server serving {} sessions on {}:{}{}",
@@ -594,7 +645,7 @@ public final class SandboxServer implements AutoCloseable {
                     server.port(),
                     sslContext != null ? " (TLS)" : "");
             return new SandboxServer(
-                    server, connections, api, config, sslContext != null, workdirRoot == null ? root : null);
+                    server, connections, api, guard, config, sslContext != null, workdirRoot == null ? root : null);
         }
 
         private Path resolvedRoot() {

@@ -24,9 +24,9 @@ import picocli.CommandLine.Option;
         name = "serve",
         customSynopsis = {
             "sandbox serve [--provider local|docker|kubernetes [DOCKER|KUBERNETES]] [--host HOST] [--port PORT]",
-            "                     [--max-connections N] [--lease D] [--root DIR] [--max-upload-bytes SIZE]",
-            "                     [--mcp-max-sessions N] [--mcp-timeout D] [--tls-cert FILE --tls-key FILE]",
-            "                     --token-file FILE"
+            "                     [--max-connections N] [--max-queued N] [--queue-timeout D] [--lease D] [--root DIR]",
+            "                     [--max-upload-bytes SIZE] [--mcp-max-sessions N] [--mcp-timeout D]",
+            "                     [--tls-cert FILE --tls-key FILE] --token-file FILE"
         },
         description = {
             "Serves local (or docker, or kubernetes) sessions over HTTP (the remote provider's protocol) to clients that send a"
@@ -64,8 +64,26 @@ final class ServeCommand extends Subcommand {
             paramLabel = "N",
             converter = Values.WholeNumber.class,
             order = -2,
-            description = "the most open connections; one more closes the oldest that has not sent a token [512]")
+            description = "the most connections served at once; one more waits for a slot (see --max-queued) or is"
+                    + " answered 503 with Retry-After, and one that has sent no token for a second may be closed to"
+                    + " make room [512]")
     long maxConnections = 512;
+
+    @Option(
+            names = "--max-queued",
+            paramLabel = "N",
+            converter = Values.WholeNumber.class,
+            order = -2,
+            description = "the most connections over --max-connections whose first request waits for a slot; past"
+                    + " them a request is answered 503 with Retry-After [256]")
+    long maxQueued = 256;
+
+    @Option(
+            names = "--queue-timeout",
+            paramLabel = "D",
+            order = -2,
+            description = "how long a request waits for a slot before it is answered 503 with Retry-After [5s]")
+    Duration queueTimeout = Duration.ofSeconds(5);
 
     @Option(
             names = "--lease",
@@ -193,6 +211,12 @@ final class ServeCommand extends Subcommand {
         if (maxConnections < 2 || maxConnections > Integer.MAX_VALUE) {
             throw usageError("--max-connections must be from 2 to " + Integer.MAX_VALUE + ", got " + maxConnections);
         }
+        if (maxQueued < 1 || maxQueued > Integer.MAX_VALUE) {
+            throw usageError("--max-queued must be from 1 to " + Integer.MAX_VALUE + ", got " + maxQueued);
+        }
+        if (queueTimeout.isZero() || queueTimeout.isNegative()) {
+            throw usageError("--queue-timeout must be positive, got " + queueTimeout);
+        }
         if (mcpMaxSessions > 1024) {
             throw usageError("--mcp-max-sessions must be from 0 to 1024, got " + mcpMaxSessions);
         }
@@ -238,7 +262,12 @@ final class ServeCommand extends Subcommand {
             if (mcp != null) {
                 builder.endpoint("/mcp", mcp.httpEndpoint());
             }
-            builder.host(host).port(port).maxConnections((int) maxConnections).lease(lease);
+            builder.host(host)
+                    .port(port)
+                    .maxConnections((int) maxConnections)
+                    .maxQueuedRequests((int) maxQueued)
+                    .queueTimeout(queueTimeout)
+                    .lease(lease);
             for (int i = 0; i < tokens.size(); i++) {
                 builder.token(i == 0 ? "default" : "line" + (i + 1), tokens.get(i));
             }

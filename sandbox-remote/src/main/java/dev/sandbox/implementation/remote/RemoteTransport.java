@@ -59,6 +59,7 @@ public final class RemoteTransport implements AutoCloseable {
     private final HttpClient streaming;
     private final int reconnectAttempts;
     private final Duration reconnectBackoff;
+    private final BusyRetry busy;
     private final AtomicBoolean closed = new AtomicBoolean();
 
     /**
@@ -71,6 +72,8 @@ public final class RemoteTransport implements AutoCloseable {
      * @param maxConnections the pool's size (each open stream holds one connection)
      * @param reconnectAttempts how often a dropped stream is reconnected in a row
      * @param reconnectBackoff the first pause before a reconnect, doubled each time up to 2 seconds
+     * @param busyAttempts the most times a request answered {@code 503 ServerBusy} is sent (see {@link BusyRetry})
+     * @param busyWithin the longest time such a request is retried for
      * @param tls the TLS context of an {@code https} URL ({@link RemoteTls#clientContext}), {@code null} for {@code
      *     http}
      */
@@ -82,11 +85,14 @@ public final class RemoteTransport implements AutoCloseable {
             int maxConnections,
             int reconnectAttempts,
             Duration reconnectBackoff,
+            int busyAttempts,
+            Duration busyWithin,
             SslContext tls) {
         this.baseUrl = baseUrl.endsWith("/") ? baseUrl.substring(0, baseUrl.length() - 1) : baseUrl;
         this.token = token;
         this.reconnectAttempts = reconnectAttempts;
         this.reconnectBackoff = reconnectBackoff;
+        this.busy = new BusyRetry(this.baseUrl, busyAttempts, busyWithin);
         this.pool = ConnectionProvider.builder("sandbox-remote")
                 .maxConnections(maxConnections)
                 .pendingAcquireMaxCount(4 * maxConnections)
@@ -232,6 +238,7 @@ public final class RemoteTransport implements AutoCloseable {
                     .send(jsonBody(bytes))
                     .responseSingle((res, content) ->
                             content.asByteArray().defaultIfEmpty(EMPTY).flatMap(b -> answer(res, b)))
+                    .retryWhen(busy)
                     .onErrorMap(this::transportError);
             // answers arrive on an event loop: hand them to a thread where the caller may block, as the local
             // provider's blocking operations do
@@ -242,7 +249,7 @@ public final class RemoteTransport implements AutoCloseable {
     private static Mono<JsonNode> answer(HttpClientResponse res, byte[] bytes) {
         int code = res.status().code();
         if (code >= 400) {
-            return Mono.error(RemoteErrors.answer(code, bytes));
+            return Mono.error(error(res, code, bytes));
         }
         if (bytes.length == 0) {
             return Mono.empty();
@@ -252,6 +259,11 @@ public final class RemoteTransport implements AutoCloseable {
             return Mono.error(RemoteErrors.protocol("the sandbox server sent a body that is not JSON"));
         }
         return Mono.just(n);
+    }
+
+    /** The error an answer stands for; the guard's {@code 503 ServerBusy} becomes a {@code ServerBusyException}. */
+    private static RuntimeException error(HttpClientResponse res, int code, byte[] body) {
+        return BusyRetry.answer(code, res.responseHeaders().get(HttpHeaderNames.RETRY_AFTER), body);
     }
 
     /**
@@ -301,7 +313,7 @@ public final class RemoteTransport implements AutoCloseable {
                         return content.aggregate()
                                 .asByteArray()
                                 .defaultIfEmpty(EMPTY)
-                                .flatMapMany(b -> Flux.error(RemoteErrors.answer(code, b)));
+                                .flatMapMany(b -> Flux.error(error(res, code, b)));
                     }
                     onResponse.accept(res);
                     LineSplitter splitter = new LineSplitter();
@@ -313,11 +325,14 @@ public final class RemoteTransport implements AutoCloseable {
                             .concatWith(Flux.defer(() -> splitter.pending()
                                     ? Flux.error(new StreamDropped("the stream ended in the middle of a line"))
                                     : Flux.empty()));
-                });
+                })
+                .retryWhen(busy);
     }
 
     /**
-     * Uploads raw bytes as a streamed (chunked) body, read from the publisher as the connection takes them.
+     * Uploads raw bytes as a streamed (chunked) body, read from the publisher as the connection takes them. A {@code
+     * 503 ServerBusy} answer is not retried (the content may not be readable twice): it fails the upload with a
+     * retryable {@code ServerBusyException}.
      *
      * @param method the method
      * @param path the path and query
@@ -363,10 +378,11 @@ public final class RemoteTransport implements AutoCloseable {
                         return content.aggregate()
                                 .asByteArray()
                                 .defaultIfEmpty(EMPTY)
-                                .flatMapMany(b -> Flux.error(RemoteErrors.answer(code, b)));
+                                .flatMapMany(b -> Flux.error(error(res, code, b)));
                     }
                     return content.asByteArray().map(ByteBuffer::wrap);
                 })
+                .retryWhen(busy)
                 .onErrorMap(this::transportError);
     }
 
