@@ -2014,7 +2014,10 @@ static void t_channel(void) {
     CHECK(sendmsg(c, &m, MSG_NOSIGNAL) == 1, "sendmsg");
     close(in[0]);
     close(out[1]);
-    send_frame(in[1], 0x01, 0, "\0\1\0\1\0\0\0\0", 8);
+    /* a HELLO into the pipe: it has no reader once the agent dropped the descriptors it never took (EPIPE then) */
+    static const uint8_t hello_frame[] = {0, 0, 0, 8, 0x01, 0, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0};
+    ssize_t wr = write(in[1], hello_frame, sizeof hello_frame);
+    (void)wr;
     struct pollfd pf = {.fd = out[0], .events = POLLIN};
     int r = poll(&pf, 1, 300);
     uint8_t got;
