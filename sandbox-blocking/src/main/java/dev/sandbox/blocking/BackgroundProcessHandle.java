@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A blocking handle to a command running in the background of the client's session; from {@link
@@ -108,7 +109,7 @@ public final class BackgroundProcessHandle {
      *
      * @return the exit code, or {@code null} while it runs
      */
-    public Integer exitCode() {
+    public @Nullable Integer exitCode() {
         return process.exitNow().map(ExecEvent.Exit::code).orElse(null);
     }
 

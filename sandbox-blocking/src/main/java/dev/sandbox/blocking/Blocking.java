@@ -80,7 +80,7 @@ final class Blocking {
             Thread.currentThread().interrupt();
             throw new SandboxInterruptedException(operation, e);
         } catch (ExecutionException e) {
-            throw rethrow(e.getCause(), operation);
+            throw rethrow(causeOf(e), operation);
         }
     }
 
@@ -97,6 +97,12 @@ final class Blocking {
             await(write.apply(ByteBuffer.wrap(bytes, off, len)), timeout, method, operation);
             off += len;
         } while (off < bytes.length);
+    }
+
+    /** The failure a future completed with; the wrapper itself in the (unused by the JDK) case that it has none. */
+    static Throwable causeOf(ExecutionException e) {
+        Throwable cause = e.getCause();
+        return cause != null ? cause : e;
     }
 
     /**

@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The files of the client's session, by blocking calls; get it from {@link SandboxClient#files()}. Relative paths
@@ -256,7 +257,7 @@ public final class FileClient {
      * @throws FileOperationException when the parent does not exist, the path is a directory, or writing fails
      * @throws IllegalStateException when called on a Reactor non-blocking thread
      */
-    public FileInfo write(String path, InputStream content, TransferListener listener) {
+    public FileInfo write(String path, InputStream content, @Nullable TransferListener listener) {
         Objects.requireNonNull(content, "content");
         return transfers.pump(
                 path, content, -1, listener, "FileClient.write", "write of " + path, UncheckedIOException::new);
@@ -300,7 +301,7 @@ public final class FileClient {
      *     when it cannot be written
      * @throws IllegalStateException when called on a Reactor non-blocking thread
      */
-    public FileInfo upload(Path local, String path, TransferListener listener) {
+    public FileInfo upload(Path local, String path, @Nullable TransferListener listener) {
         return transfers.upload(local, path, listener);
     }
 
@@ -344,7 +345,7 @@ public final class FileClient {
      *     be written
      * @throws IllegalStateException when called on a Reactor non-blocking thread
      */
-    public long download(String path, Path local, TransferListener listener) {
+    public long download(String path, Path local, @Nullable TransferListener listener) {
         return transfers.download(path, local, listener);
     }
 

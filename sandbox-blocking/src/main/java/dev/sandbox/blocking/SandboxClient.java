@@ -8,6 +8,7 @@ import dev.sandbox.SessionStatus;
 import dev.sandbox.local.LocalSandboxProvider;
 import java.time.Duration;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A blocking client for one sandbox session, for code that does not use Reactor. It adapts the reactive {@link
@@ -62,12 +63,12 @@ public final class SandboxClient implements AutoCloseable {
 
     private final ClientCore core;
     private final Ending ending;
-    private final SandboxProvider ownedProvider;
+    private final @Nullable SandboxProvider ownedProvider;
     private final ProcessClient process;
     private final FileClient files;
     private final PtyClient pty;
 
-    private SandboxClient(ClientCore core, Ending ending, SandboxProvider ownedProvider) {
+    private SandboxClient(ClientCore core, Ending ending, @Nullable SandboxProvider ownedProvider) {
         this.core = core;
         this.ending = ending;
         this.ownedProvider = ownedProvider;

@@ -21,6 +21,7 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -169,14 +170,14 @@ public final class RemoteSandboxProvider implements SandboxProvider {
      * }</pre>
      */
     public static final class Builder {
-        private String baseUrl;
-        private Supplier<char[]> token;
+        private @Nullable String baseUrl;
+        private @Nullable Supplier<char[]> token;
         private Duration connectTimeout = Duration.ofSeconds(10);
         private Duration responseTimeout = Duration.ofSeconds(30);
         private int maxConnections = 512;
         private int reconnectAttempts = 8;
         private Duration reconnectBackoff = Duration.ofMillis(50);
-        private Path trustedCertificates;
+        private @Nullable Path trustedCertificates;
 
         private Builder() {}
 
