@@ -255,7 +255,7 @@ public final class BackgroundProcessHandle {
         Blocking.checkCanBlock("BackgroundProcessHandle.exit");
         Blocking.requirePositive(timeout, "timeout");
         core.ensureOpen();
-        return Blocking.await(
+        return Blocking.awaitValue(
                 process.exit(), timeout, "BackgroundProcessHandle.exit", "wait for the end of process " + id());
     }
 
@@ -295,7 +295,7 @@ public final class BackgroundProcessHandle {
         Blocking.checkCanBlock("BackgroundProcessHandle.collect");
         Blocking.requirePositive(timeout, "timeout");
         core.ensureOpen();
-        return Blocking.await(
+        return Blocking.awaitValue(
                 process.collect(), timeout, "BackgroundProcessHandle.collect", "collection of process " + id());
     }
 

@@ -55,8 +55,14 @@ public final class FileClient {
         return core.session.files();
     }
 
+    /** Waits for an operation that answers a value (see {@link Blocking#awaitValue}). */
     private <T> T await(reactor.core.publisher.Mono<T> mono, String method, String operation) {
-        return Blocking.await(mono, core.defaultTimeout, method, operation);
+        return Blocking.awaitValue(mono, core.defaultTimeout, method, operation);
+    }
+
+    /** Waits for an operation that answers nothing. */
+    private void awaitDone(reactor.core.publisher.Mono<Void> mono, String method, String operation) {
+        Blocking.await(mono, core.defaultTimeout, method, operation);
     }
 
     /**
@@ -478,7 +484,7 @@ public final class FileClient {
      * @throws IllegalStateException when called on a Reactor non-blocking thread
      */
     public void remove(String path, boolean recursive) {
-        await(files("FileClient.remove").remove(path, recursive), "FileClient.remove", "removal of " + path);
+        awaitDone(files("FileClient.remove").remove(path, recursive), "FileClient.remove", "removal of " + path);
     }
 
     /**
@@ -495,7 +501,7 @@ public final class FileClient {
      * @throws IllegalStateException when called on a Reactor non-blocking thread
      */
     public void move(String from, String to) {
-        await(files("FileClient.move").move(from, to), "FileClient.move", "move of " + from + " to " + to);
+        awaitDone(files("FileClient.move").move(from, to), "FileClient.move", "move of " + from + " to " + to);
     }
 
     /**

@@ -293,7 +293,8 @@ public final class SandboxClient implements AutoCloseable {
         Blocking.checkCanBlock("SandboxClient.ping");
         Blocking.requirePositive(timeout, "timeout");
         core.ensureOpen();
-        return Blocking.await(core.session.ping(), timeout, "SandboxClient.ping", "ping of session " + sessionId());
+        return Blocking.awaitValue(
+                core.session.ping(), timeout, "SandboxClient.ping", "ping of session " + sessionId());
     }
 
     /**
@@ -523,7 +524,7 @@ public final class SandboxClient implements AutoCloseable {
             Objects.requireNonNull(provider, "provider");
             Objects.requireNonNull(sessionId, "sessionId");
             Blocking.checkCanBlock("SandboxClient.attach");
-            SandboxSession session = Blocking.await(
+            SandboxSession session = Blocking.awaitValue(
                     provider.attach(sessionId),
                     defaultTimeout,
                     "SandboxClient.attach",
@@ -532,7 +533,7 @@ public final class SandboxClient implements AutoCloseable {
         }
 
         private ClientCore newSession(SandboxProvider provider, SessionOptions options) {
-            SandboxSession session = Blocking.await(
+            SandboxSession session = Blocking.awaitValue(
                     provider.create(options),
                     defaultTimeout,
                     "SandboxClient.create",
