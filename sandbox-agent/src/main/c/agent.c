@@ -24,6 +24,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -132,7 +133,8 @@ static void on_signals(void) {
 static void on_event(struct epoll_event *e) {
     struct evtag *t = e->data.ptr;
     switch (t->kind) {
-    case EV_LISTEN: accept_all(); break;
+    case EV_LISTEN: accept_all(G.lfd, 1); break;
+    case EV_LISTEN_CHANNEL: accept_all(G.cfd, 0); break;
     case EV_SIGNAL: on_signals(); break;
     case EV_CONN_LIFE: { /* the relay ended, or wrote on a socket it only holds: the connection is over */
         struct conn *c = t->obj;
@@ -270,12 +272,42 @@ static void loop(void) {
 /* ---------- startup ---------- */
 
 static void usage(void) {
-    fprintf(stderr, "usage: sandbox-agent init [--socket NAME] [--deadline-ms N] [--idle-ms N] [--workdir DIR]\n"
+    fprintf(stderr, "usage: sandbox-agent init [--socket NAME] [--channel PATH] [--deadline-ms N] [--idle-ms N] [--workdir DIR]\n"
                     "       sandbox-agent stdio [--deadline-ms N] [--idle-ms N] [--workdir DIR]\n"
                     "       sandbox-agent relay [--socket NAME]\n"
                     "       sandbox-agent install DIR\n"
                     "       sandbox-agent --version\n");
     exit(2);
+}
+
+/*
+ * The channel socket: a path socket in a directory the host mounted, which the host reaches without the container
+ * runtime in between. Optional: when it cannot be made (no such directory, a runtime that keeps sockets to itself)
+ * the host uses the relay, so a failure is only said on stderr. Anyone may connect (mode 0777): the host's side of
+ * the directory is what keeps other users out, and in the sandbox everything can reach the agent anyway.
+ */
+static void listen_channel(const char *path) {
+    G.cfd = -1;
+    if (!path) return;
+    struct sockaddr_un a;
+    socklen_t al;
+    if (path[0] != '/' || make_addr(path, &a, &al) < 0) {
+        fprintf(stderr, "sandbox-agent: --channel wants an absolute path under %zu bytes: %s\n", sizeof a.sun_path, path);
+        return;
+    }
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    unlink(path);
+    mode_t old = umask(0);
+    int ok = fd >= 0 && bind(fd, (struct sockaddr *)&a, al) == 0;
+    umask(old);
+    if (!ok || listen(fd, 64) < 0) {
+        fprintf(stderr, "sandbox-agent: no channel socket at %s: %s\n", path, strerror(errno));
+        if (fd >= 0) close(fd);
+        return;
+    }
+    G.cfd = fd;
+    G.tchannel.kind = EV_LISTEN_CHANNEL;
+    if (ep_add(G.cfd, EPOLLIN, &G.tchannel) < 0) fatal("epoll_ctl");
 }
 
 static int64_t parse_ms(const char *opt, const char *v) {
@@ -299,7 +331,7 @@ int main(int argc, char **argv) {
         if (argc != 3) usage();
         return install_self(argv[2]);
     }
-    const char *sock = DEFAULT_SOCKET, *workdir = NULL;
+    const char *sock = DEFAULT_SOCKET, *workdir = NULL, *channel = NULL;
     int mode = strcmp(argv[1], "init") == 0 ? 'i' : strcmp(argv[1], "stdio") == 0 ? 's'
                                                   : strcmp(argv[1], "relay") == 0 ? 'r' : 0;
     if (!mode) usage();
@@ -309,6 +341,7 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--deadline-ms") == 0 && mode != 'r') G.deadline_ms = parse_ms(argv[i], argv[i + 1]), i++;
         else if (strcmp(argv[i], "--idle-ms") == 0 && mode != 'r') G.idle_ms = parse_ms(argv[i], argv[i + 1]), i++;
         else if (strcmp(argv[i], "--workdir") == 0 && mode != 'r') workdir = argv[++i];
+        else if (strcmp(argv[i], "--channel") == 0 && mode == 'i') channel = argv[++i];
         else usage();
     }
     if (mode == 'r') return relay(sock);
@@ -348,6 +381,7 @@ int main(int argc, char **argv) {
         if (G.lfd < 0 || bind(G.lfd, (struct sockaddr *)&a, al) < 0 || listen(G.lfd, 64) < 0) fatal(sock);
         G.tlisten.kind = EV_LISTEN;
         if (ep_add(G.lfd, EPOLLIN, &G.tlisten) < 0) fatal("epoll_ctl");
+        listen_channel(channel);
     } else {
         set_nonblock(0);
         set_nonblock(1);

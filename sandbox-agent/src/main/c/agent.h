@@ -66,7 +66,7 @@ enum {
 };
 enum { E_BAD_FRAME = 1000, E_VERSION = 1001, E_LIMIT = 1002, E_OFFSET_GONE = 1003, E_NO_PROCESS = 1004 };
 enum { F_PTY = 1, F_STDIN = 2, F_BACKGROUND = 4 };
-enum { EV_LISTEN = 1, EV_SIGNAL, EV_CONN_IN, EV_CONN_OUT, EV_CONN_LIFE, EV_PROC, EV_WATCH };
+enum { EV_LISTEN = 1, EV_LISTEN_CHANNEL, EV_SIGNAL, EV_CONN_IN, EV_CONN_OUT, EV_CONN_LIFE, EV_PROC, EV_WATCH };
 enum { TK_CONN = 1, TK_PROC, TK_STREAM };
 enum { ST_SPAWN = 1, ST_READ, ST_WRITE, ST_LIST, ST_WATCH, ST_PROCS, ST_ATTACH };
 
@@ -172,6 +172,7 @@ struct conn {
 
 struct agent {
     int ep, sfd, lfd, mode; /* mode: 'i' init, 's' stdio */
+    int cfd;                /* the channel socket (--channel), or -1 */
     int64_t deadline_ms, idle_ms, last_activity;
     struct conn *conns;
     int nconns;
@@ -185,7 +186,7 @@ struct agent {
     struct conn *dirty;
     void **grave; /* objects to free after this turn's events */
     int ngrave, grave_cap;
-    struct evtag tlisten, tsig;
+    struct evtag tlisten, tchannel, tsig;
     struct rlimit nofile; /* the limit we were given, restored in children */
 };
 
@@ -287,7 +288,7 @@ void bad_frame(struct conn *c, const char *fmt, ...);
 void conn_flush(struct conn *c);
 void conn_run(struct conn *c);
 struct conn *conn_new(int in_fd, int out_fd);
-void accept_all(void);
+void accept_all(int lfd, int handoff);
 
 /* agent_files.c */
 void h_fs_simple(struct req *q);

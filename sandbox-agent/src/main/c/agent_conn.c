@@ -263,9 +263,11 @@ struct conn *conn_new(int in_fd, int out_fd) {
     return c;
 }
 
-void accept_all(void) {
+/* Accepts what waits on a listening socket; handoff: whether its first read may hand over a relay's pipes (the
+ * abstract socket, which only processes in the sandbox reach; the channel socket's peer is the host, never a relay). */
+void accept_all(int lfd, int handoff) {
     for (int k = 0; k < 64; k++) {
-        int fd = accept4(G.lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) return;
         if (G.nconns >= MAX_CONNS) { /* one small frame fits any socket buffer */
             uint8_t f[9 + 8 + 64];
@@ -282,6 +284,6 @@ void accept_all(void) {
             close(fd);
             continue;
         }
-        conn_new(fd, fd)->handoff = 1;
+        conn_new(fd, fd)->handoff = handoff;
     }
 }

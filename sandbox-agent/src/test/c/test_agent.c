@@ -1974,6 +1974,63 @@ struct test {
     void (*fn)(void);
 };
 
+/* --channel: a path socket next to the abstract one, that anyone may connect to, whose peer is never a relay */
+static void t_channel(void) {
+    char chan[160];
+    snprintf(chan, sizeof chan, "%s/channel.sock", tmpdir);
+    struct agent a = start_init("--channel", chan);
+    struct stat st;
+    CHECK(lstat(chan, &st) == 0 && S_ISSOCK(st.st_mode), "no socket at %s", chan);
+    CHECK((st.st_mode & 0777) == 0777, "channel socket mode %o", (unsigned)(st.st_mode & 0777));
+    int c = connect_to(chan);
+    CHECK(c >= 0, "connect to the channel");
+    hello(c);
+    const char *argv2[] = {"echo", "through the channel", NULL};
+    spawn(c, 1, 0, argv2);
+    struct result *res = calloc(1, sizeof *res);
+    collect(c, 1, res);
+    CHECK(strcmp(res->out, "through the channel\n") == 0, "'%s'", res->out);
+    cat_roundtrip(c, c, 2, 4 * 1024 * 1024);
+    close(c);
+    /* a relay's handoff is not taken on the channel: pipes passed there are never read or written by the agent */
+    int in[2], out[2];
+    CHECK(pipe2(in, O_CLOEXEC) == 0 && pipe2(out, O_CLOEXEC) == 0, "pipes");
+    c = connect_to(chan);
+    CHECK(c >= 0, "connect to the channel");
+    uint8_t byte = 0xFD;
+    int fds[2] = {in[0], out[1]};
+    union {
+        char buf[CMSG_SPACE(sizeof fds)];
+        struct cmsghdr align;
+    } u;
+    memset(&u, 0, sizeof u);
+    struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
+    struct cmsghdr *h = CMSG_FIRSTHDR(&m);
+    h->cmsg_level = SOL_SOCKET;
+    h->cmsg_type = SCM_RIGHTS;
+    h->cmsg_len = CMSG_LEN(sizeof fds);
+    memcpy(CMSG_DATA(h), fds, sizeof fds);
+    CHECK(sendmsg(c, &m, MSG_NOSIGNAL) == 1, "sendmsg");
+    close(in[0]);
+    close(out[1]);
+    send_frame(in[1], 0x01, 0, "\0\1\0\1\0\0\0\0", 8);
+    struct pollfd pf = {.fd = out[0], .events = POLLIN};
+    int r = poll(&pf, 1, 300);
+    uint8_t got;
+    CHECK(r == 0 || read(out[0], &got, 1) == 0, "the agent answered on pipes handed over the channel");
+    close(c);
+    close(in[1]);
+    close(out[0]);
+    hello(a.fd); /* the first connection is unaffected */
+    free(res);
+    stop_agent(&a);
+    /* a channel that cannot be made leaves the agent serving its own socket */
+    struct agent b = start_init("--channel", "/nonexistent-dir/channel.sock");
+    hello(b.fd);
+    stop_agent(&b);
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: test_agent PATH-TO-sandbox-agent [TEST-NAME]\n");
@@ -1989,7 +2046,7 @@ int main(int argc, char **argv) {
         {"stdin with cat", t_stdin_cat}, {"launch errors", t_launch_errors},     {"signal and close", t_signal},
         {"credit", t_credit},            {"malformed frames", t_malformed},      {"pty and resize", t_pty},
         {"background", t_background},    {"1000 streams", t_many_streams},       {"timers", t_deadline},
-        {"relay", t_relay},              {"idle rss", t_idle_rss},        {"files", t_files},              {"limits", t_limits},
+        {"relay", t_relay},              {"channel", t_channel},              {"idle rss", t_idle_rss},        {"files", t_files},              {"limits", t_limits},
         {"unread connection", t_unread_connection}, {"background pty", t_background_pty},
         {"fuzz", t_fuzz},                {"orphans", t_orphans},         {"sigterm", t_sigterm},
         {"background limit", t_background_limit}, {"pid 1", t_pid1},         {"throttle unread", t_throttle_unread},         {"bench", t_bench},

@@ -159,12 +159,23 @@ final class DockerBench implements AutoCloseable {
     }
 
     /**
-     * A provider with {@link #settings()}, as a user makes one.
+     * A provider with {@link #settings()}, as a user makes one; with {@code -Dsandbox.bench.docker.relay=true} (or
+     * {@code SANDBOX_BENCH_DOCKER_RELAY=1}) one that reaches its agents through the daemon's relay, as on a daemon
+     * that does not share this host's files.
      *
      * @return the provider; close it before this
      */
     DockerSandboxProvider provider() {
-        return DockerSandboxProvider.create(settings());
+        return DockerSandboxProvider.builder()
+                .settings(settings())
+                .directChannel(!relayOnly())
+                .build();
+    }
+
+    /** Whether the Docker rows measure the relay path. */
+    static boolean relayOnly() {
+        return Boolean.getBoolean("sandbox.bench.docker.relay")
+                || "1".equals(System.getenv("SANDBOX_BENCH_DOCKER_RELAY"));
     }
 
     /**

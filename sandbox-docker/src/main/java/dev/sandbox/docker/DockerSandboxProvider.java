@@ -84,8 +84,18 @@ public final class DockerSandboxProvider implements SandboxProvider {
     /** The local image repository snapshots are committed to. */
     public static final String SNAPSHOT_REPOSITORY = "sandbox-snapshot";
 
-    /** How this provider runs commands, as reported by {@link dev.sandbox.SessionStatus#processLauncher()}. */
-    public static final String PROCESS_LAUNCHER = "docker-exec";
+    /**
+     * How a session's commands are reached when its agent is connected over its direct channel, as reported by {@link
+     * dev.sandbox.SessionStatus#processLauncher()}: a socket the agent listens on in a host directory mounted into the
+     * container, without the daemon in between. See {@link Builder#directChannel(boolean)}.
+     */
+    public static final String PROCESS_LAUNCHER_DIRECT = "docker-agent-direct";
+
+    /**
+     * How a session's commands are reached when its agent is connected through the daemon (one exec of the agent's
+     * relay per connection), as reported by {@link dev.sandbox.SessionStatus#processLauncher()}.
+     */
+    public static final String PROCESS_LAUNCHER_RELAY = "docker-agent-relay";
 
     /** How long a session without a lifetime outlives its holder by default: see {@link Builder#lease(Duration)}. */
     public static final Duration DEFAULT_LEASE = Duration.ofMinutes(1);
@@ -138,7 +148,7 @@ public final class DockerSandboxProvider implements SandboxProvider {
             }
             reaper = new DockerReaper(control, data, socket);
         }
-        this.sessions = new DockerSessions(control, data, reaper, b.lease);
+        this.sessions = new DockerSessions(control, data, reaper, b.lease, b.directChannel);
         this.snapshots = new DockerSnapshots(control, sessions);
         this.sweeper = new DockerSweeper(control, sessions, b.sweepInterval);
     }
@@ -179,8 +189,38 @@ public final class DockerSandboxProvider implements SandboxProvider {
         private boolean reaper = true;
         private @Nullable String reaperDockerSocket;
         private Duration lease = DEFAULT_LEASE;
+        private boolean directChannel = true;
 
         private Builder() {}
+
+        /**
+         * Turns direct channels on or off (on by default). With a direct channel the SDK reaches a session's agent
+         * through a socket the agent listens on in a per-session directory of this host, mounted into the container,
+         * instead of through the daemon's exec stream and a relay process: commands start sooner and bytes move
+         * faster. It is used when the daemon is reached over its Unix socket on Linux and actually shares this host's
+         * files; otherwise (a daemon over TCP, in a VM or another mount namespace, a runtime such as gVisor that keeps
+         * sockets inside the sandbox, a session with a {@linkplain DockerSettings#diskLimit() disk limit}) the
+         * session uses the relay. {@link dev.sandbox.SessionStatus#processLauncher()} says which: {@link
+         * #PROCESS_LAUNCHER_DIRECT} or {@link #PROCESS_LAUNCHER_RELAY}.
+         *
+         * <p>The directory is {@code dev-sandbox-channels-<uid>-<daemon>/<session>} under {@code java.io.tmpdir},
+         * readable by this user only; code in the sandbox can write in the part mounted into it, and the SDK never
+         * follows what it puts there (see the README's "Direct channel").
+         *
+         * <pre>{@code
+         * DockerSandboxProvider relayOnly = DockerSandboxProvider.builder()
+         *     .settings(DockerSettings.defaults())
+         *     .directChannel(false)
+         *     .build();
+         * }</pre>
+         *
+         * @param enabled whether sessions may use a direct channel
+         * @return this builder
+         */
+        public Builder directChannel(boolean enabled) {
+            this.directChannel = enabled;
+            return this;
+        }
 
         /**
          * Sets how long a session without a lifetime outlives the last provider that held it. Every provider renews

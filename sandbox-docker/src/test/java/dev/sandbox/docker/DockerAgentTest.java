@@ -106,8 +106,14 @@ class DockerAgentTest {
     }
 
     @Test
-    void codeThatKillsEveryProcessCutsTheConnectionAndTheNextCommandMakesANewOne() {
-        SandboxSession s = provider.create(support.sessionOptions()).block(WAIT);
+    void codeThatKillsEveryProcessCutsARelayedConnectionAndTheNextCommandMakesANewOne() {
+        // over the relay (a direct channel has no process in the sandbox to kill: DockerDirectChannelTest)
+        DockerSandboxProvider relayOnly = DockerSandboxProvider.builder()
+                .settings(DockerTestSupport.settings())
+                .sweepInterval(null)
+                .directChannel(false)
+                .build();
+        SandboxSession s = relayOnly.create(support.sessionOptions()).block(WAIT);
         try {
             // kill -9 -1 reaches every process but the agent and the caller, the relay of this client's connection
             // included: what still runs on it fails with a retryable error naming the connection. The shell goes on
@@ -124,6 +130,7 @@ class DockerAgentTest {
                     .isEqualTo("again\n");
         } finally {
             s.destroy().block(WAIT);
+            relayOnly.close();
         }
     }
 

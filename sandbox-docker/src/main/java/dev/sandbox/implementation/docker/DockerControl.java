@@ -244,16 +244,43 @@ public final class DockerControl implements AutoCloseable {
             Set<String> capabilities,
             boolean readOnlyRoot,
             List<String> writableDirs,
-            Long diskLimit) {}
+            Long diskLimit) {
+        /**
+         * The same container with another entrypoint.
+         *
+         * @param entrypoint the entrypoint and its arguments
+         * @return the new spec
+         */
+        public ContainerSpec withEntrypoint(List<String> entrypoint) {
+            return new ContainerSpec(
+                    name,
+                    image,
+                    List.copyOf(entrypoint),
+                    cmd,
+                    env,
+                    labels,
+                    workdir,
+                    user,
+                    nanoCpus,
+                    memory,
+                    pids,
+                    network,
+                    runtime,
+                    capabilities,
+                    readOnlyRoot,
+                    writableDirs,
+                    diskLimit);
+        }
+    }
 
     /**
      * Creates and starts a container; removes it again when it cannot be started.
      *
      * @param spec what to create
-     * @param agent the read-only mount of the agent's volume
+     * @param mounts the read-only mount of the agent's volume, and the session's channel directory if it has one
      * @return the container id
      */
-    public String createAndStart(ContainerSpec spec, Mount agent) {
+    public String createAndStart(ContainerSpec spec, List<Mount> mounts) {
         String network = spec.network();
         if (network.equals("bridge")) {
             ensureIsolatedBridge();
@@ -271,7 +298,7 @@ public final class DockerControl implements AutoCloseable {
                         spec.capabilities().stream().map(Capability::valueOf).toArray(Capability[]::new))
                 .withReadonlyRootfs(spec.readOnlyRoot())
                 // the agent, read-only: code in the sandbox cannot replace it
-                .withMounts(List.of(agent));
+                .withMounts(mounts);
         if (spec.diskLimit() != null) {
             host.withStorageOpt(Map.of("size", Long.toString(spec.diskLimit())));
         }

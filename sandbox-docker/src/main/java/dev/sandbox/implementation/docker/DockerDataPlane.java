@@ -47,6 +47,9 @@ public final class DockerDataPlane implements AutoCloseable {
 
     private final URI dockerHost;
     private final LoopResources loops;
+    /** Connections to agents' channel sockets (the address is given per connection). */
+    private final TcpClient agents;
+
     private final TcpClient client;
     private final HttpClient http;
 
@@ -89,6 +92,24 @@ public final class DockerDataPlane implements AutoCloseable {
         }
         this.client = c;
         this.http = h;
+        this.agents = TcpClient.create(ConnectionProvider.newConnection())
+                .runOn(loops)
+                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, 10_000)
+                // a transfer reads what the socket holds in one go (up to 1 MiB), not 64 KiB at a time
+                .option(ChannelOption.RECVBUF_ALLOCATOR, new AdaptiveRecvByteBufAllocator(512, 64 * 1024, MAX_READ));
+    }
+
+    /**
+     * Connects to a session agent's channel socket on this host, on the same event loops.
+     *
+     * @param socket the socket's path, out of the sandbox's reach
+     * @return the connection, or an error when nothing accepts there
+     */
+    Mono<Connection> connectAgent(java.nio.file.Path socket) {
+        String path = socket.toString();
+        return agents.remoteAddress(() -> new DomainSocketAddress(path))
+                .connect()
+                .map(c -> c);
     }
 
     /**
@@ -209,7 +230,7 @@ public final class DockerDataPlane implements AutoCloseable {
                 .then(Mono.defer(() -> shutdownOutput(conn)));
     }
 
-    private static Mono<Void> shutdownOutput(Connection conn) {
+    static Mono<Void> shutdownOutput(Connection conn) {
         if (!(conn.channel() instanceof DuplexChannel duplex) || !conn.channel().isActive()) {
             return Mono.empty();
         }

@@ -23,7 +23,7 @@ final class DockerSession extends AgentSession {
 
     @Override
     protected String processLauncher() {
-        return DockerSandboxProvider.PROCESS_LAUNCHER;
+        return state.host.path();
     }
 
     @Override

@@ -15,6 +15,8 @@ import java.util.function.Consumer;
  */
 final class DockerSessionState extends AgentSessionState {
     final String containerId;
+    /** How the session's agent is reached. */
+    final DockerAgentHost host;
     /** Where the session's deadline is recorded outside its container, or {@code null} without a reaper. */
     final DockerReaper reaper;
     /** When this state was made, after its container started; states made after a sweep's listing are kept. */
@@ -30,10 +32,12 @@ final class DockerSessionState extends AgentSessionState {
             Instant createdAt,
             Map<String, String> secrets,
             SessionAgent agent,
+            DockerAgentHost host,
             DockerReaper reaper,
             Consumer<SessionEndReason> end) {
         super(DockerSandboxProvider.NAME, id, labels, createdAt, secrets, agent, end);
         this.containerId = containerId;
+        this.host = host;
         this.reaper = reaper;
     }
 

@@ -7,6 +7,7 @@ import static dev.sandbox.implementation.docker.DockerTimers.seconds;
 
 import com.github.dockerjava.api.command.InspectContainerResponse;
 import com.github.dockerjava.api.model.Container;
+import com.github.dockerjava.api.model.Mount;
 import dev.sandbox.InvalidArgumentException;
 import dev.sandbox.SandboxSession;
 import dev.sandbox.SessionEndReason;
@@ -55,6 +56,8 @@ public final class DockerSessions {
     private final DockerDataPlane data;
     /** Puts the agent into its volume on this daemon, once. */
     private final AgentInstaller agentInstaller;
+    /** The sessions' direct channels to their agents, where this host shares the daemon's files. */
+    private final AgentChannels channels;
 
     private final DockerReaper reaper;
     private final Duration lease;
@@ -74,9 +77,17 @@ public final class DockerSessions {
      * @param reaper the daemon's reaper, or {@code null} to do without (sessions then end only by their holders, the
      *     label deadlines other providers' sweepers see, and the containers' own keep-alives)
      * @param lease how long a session without a lifetime outlives the last renewal of its lease by any provider
+     * @param directChannels whether sessions may be reached over a direct channel where the daemon is local
      */
-    public DockerSessions(DockerControl control, DockerDataPlane data, DockerReaper reaper, Duration lease) {
-        this(control, data, reaper, lease, new AgentInstaller(control, data));
+    public DockerSessions(
+            DockerControl control, DockerDataPlane data, DockerReaper reaper, Duration lease, boolean directChannels) {
+        this(
+                control,
+                data,
+                reaper,
+                lease,
+                new AgentInstaller(control, data),
+                AgentChannels.forDaemon(data.dockerHost(), directChannels));
     }
 
     /** Sessions whose agent comes from the given installer (tests give one with volumes of their own). */
@@ -85,10 +96,12 @@ public final class DockerSessions {
             DockerDataPlane data,
             DockerReaper reaper,
             Duration lease,
-            AgentInstaller installer) {
+            AgentInstaller installer,
+            AgentChannels channels) {
         this.control = control;
         this.data = data;
         this.agentInstaller = installer;
+        this.channels = channels;
         this.events = new DockerEvents(data, this::onEvent);
         this.reaper = reaper;
         this.lease = lease;
@@ -195,12 +208,19 @@ public final class DockerSessions {
                     }
                     writable = workdir.equals("/tmp") ? List.of("/tmp") : List.of(workdir, "/tmp");
                 }
+                // a disk limit does not reach a host directory: such a session keeps to the relay
+                // (on the scheduler that made the id: files, not the subscriber's thread)
+                Mount channel = settings.diskLimit().isPresent() ? null : channels.prepare(id);
+                List<String> entrypoint = new ArrayList<>(AgentInstaller.entrypoint(
+                        deadline == 0 ? 0 : Long.parseLong(backstopDeadline(deadline)) * 1000,
+                        Long.parseLong(backstopIdle(idle)) * 1000));
+                if (channel != null) {
+                    entrypoint.addAll(AgentChannels.agentArguments());
+                }
                 DockerControl.ContainerSpec spec = new DockerControl.ContainerSpec(
                         id,
                         settings.image(),
-                        AgentInstaller.entrypoint(
-                                deadline == 0 ? 0 : Long.parseLong(backstopDeadline(deadline)) * 1000,
-                                Long.parseLong(backstopIdle(idle)) * 1000),
+                        entrypoint,
                         List.of(),
                         env,
                         labels,
@@ -220,23 +240,36 @@ public final class DockerSessions {
                         writable,
                         settings.diskLimit().isPresent() ? settings.diskLimit().getAsLong() : null);
                 return blocking(() -> {
-                    if (reaper != null) {
-                        reaper.ensureBlocking(); // before the container: nothing may run that nobody would end
+                    try {
+                        if (reaper != null) {
+                            reaper.ensureBlocking(); // before the container: nothing may run that nobody would end
+                        }
+                        Map<String, String> imageLabels = control.ensureImage(
+                                settings.image(), settings.pullPolicy().name());
+                        // one look at the agent's volume; installs it when missing (another program may remove it)
+                        agentInstaller.ensure(settings.image());
+                        String containerId = createAndStart(spec, channel);
+                        Map<String, String> visible = new LinkedHashMap<>(userLabels(imageLabels));
+                        visible.putAll(options.labels());
+                        DockerAgentHost host = new DockerAgentHost(
+                                control,
+                                data,
+                                channels,
+                                id,
+                                containerId,
+                                settings.runtime().dockerName());
+                        SessionAgent agent = new SessionAgent(host, id);
+                        DockerSessionState state =
+                                newState(id, containerId, visible, now, options.secrets(), agent, host);
+                        state.timers.setLifetime(lifetime);
+                        state.timers.setIdleTimeout(idle);
+                        sessions.put(id, state);
+                        LOG.debug("created docker session {} (container {}) with {}", id, containerId, settings);
+                        return (SandboxSession) new DockerSession(this, state);
+                    } catch (RuntimeException e) {
+                        channels.remove(id);
+                        throw e;
                     }
-                    Map<String, String> imageLabels = control.ensureImage(
-                            settings.image(), settings.pullPolicy().name());
-                    // one look at the agent's volume; installs it when missing (another program may remove it)
-                    agentInstaller.ensure(settings.image());
-                    String containerId = createAndStart(spec);
-                    Map<String, String> visible = new LinkedHashMap<>(userLabels(imageLabels));
-                    visible.putAll(options.labels());
-                    SessionAgent agent = new SessionAgent(new DockerAgentHost(control, data, id, containerId), id);
-                    DockerSessionState state = newState(id, containerId, visible, now, options.secrets(), agent);
-                    state.timers.setLifetime(lifetime);
-                    state.timers.setIdleTimeout(idle);
-                    sessions.put(id, state);
-                    LOG.debug("created docker session {} (container {}) with {}", id, containerId, settings);
-                    return (SandboxSession) new DockerSession(this, state);
                 });
             });
         });
@@ -246,17 +279,37 @@ public final class DockerSessions {
      * Creates and starts a session container; when the start fails because the agent's volume lost the agent (removed
      * and made again empty between the look and the start), installs it again and tries once more.
      */
-    private String createAndStart(DockerControl.ContainerSpec spec) {
+    private String createAndStart(DockerControl.ContainerSpec spec, Mount channel) {
         try {
-            return control.createAndStart(spec, agentInstaller.mount());
+            return control.createAndStart(spec, mounts(channel));
         } catch (RuntimeException e) {
+            if (channel != null && AgentChannels.mountRefused(e)) {
+                // the daemon does not see this JVM's files (another host, another mount namespace): the relay
+                LOG.info(
+                        "the daemon cannot mount {} ({}): sessions use its exec stream",
+                        channel.getSource(),
+                        e.getMessage());
+                channels.missed(spec.runtime() == null ? "runc" : spec.runtime());
+                channels.remove(spec.name());
+                return createAndStart(withoutChannel(spec), null);
+            }
             if (!AgentInstaller.agentMissing(e)) {
                 throw e;
             }
             LOG.warn("docker session {} found no sandbox agent: {}", spec.name(), e.getMessage());
             agentInstaller.reinstall(spec.image());
-            return control.createAndStart(spec, agentInstaller.mount());
+            return control.createAndStart(spec, mounts(channel));
         }
+    }
+
+    private List<Mount> mounts(Mount channel) {
+        return channel == null ? List.of(agentInstaller.mount()) : List.of(agentInstaller.mount(), channel);
+    }
+
+    private static DockerControl.ContainerSpec withoutChannel(DockerControl.ContainerSpec spec) {
+        List<String> entrypoint = new ArrayList<>(spec.entrypoint());
+        entrypoint.removeAll(AgentChannels.agentArguments());
+        return spec.withEntrypoint(entrypoint);
     }
 
     /** The grace the SDK adds to the idle timeout it gives a container's agent. */
@@ -306,8 +359,10 @@ public final class DockerSessions {
 
     /** Makes state for a session this provider did not create; reads its OOM count when it has a memory limit. */
     private Mono<SandboxSession> adopt(String sessionId, Container container, InspectContainerResponse inspect) {
-        SessionAgent agent =
-                new SessionAgent(new DockerAgentHost(control, data, sessionId, container.getId()), sessionId);
+        String runtime =
+                inspect.getHostConfig() == null ? null : inspect.getHostConfig().getRuntime();
+        DockerAgentHost host = new DockerAgentHost(control, data, channels, sessionId, container.getId(), runtime);
+        SessionAgent agent = new SessionAgent(host, sessionId);
         Mono<OptionalLong> recorded = reaper == null ? Mono.just(OptionalLong.empty()) : reaper.readDeadline(sessionId);
         // the idle timeout as the container's agent was last told (only a hint: sandboxed code may lie)
         Mono<long[]> hint = agent.connection()
@@ -323,7 +378,8 @@ public final class DockerSessions {
                             userLabels(container.getLabels()),
                             createdAt(container),
                             Map.of(),
-                            agent);
+                            agent,
+                            host);
                     // the deadline from outside the sandbox: the reaper's record of the last setLifetime, else the
                     // label
                     long[] labelled = labelTimers(container.getLabels());
@@ -375,10 +431,11 @@ public final class DockerSessions {
             Map<String, String> labels,
             Instant createdAt,
             Map<String, String> secrets,
-            SessionAgent agent) {
+            SessionAgent agent,
+            DockerAgentHost host) {
         events.watch();
         DockerSessionState[] self = new DockerSessionState[1];
-        self[0] = new DockerSessionState(id, containerId, labels, createdAt, secrets, agent, reaper, reason -> {
+        self[0] = new DockerSessionState(id, containerId, labels, createdAt, secrets, agent, host, reaper, reason -> {
             LOG.debug("docker session {} ends: {}", id, reason);
             destroy(self[0], reason).block(Duration.ofMinutes(1));
         });
@@ -438,8 +495,18 @@ public final class DockerSessions {
             return false;
         }
         sessions.remove(state.id, state);
+        Schedulers.boundedElastic().schedule(() -> channels.remove(state.id)); // files, not the events' thread
         LOG.debug("docker session {} terminated: {}", state.id, cause);
         return true;
+    }
+
+    /**
+     * Removes the channel directories of sessions the daemon no longer lists (blocking).
+     *
+     * @param alive the sessions the daemon lists
+     */
+    void sweepChannels(Set<String> alive) {
+        channels.sweep(alive);
     }
 
     /** Forgets the sessions that match, such as those whose containers are gone; their handles fail from now on. */
@@ -463,6 +530,7 @@ public final class DockerSessions {
         }
         return blocking(() -> {
                     control.removeContainer(state.containerId, "session " + state.id);
+                    channels.remove(state.id);
                     state.markEnded(reason);
                     sessions.remove(state.id, state);
                     LOG.debug("destroyed docker session {}", state.id);

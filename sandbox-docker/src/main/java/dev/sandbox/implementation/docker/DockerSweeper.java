@@ -81,6 +81,7 @@ public final class DockerSweeper implements AutoCloseable {
                     alive.add(c.getLabels().get(DockerControl.SESSION_LABEL));
                 }
                 sessions.forget(s -> !alive.contains(s.id) && s.registeredNanos - listedAt < 0);
+                sessions.sweepChannels(alive);
                 if (!removed.isEmpty()) {
                     LOG.info("swept expired docker sessions {}", removed);
                 }

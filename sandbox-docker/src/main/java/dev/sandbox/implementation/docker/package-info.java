@@ -9,9 +9,11 @@
  * dev.sandbox.implementation.docker.DockerSnapshots} and {@code DockerTimers}. The data plane is the agent: {@code
  * AgentInstaller} puts {@code sandbox-agent} into a volume per daemon and build that every container mounts
  * read-only, and makes it the main process ({@code AgentVolumes} decides when another build's volume may go); the
- * session's {@code SessionAgent} holds one connection to it per session through {@code DockerAgentHost} (one daemon
- * exec of {@code sandbox-agent relay}, {@code DockerAgentTransport}, over {@link
- * dev.sandbox.implementation.docker.DockerDataPlane}, and one inspect for the container's working directory or end),
+ * session's {@code SessionAgent} holds one connection to it per session through {@code DockerAgentHost}: over the
+ * session's direct channel where the daemon shares this host's files ({@code AgentChannels}, {@code
+ * DirectAgentTransport}), else one daemon exec of {@code sandbox-agent relay} ({@code DockerAgentTransport}, over
+ * {@link dev.sandbox.implementation.docker.DockerDataPlane}); and one inspect for the container's working directory or
+ * end;
  * and every command, signal, terminal, file operation and watch is frames on it ({@link
  * dev.sandbox.implementation.agent.AgentConnection}). Internal: not part of the public API; the README's Development
  * section describes the layout every provider shares.

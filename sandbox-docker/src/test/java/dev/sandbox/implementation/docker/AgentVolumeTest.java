@@ -50,7 +50,13 @@ class AgentVolumeTest {
         control = DockerControl.connect(null);
         DockerDataPlane data = new DockerDataPlane(control.dockerHost(), 2);
         installer = new AgentInstaller(control, data, prefix);
-        sessions = new DockerSessions(control, data, null, Duration.ofMinutes(1), installer);
+        sessions = new DockerSessions(
+                control,
+                data,
+                null,
+                Duration.ofMinutes(1),
+                installer,
+                AgentChannels.forDaemon(data.dockerHost(), true));
         // the provider's own docker-java client, to look and act from outside the provider; closed with it
         docker = control.client();
     }

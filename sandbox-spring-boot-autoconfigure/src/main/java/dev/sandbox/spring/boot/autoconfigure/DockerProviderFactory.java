@@ -25,6 +25,7 @@ final class DockerProviderFactory implements SandboxProviderFactory {
         DockerSandboxProvider.Builder builder = DockerSandboxProvider.builder()
                 .settings(settings)
                 .reaper(docker.reaper())
+                .directChannel(docker.directChannel())
                 .sweepInterval(Settings.positive(PREFIX + "sweep-interval", docker.sweepInterval()));
         if (docker.host() != null && !docker.host().isBlank()) {
             builder.dockerHost(docker.host().trim());

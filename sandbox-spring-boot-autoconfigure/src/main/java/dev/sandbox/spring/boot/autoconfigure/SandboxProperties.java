@@ -87,6 +87,8 @@ public record SandboxProperties(
      * @param lease how long a session without a chosen lifetime outlives the provider that held it
      * @param sweepInterval how often the provider looks for expired sessions
      * @param reaper whether to use the reaper container that removes expired sessions when no client is alive
+     * @param directChannel whether sessions are reached over a socket in a host directory mounted into them, without
+     *     the daemon in between, where the daemon shares this host's files
      */
     public record Docker(
             @Nullable String image,
@@ -104,7 +106,8 @@ public record SandboxProperties(
             @Nullable String host,
             @DefaultValue("1m") Duration lease,
             @DefaultValue("1m") Duration sweepInterval,
-            @DefaultValue("true") boolean reaper) {}
+            @DefaultValue("true") boolean reaper,
+            @DefaultValue("true") boolean directChannel) {}
 
     /**
      * The Kubernetes provider's settings, under {@code sandbox.kubernetes}: where the session pods run and what they
