@@ -1,5 +1,7 @@
 package dev.sandbox;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The system behind a provider failed: a process could not be started, a daemon answered with an error, a
  * connection broke. The message says which operation failed; the cause carries the original error.
@@ -22,7 +24,7 @@ public class BackendException extends SandboxException {
      * @param message what failed
      * @param cause the original error, or {@code null}
      */
-    public BackendException(String message, Throwable cause) {
+    public BackendException(String message, @Nullable Throwable cause) {
         super(message, cause, false);
     }
 
@@ -34,7 +36,7 @@ public class BackendException extends SandboxException {
      * @param retryable whether the same call, unchanged, may succeed if made again (see {@link
      *     SandboxException#isRetryable()})
      */
-    public BackendException(String message, Throwable cause, boolean retryable) {
+    public BackendException(String message, @Nullable Throwable cause, boolean retryable) {
         super(message, cause, retryable);
     }
 }

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 
@@ -59,11 +60,11 @@ public final class ExecOptions {
     public static final Duration MAX_PARTIAL_LINE_DELAY = Duration.ofHours(1);
 
     private final List<String> argv;
-    private final String cwd;
+    private final @Nullable String cwd;
     private final Map<String, String> env;
-    private final Duration timeout;
-    private final Duration idleTimeout;
-    private final Publisher<ByteBuffer> stdin;
+    private final @Nullable Duration timeout;
+    private final @Nullable Duration idleTimeout;
+    private final @Nullable Publisher<ByteBuffer> stdin;
     private final Charset charset;
     private final int maxLineLength;
     private final long maxOutputBytes;
@@ -72,11 +73,11 @@ public final class ExecOptions {
 
     private ExecOptions(
             List<String> argv,
-            String cwd,
+            @Nullable String cwd,
             Map<String, String> env,
-            Duration timeout,
-            Duration idleTimeout,
-            Publisher<ByteBuffer> stdin,
+            @Nullable Duration timeout,
+            @Nullable Duration idleTimeout,
+            @Nullable Publisher<ByteBuffer> stdin,
             Charset charset,
             int maxLineLength,
             long maxOutputBytes,
@@ -206,7 +207,7 @@ public final class ExecOptions {
      * @param timeout a positive duration, or {@code null} for none
      * @return a copy with the timeout set
      */
-    public ExecOptions withTimeout(Duration timeout) {
+    public ExecOptions withTimeout(@Nullable Duration timeout) {
         return new ExecOptions(
                 argv,
                 cwd,
@@ -228,7 +229,7 @@ public final class ExecOptions {
      * @param idleTimeout a positive duration, or {@code null} for none
      * @return a copy with the idle timeout set
      */
-    public ExecOptions withIdleTimeout(Duration idleTimeout) {
+    public ExecOptions withIdleTimeout(@Nullable Duration idleTimeout) {
         return new ExecOptions(
                 argv,
                 cwd,
@@ -596,7 +597,7 @@ public final class ExecOptions {
         }
     }
 
-    static void validatePositive(String field, Duration d) {
+    static void validatePositive(String field, @Nullable Duration d) {
         if (d != null && (d.isZero() || d.isNegative())) {
             throw new InvalidArgumentException(field, field + " must be positive, got " + d);
         }

@@ -1,5 +1,7 @@
 package dev.sandbox;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A file operation failed. The message names the path; {@link #reason()} says why, so callers can react without
  * parsing messages.
@@ -46,7 +48,7 @@ public class FileOperationException extends SandboxException {
      * @param message the full explanation, naming the path
      * @param cause the underlying error, or {@code null}
      */
-    public FileOperationException(String path, Reason reason, String message, Throwable cause) {
+    public FileOperationException(String path, Reason reason, String message, @Nullable Throwable cause) {
         super(message, cause);
         this.path = path;
         this.reason = reason;

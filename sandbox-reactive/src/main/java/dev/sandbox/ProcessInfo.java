@@ -2,6 +2,7 @@ package dev.sandbox;
 
 import java.time.Instant;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A summary of a background process, as listed by {@link SandboxSession#processes()}, or of a command on a
@@ -19,7 +20,12 @@ import java.util.List;
  * @param exitCode its exit code once it has ended, or {@code null} while it runs
  */
 public record ProcessInfo(
-        String id, List<String> argv, long pid, Instant startedAt, boolean running, Integer exitCode) {
+        String id,
+        List<String> argv,
+        long pid,
+        Instant startedAt,
+        boolean running,
+        @Nullable Integer exitCode) {
     /**
      * Creates the summary.
      *

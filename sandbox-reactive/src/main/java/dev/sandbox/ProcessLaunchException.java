@@ -1,5 +1,7 @@
 package dev.sandbox;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A command could not be started: the program was not found or not executable, or the working directory does not
  * exist. A command that starts and then fails is not an error; it ends with its exit code.
@@ -22,7 +24,7 @@ public class ProcessLaunchException extends BackendException {
      * @param message what could not be started and why
      * @param cause the original error, or {@code null}
      */
-    public ProcessLaunchException(String message, Throwable cause) {
+    public ProcessLaunchException(String message, @Nullable Throwable cause) {
         super(message, cause);
     }
 
@@ -33,7 +35,7 @@ public class ProcessLaunchException extends BackendException {
      * @param cause the original error, or {@code null}
      * @param retryable whether the start failed for a passing shortage rather than for the program or directory
      */
-    public ProcessLaunchException(String message, Throwable cause, boolean retryable) {
+    public ProcessLaunchException(String message, @Nullable Throwable cause, boolean retryable) {
         super(message, cause, retryable);
     }
 }

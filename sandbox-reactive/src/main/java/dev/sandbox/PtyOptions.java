@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What to run on a pseudo-terminal and how big the terminal is. Immutable. The command runs as the leader of a new
@@ -22,13 +23,14 @@ public final class PtyOptions {
     public static final int DEFAULT_REPLAY_BYTES = BackgroundOptions.MIN_RING_BYTES;
 
     private final List<String> argv;
-    private final String cwd;
+    private final @Nullable String cwd;
     private final Map<String, String> env;
     private final int cols;
     private final int rows;
     private final int replayBytes;
 
-    private PtyOptions(List<String> argv, String cwd, Map<String, String> env, int cols, int rows, int replayBytes) {
+    private PtyOptions(
+            List<String> argv, @Nullable String cwd, Map<String, String> env, int cols, int rows, int replayBytes) {
         this.argv = argv;
         this.cwd = cwd;
         this.env = env;

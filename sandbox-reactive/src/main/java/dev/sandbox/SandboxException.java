@@ -1,5 +1,7 @@
 package dev.sandbox;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Root of every error the SDK signals. All SDK errors are unchecked and arrive in the error channel of the
  * {@code Mono}/{@code Flux} that failed; the blocking facade rethrows them unchanged.
@@ -41,9 +43,9 @@ public class SandboxException extends RuntimeException {
      * Creates an exception with a message and a cause.
      *
      * @param message what went wrong
-     * @param cause the underlying failure
+     * @param cause the underlying failure, or {@code null}
      */
-    public SandboxException(String message, Throwable cause) {
+    public SandboxException(String message, @Nullable Throwable cause) {
         super(message, cause);
         this.retryable = false;
     }
@@ -56,7 +58,7 @@ public class SandboxException extends RuntimeException {
      * @param cause the underlying failure, or {@code null}
      * @param retryable whether the same call, unchanged, may succeed if made again
      */
-    public SandboxException(String message, Throwable cause, boolean retryable) {
+    public SandboxException(String message, @Nullable Throwable cause, boolean retryable) {
         super(message, cause);
         this.retryable = retryable;
     }

@@ -6,6 +6,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 
 /**
  * How to create a session: its working directory, environment, secrets and labels. Providers read their own extra
@@ -29,21 +30,21 @@ public final class SessionOptions {
     private static final SessionOptions DEFAULTS =
             new SessionOptions(null, Map.of(), Map.of(), Map.of(), DEFAULT_LIFETIME, null, false);
 
-    private final String workdir;
+    private final @Nullable String workdir;
     private final Map<String, String> env;
     private final Map<String, String> secrets;
     private final Map<String, String> labels;
-    private final Duration lifetime;
-    private final Duration idleTimeout;
+    private final @Nullable Duration lifetime;
+    private final @Nullable Duration idleTimeout;
     private final boolean lifetimeChosen;
 
     private SessionOptions(
-            String workdir,
+            @Nullable String workdir,
             Map<String, String> env,
             Map<String, String> secrets,
             Map<String, String> labels,
-            Duration lifetime,
-            Duration idleTimeout,
+            @Nullable Duration lifetime,
+            @Nullable Duration idleTimeout,
             boolean lifetimeChosen) {
         this.workdir = workdir;
         this.env = env;

@@ -2,6 +2,7 @@ package dev.sandbox;
 
 import java.time.Duration;
 import java.time.Instant;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A session's health and activity, as returned by {@link SandboxSession#ping()}. The first fields follow Polyaxon's
@@ -37,6 +38,6 @@ public record SessionStatus(
         int ptysAttached,
         String provider,
         String processLauncher,
-        Instant expiresAt,
-        Duration idleTimeout,
-        SessionEndReason endReason) {}
+        @Nullable Instant expiresAt,
+        @Nullable Duration idleTimeout,
+        @Nullable SessionEndReason endReason) {}

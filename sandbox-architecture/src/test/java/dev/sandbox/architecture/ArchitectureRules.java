@@ -25,6 +25,7 @@ import com.tngtech.archunit.library.dependencies.SlicesRuleDefinition;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
+import org.jspecify.annotations.NullMarked;
 
 /**
  * The SDK's architecture rules, written over package patterns below a root package: {@code dev.sandbox} for the
@@ -90,6 +91,37 @@ final class ArchitectureRules {
                         "users of the SDK must not need Netty, Jackson, docker-java, fabric8 or JNA on their compile path;"
                                 + " these stay inside the implementation packages");
     }
+
+    /**
+     * Every class of an API package (not {@code ..implementation..}, not the conformance kit) lies in a package
+     * annotated {@code @NullMarked}: NullAway checks only marked code, so an API package that lacks the annotation
+     * would escape the nullness check unseen. The conformance kit ({@code tck}) is JUnit test code in a main source
+     * set, left unmarked: its tests dereference {@code block()}'s results as tests do.
+     */
+    ArchRule publicApiPackagesAreNullMarked() {
+        return classes()
+                .that()
+                .resideInAPackage(root + "..")
+                .and()
+                .resideOutsideOfPackages("..implementation..", pkg("tck.."))
+                .should(IN_A_NULL_MARKED_PACKAGE)
+                .because("NullAway checks the @NullMarked packages only, and the public API's nullness is part of its"
+                        + " contract");
+    }
+
+    private static final ArchCondition<JavaClass> IN_A_NULL_MARKED_PACKAGE =
+            new ArchCondition<>("lie in a package annotated @NullMarked (package-info.java)") {
+                @Override
+                public void check(JavaClass type, ConditionEvents events) {
+                    boolean marked = type.getPackage().isAnnotatedWith(NullMarked.class);
+                    String message = type.getName() + (marked ? " lies" : " does not lie") + " in a @NullMarked"
+                            + " package (" + type.getPackageName() + ")";
+                    events.add(
+                            marked
+                                    ? SimpleConditionEvent.satisfied(type, message)
+                                    : SimpleConditionEvent.violated(type, message));
+                }
+            };
 
     /** The blocking facade adapts the public reactive API only. */
     ArchRule blockingUsesNoImplementation() {

@@ -138,6 +138,16 @@ class ArchitectureRulesCanFailTest {
     }
 
     @Test
+    void a_public_api_package_without_null_marked_fails() {
+        List<String> violations = violations(RULES.publicApiPackagesAreNullMarked());
+
+        reports(violations, "docker.DockerProviderApi", "does not lie in a @NullMarked package");
+        reports(violations, "local.LocalUsesDockerProvider", "does not lie in a @NullMarked package");
+        // blocking's package-info carries @NullMarked; implementation packages are not the API
+        assertThatNoViolationMentions(violations, "blocking.", "implementation.", "mcp.implementation.");
+    }
+
+    @Test
     void the_agent_client_using_a_provider_netty_or_docker_java_fails() {
         List<String> violations = violations(RULES.agentClientUsesNoProvider());
 

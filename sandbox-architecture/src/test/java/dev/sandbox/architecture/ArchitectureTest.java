@@ -47,6 +47,9 @@ class ArchitectureTest {
     @ArchTest
     static final ArchRule the_core_uses_no_netty_jackson_or_docker_java = RULES.coreUsesNoNettyJacksonOrDockerJava();
 
+    @ArchTest
+    static final ArchRule public_api_packages_are_null_marked = RULES.publicApiPackagesAreNullMarked();
+
     /** The rules pass vacuously if a module's classes are missing from the import: every module must be there. */
     @ArchTest
     static void every_library_module_is_imported(JavaClasses classes) {

@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A blocking handle to a command running in the background of the client's session; from {@link
@@ -108,7 +109,7 @@ public final class BackgroundProcessHandle {
      *
      * @return the exit code, or {@code null} while it runs
      */
-    public Integer exitCode() {
+    public @Nullable Integer exitCode() {
         return process.exitNow().map(ExecEvent.Exit::code).orElse(null);
     }
 
@@ -254,7 +255,7 @@ public final class BackgroundProcessHandle {
         Blocking.checkCanBlock("BackgroundProcessHandle.exit");
         Blocking.requirePositive(timeout, "timeout");
         core.ensureOpen();
-        return Blocking.await(
+        return Blocking.awaitValue(
                 process.exit(), timeout, "BackgroundProcessHandle.exit", "wait for the end of process " + id());
     }
 
@@ -294,7 +295,7 @@ public final class BackgroundProcessHandle {
         Blocking.checkCanBlock("BackgroundProcessHandle.collect");
         Blocking.requirePositive(timeout, "timeout");
         core.ensureOpen();
-        return Blocking.await(
+        return Blocking.awaitValue(
                 process.collect(), timeout, "BackgroundProcessHandle.collect", "collection of process " + id());
     }
 

@@ -13,6 +13,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
 import reactor.core.Disposable;
 import reactor.core.Exceptions;
@@ -61,10 +62,25 @@ final class Blocking {
     }
 
     /**
+     * Waits as {@link #await} does for an operation that answers a value: one that completes without a value (a
+     * provider breaking its contract) fails with a {@link BackendException} naming the operation, rather than
+     * returning {@code null} from a method whose result is declared non-null.
+     */
+    static <T> T awaitValue(Mono<T> mono, Duration timeout, String method, String operation) {
+        T value = await(mono, timeout, method, operation);
+        if (value == null) {
+            throw new BackendException("the " + operation + " completed without a value", null);
+        }
+        return value;
+    }
+
+    /**
      * Subscribes and waits for the result. A timeout or interrupt cancels the subscription, which for a command kills
      * it.
+     *
+     * @return the value, or {@code null} when the publisher completed without one (as a {@code Mono<Void>} does)
      */
-    static <T> T await(Mono<T> mono, Duration timeout, String method, String operation) {
+    static <T> @Nullable T await(Mono<T> mono, Duration timeout, String method, String operation) {
         checkCanBlock(method);
         checkNotInterrupted(operation);
         CompletableFuture<T> result = new CompletableFuture<>();
@@ -80,7 +96,7 @@ final class Blocking {
             Thread.currentThread().interrupt();
             throw new SandboxInterruptedException(operation, e);
         } catch (ExecutionException e) {
-            throw rethrow(e.getCause(), operation);
+            throw rethrow(causeOf(e), operation);
         }
     }
 
@@ -97,6 +113,12 @@ final class Blocking {
             await(write.apply(ByteBuffer.wrap(bytes, off, len)), timeout, method, operation);
             off += len;
         } while (off < bytes.length);
+    }
+
+    /** The failure a future completed with; the wrapper itself in the (unused by the JDK) case that it has none. */
+    static Throwable causeOf(ExecutionException e) {
+        Throwable cause = e.getCause();
+        return cause != null ? cause : e;
     }
 
     /**

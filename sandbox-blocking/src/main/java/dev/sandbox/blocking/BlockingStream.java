@@ -8,6 +8,7 @@ import java.util.Spliterators;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Stream;
 import java.util.stream.StreamSupport;
+import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
 
 /**
@@ -26,6 +27,7 @@ abstract class BlockingStream<T> implements Iterable<T>, AutoCloseable {
     private final AtomicBoolean iterated = new AtomicBoolean();
 
     // reader state: used by the one reading thread only
+    @Nullable
     T next;
 
     BlockingStream(String name, String endMessage, Duration timeout, int prefetch, String operation) {
@@ -60,15 +62,15 @@ abstract class BlockingStream<T> implements Iterable<T>, AutoCloseable {
         return new Iterator<>() {
             @Override
             public boolean hasNext() {
-                return advance();
+                return advance() != null;
             }
 
             @Override
             public T next() {
-                if (!advance()) {
+                T element = advance();
+                if (element == null) {
                     throw new NoSuchElementException(endMessage);
                 }
-                T element = BlockingStream.this.next;
                 BlockingStream.this.next = null;
                 return element;
             }
@@ -137,14 +139,14 @@ abstract class BlockingStream<T> implements Iterable<T>, AutoCloseable {
         reader.close(); // also wakes a reader waiting for the next element
     }
 
-    /** Moves to the next element if there is none yet; {@code false} at the end. */
-    private boolean advance() {
+    /** The element the iterator hands out next, taken from the reader when none is buffered; {@code null} at the end. */
+    private @Nullable T advance() {
         if (reader.closed()) {
-            return false;
+            return null;
         }
         if (next == null) {
             next = reader.take(timeout, name + " iteration", operation, "waiting for the next element of " + operation);
         }
-        return next != null;
+        return next;
     }
 }

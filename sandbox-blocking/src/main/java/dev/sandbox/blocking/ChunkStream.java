@@ -5,6 +5,7 @@ import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
 
 /**
@@ -22,7 +23,7 @@ abstract class ChunkStream extends InputStream {
     private volatile boolean closed;
 
     // reader state: used by the one reading thread only
-    private ByteBuffer current;
+    private @Nullable ByteBuffer current;
 
     ChunkStream(int prefetch, Duration timeout, String method, String operation) {
         this.reader = new QueueReader<>(prefetch);
@@ -61,7 +62,7 @@ abstract class ChunkStream extends InputStream {
      * The next chunk with bytes left, or {@code null} at the end (or once closed while waiting). The caller may
      * consume it entirely.
      */
-    final ByteBuffer nextChunk() throws IOException {
+    final @Nullable ByteBuffer nextChunk() throws IOException {
         if (closed) {
             readAfterClose();
             return null;
@@ -78,21 +79,25 @@ abstract class ChunkStream extends InputStream {
         return chunk;
     }
 
-    private boolean fill() throws IOException {
+    /** The chunk to read from, with bytes left; {@code null} at the end (or after a close that reports the end). */
+    private @Nullable ByteBuffer fill() throws IOException {
         if (closed) {
             readAfterClose();
-            return false;
+            return null;
         }
-        if (current != null && current.hasRemaining()) {
-            return true;
+        ByteBuffer chunk = current;
+        if (chunk != null && chunk.hasRemaining()) {
+            return chunk;
         }
-        current = nextChunk();
-        return current != null;
+        chunk = nextChunk();
+        current = chunk;
+        return chunk;
     }
 
     @Override
     public final int read() throws IOException {
-        return fill() ? current.get() & 0xFF : -1;
+        ByteBuffer chunk = fill();
+        return chunk == null ? -1 : chunk.get() & 0xFF;
     }
 
     @Override
@@ -101,11 +106,12 @@ abstract class ChunkStream extends InputStream {
         if (len == 0) {
             return 0;
         }
-        if (!fill()) {
+        ByteBuffer chunk = fill();
+        if (chunk == null) {
             return -1;
         }
-        int n = Math.min(len, current.remaining());
-        current.get(b, off, n);
+        int n = Math.min(len, chunk.remaining());
+        chunk.get(b, off, n);
         return n;
     }
 

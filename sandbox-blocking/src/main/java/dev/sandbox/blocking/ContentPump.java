@@ -2,6 +2,7 @@ package dev.sandbox.blocking;
 
 import java.nio.ByteBuffer;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
@@ -27,7 +28,7 @@ final class ContentPump implements Publisher<ByteBuffer> {
     /** Held while a signal is made, so that signals from the feeder and from a bad request never overlap (rule 1.3). */
     private final Object signalling = new Object();
 
-    private Subscriber<? super ByteBuffer> subscriber; // guarded by lock; dropped once terminated (rule 3.13)
+    private @Nullable Subscriber<? super ByteBuffer> subscriber; // guarded by lock; dropped once terminated (rule 3.13)
     private boolean hadSubscriber; // guarded by lock
     private boolean subscribed; // guarded by lock: onSubscribe has returned
     private long demand; // guarded by lock
@@ -103,11 +104,11 @@ final class ContentPump implements Publisher<ByteBuffer> {
         synchronized (signalling) {
             Subscriber<? super ByteBuffer> s;
             synchronized (lock) {
-                if (terminated) {
+                s = subscriber;
+                if (terminated || s == null) { // null only once terminated (or before a subscriber came)
                     return;
                 }
                 demand--;
-                s = subscriber;
             }
             s.onNext(buffer);
         }
@@ -129,7 +130,9 @@ final class ContentPump implements Publisher<ByteBuffer> {
                 s = subscriber;
                 subscriber = null;
             }
-            s.onComplete();
+            if (s != null) { // subscribed and not terminated: always set
+                s.onComplete();
+            }
         }
     }
 
@@ -146,7 +149,9 @@ final class ContentPump implements Publisher<ByteBuffer> {
                 s = subscriber;
                 subscriber = null;
             }
-            s.onError(error);
+            if (s != null) { // a request came through the subscription, so the subscriber is set
+                s.onError(error);
+            }
         }
     }
 

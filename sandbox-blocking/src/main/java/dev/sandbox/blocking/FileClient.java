@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The files of the client's session, by blocking calls; get it from {@link SandboxClient#files()}. Relative paths
@@ -54,8 +55,14 @@ public final class FileClient {
         return core.session.files();
     }
 
+    /** Waits for an operation that answers a value (see {@link Blocking#awaitValue}). */
     private <T> T await(reactor.core.publisher.Mono<T> mono, String method, String operation) {
-        return Blocking.await(mono, core.defaultTimeout, method, operation);
+        return Blocking.awaitValue(mono, core.defaultTimeout, method, operation);
+    }
+
+    /** Waits for an operation that answers nothing. */
+    private void awaitDone(reactor.core.publisher.Mono<Void> mono, String method, String operation) {
+        Blocking.await(mono, core.defaultTimeout, method, operation);
     }
 
     /**
@@ -256,7 +263,7 @@ public final class FileClient {
      * @throws FileOperationException when the parent does not exist, the path is a directory, or writing fails
      * @throws IllegalStateException when called on a Reactor non-blocking thread
      */
-    public FileInfo write(String path, InputStream content, TransferListener listener) {
+    public FileInfo write(String path, InputStream content, @Nullable TransferListener listener) {
         Objects.requireNonNull(content, "content");
         return transfers.pump(
                 path, content, -1, listener, "FileClient.write", "write of " + path, UncheckedIOException::new);
@@ -300,7 +307,7 @@ public final class FileClient {
      *     when it cannot be written
      * @throws IllegalStateException when called on a Reactor non-blocking thread
      */
-    public FileInfo upload(Path local, String path, TransferListener listener) {
+    public FileInfo upload(Path local, String path, @Nullable TransferListener listener) {
         return transfers.upload(local, path, listener);
     }
 
@@ -344,7 +351,7 @@ public final class FileClient {
      *     be written
      * @throws IllegalStateException when called on a Reactor non-blocking thread
      */
-    public long download(String path, Path local, TransferListener listener) {
+    public long download(String path, Path local, @Nullable TransferListener listener) {
         return transfers.download(path, local, listener);
     }
 
@@ -477,7 +484,7 @@ public final class FileClient {
      * @throws IllegalStateException when called on a Reactor non-blocking thread
      */
     public void remove(String path, boolean recursive) {
-        await(files("FileClient.remove").remove(path, recursive), "FileClient.remove", "removal of " + path);
+        awaitDone(files("FileClient.remove").remove(path, recursive), "FileClient.remove", "removal of " + path);
     }
 
     /**
@@ -494,7 +501,7 @@ public final class FileClient {
      * @throws IllegalStateException when called on a Reactor non-blocking thread
      */
     public void move(String from, String to) {
-        await(files("FileClient.move").move(from, to), "FileClient.move", "move of " + from + " to " + to);
+        awaitDone(files("FileClient.move").move(from, to), "FileClient.move", "move of " + from + " to " + to);
     }
 
     /**

@@ -26,6 +26,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
 import reactor.core.Disposable;
 
 /**
@@ -48,7 +49,7 @@ final class FileTransfers {
     }
 
     /** {@link FileClient#upload(Path, String, TransferListener)}. */
-    FileInfo upload(Path local, String path, TransferListener listener) {
+    FileInfo upload(Path local, String path, @Nullable TransferListener listener) {
         Objects.requireNonNull(local, "local");
         Objects.requireNonNull(path, "path");
         Blocking.checkCanBlock("FileClient.upload");
@@ -79,7 +80,7 @@ final class FileTransfers {
     }
 
     /** {@link FileClient#download(String, Path, TransferListener)}. */
-    long download(String path, Path local, TransferListener listener) {
+    long download(String path, Path local, @Nullable TransferListener listener) {
         Objects.requireNonNull(path, "path");
         Objects.requireNonNull(local, "local");
         FileInfo info = client.stat(path);
@@ -143,7 +144,7 @@ final class FileTransfers {
             String path,
             InputStream in,
             long total,
-            TransferListener listener,
+            @Nullable TransferListener listener,
             String method,
             String operation,
             Function<IOException, RuntimeException> readFailure) {
@@ -204,7 +205,7 @@ final class FileTransfers {
         } catch (TimeoutException e) {
             throw new SandboxTimeoutException("completing the " + operation, timeout);
         } catch (ExecutionException e) {
-            throw Blocking.rethrow(e.getCause(), operation);
+            throw Blocking.rethrow(Blocking.causeOf(e), operation);
         }
     }
 
@@ -245,16 +246,17 @@ final class FileTransfers {
      * removes its result.
      */
     private <T> T tree(
-            TransferListener listener,
+            @Nullable TransferListener listener,
             long totalBytes,
             long totalEntries,
             String operation,
             java.util.function.BiFunction<SandboxFiles, Consumer<TransferProgress>, reactor.core.publisher.Mono<T>>
                     start,
-            Runnable undo) {
+            @Nullable Runnable undo) {
         SandboxFiles files = files("FileClient." + operation.substring(0, operation.indexOf(' ')));
         Blocking.checkNotInterrupted(operation);
         Duration timeout = core.defaultTimeout;
+        // read by this thread only after the signal; the first value is a real one, so it is never null
         AtomicReference<TransferProgress> latest = new AtomicReference<>(new TransferProgress(0, 0));
         Semaphore signal = new Semaphore(0);
         CompletableFuture<T> result = new CompletableFuture<>();
@@ -273,7 +275,7 @@ final class FileTransfers {
                     throw new SandboxTimeoutException("moving the next entry of the " + operation, timeout);
                 }
                 signal.drainPermits();
-                TransferProgress p = latest.get();
+                TransferProgress p = Objects.requireNonNull(latest.get());
                 long before = progress.done();
                 if (listener != null && p.entries() != entriesReported) {
                     entriesReported = p.entries();
@@ -282,7 +284,7 @@ final class FileTransfers {
                 progress.advance(p.bytes() - before);
             }
             T value = awaitResult(result, timeout, operation);
-            TransferProgress last = latest.get();
+            TransferProgress last = Objects.requireNonNull(latest.get());
             progress.advance(last.bytes() - progress.done());
             if (listener != null) {
                 listener.entries(last.entries(), last.entries());

@@ -2,6 +2,7 @@ package dev.sandbox.blocking;
 
 import dev.sandbox.FileEvent;
 import java.time.Duration;
+import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
 
 /**
@@ -55,7 +56,7 @@ public final class FileWatch extends BlockingStream<FileEvent> {
      * @throws SandboxInterruptedException when the thread was interrupted; the watch is closed
      * @throws IllegalStateException when called on a Reactor non-blocking thread
      */
-    public FileEvent poll(Duration timeout) {
+    public @Nullable FileEvent poll(Duration timeout) {
         Blocking.requirePositive(timeout, "timeout");
         Blocking.checkCanBlock("FileWatch.poll");
         if (next != null) {

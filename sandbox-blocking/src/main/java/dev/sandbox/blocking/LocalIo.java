@@ -10,6 +10,7 @@ import java.nio.file.FileSystemException;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.NotDirectoryException;
 import java.nio.file.Path;
+import org.jspecify.annotations.Nullable;
 
 /** Typed errors for the local side of a transfer (the file on this machine), in the SDK's terms. */
 final class LocalIo {
@@ -46,7 +47,7 @@ final class LocalIo {
         return failure(local, reason, e);
     }
 
-    static FileOperationException failure(Path local, Reason reason, Throwable cause) {
+    static FileOperationException failure(Path local, Reason reason, @Nullable Throwable cause) {
         String what = switch (reason) {
             case NOT_FOUND -> "no such file or directory";
             case NOT_A_DIRECTORY -> "not a directory";

@@ -75,7 +75,7 @@ public final class ProcessClient {
         Objects.requireNonNull(options, "options");
         Blocking.requirePositive(timeout, "timeout");
         core.ensureOpen();
-        return Blocking.await(
+        return Blocking.awaitValue(
                 core.session.run(options), timeout, "ProcessClient.run", "run " + Blocking.describe(options));
     }
 
@@ -169,7 +169,7 @@ public final class ProcessClient {
         core.ensureOpen();
         return new BackgroundProcessHandle(
                 core,
-                Blocking.await(
+                Blocking.awaitValue(
                         core.session.start(options, background),
                         core.defaultTimeout,
                         "ProcessClient.start",
@@ -191,7 +191,7 @@ public final class ProcessClient {
     public List<ProcessInfo> processes() {
         Blocking.checkCanBlock("ProcessClient.processes");
         core.ensureOpen();
-        List<ProcessInfo> all = Blocking.await(
+        List<ProcessInfo> all = Blocking.awaitValue(
                 core.session.processes().collectList(),
                 core.defaultTimeout,
                 "ProcessClient.processes",
@@ -219,7 +219,7 @@ public final class ProcessClient {
         core.ensureOpen();
         return new BackgroundProcessHandle(
                 core,
-                Blocking.await(
+                Blocking.awaitValue(
                         core.session.process(processId),
                         core.defaultTimeout,
                         "ProcessClient.process",

@@ -1,13 +1,15 @@
 package dev.sandbox.blocking;
 
+import org.jspecify.annotations.Nullable;
+
 /** Counts a transfer's bytes and tells the listener, at most once per {@link TransferListener#STEP_BYTES}. */
 final class Progress {
-    private final TransferListener listener;
+    private final @Nullable TransferListener listener;
     private final long total;
     private long done;
     private long reported;
 
-    Progress(TransferListener listener, long total) {
+    Progress(@Nullable TransferListener listener, long total) {
         this.listener = listener;
         this.total = total;
     }

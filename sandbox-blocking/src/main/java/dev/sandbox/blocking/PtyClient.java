@@ -56,7 +56,7 @@ public final class PtyClient {
         core.ensureOpen();
         return new PtySessionHandle(
                 core,
-                Blocking.await(
+                Blocking.awaitValue(
                         core.session.pty(options),
                         core.defaultTimeout,
                         "PtyClient.open",
@@ -86,7 +86,7 @@ public final class PtyClient {
         core.ensureOpen();
         return new PtySessionHandle(
                 core,
-                Blocking.await(
+                Blocking.awaitValue(
                         core.session.attachPty(ptyId),
                         core.defaultTimeout,
                         "PtyClient.attach",
@@ -112,7 +112,7 @@ public final class PtyClient {
     public List<ProcessInfo> list() {
         Blocking.checkCanBlock("PtyClient.list");
         core.ensureOpen();
-        List<ProcessInfo> all = Blocking.await(
+        List<ProcessInfo> all = Blocking.awaitValue(
                 core.session.ptys().collectList(),
                 core.defaultTimeout,
                 "PtyClient.list",

@@ -301,7 +301,8 @@ public final class PtySessionHandle {
         Blocking.checkCanBlock("PtySessionHandle.exit");
         Blocking.requirePositive(timeout, "timeout");
         core.ensureOpen();
-        return Blocking.await(pty.exit(), timeout, "PtySessionHandle.exit", "wait for the end of terminal " + id());
+        return Blocking.awaitValue(
+                pty.exit(), timeout, "PtySessionHandle.exit", "wait for the end of terminal " + id());
     }
 
     @Override

@@ -6,6 +6,7 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscription;
 import reactor.core.publisher.BaseSubscriber;
@@ -54,6 +55,7 @@ final class QueueReader<T> {
      *     the reader has ended
      */
     @SuppressWarnings("unchecked")
+    @Nullable
     T poll(long nanos, String operation) throws InterruptedException {
         if (ended) {
             return null;
@@ -88,6 +90,7 @@ final class QueueReader<T> {
      * @param what the wait, for the timeout's message, such as "waiting for the next event of ..."
      * @return the element, or {@code null} when the source has ended or the reader was closed
      */
+    @Nullable
     T take(Duration timeout, String method, String operation, String what) {
         if (ended()) {
             return null;

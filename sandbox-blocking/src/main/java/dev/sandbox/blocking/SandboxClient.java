@@ -8,6 +8,7 @@ import dev.sandbox.SessionStatus;
 import dev.sandbox.local.LocalSandboxProvider;
 import java.time.Duration;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A blocking client for one sandbox session, for code that does not use Reactor. It adapts the reactive {@link
@@ -62,12 +63,12 @@ public final class SandboxClient implements AutoCloseable {
 
     private final ClientCore core;
     private final Ending ending;
-    private final SandboxProvider ownedProvider;
+    private final @Nullable SandboxProvider ownedProvider;
     private final ProcessClient process;
     private final FileClient files;
     private final PtyClient pty;
 
-    private SandboxClient(ClientCore core, Ending ending, SandboxProvider ownedProvider) {
+    private SandboxClient(ClientCore core, Ending ending, @Nullable SandboxProvider ownedProvider) {
         this.core = core;
         this.ending = ending;
         this.ownedProvider = ownedProvider;
@@ -292,7 +293,8 @@ public final class SandboxClient implements AutoCloseable {
         Blocking.checkCanBlock("SandboxClient.ping");
         Blocking.requirePositive(timeout, "timeout");
         core.ensureOpen();
-        return Blocking.await(core.session.ping(), timeout, "SandboxClient.ping", "ping of session " + sessionId());
+        return Blocking.awaitValue(
+                core.session.ping(), timeout, "SandboxClient.ping", "ping of session " + sessionId());
     }
 
     /**
@@ -522,7 +524,7 @@ public final class SandboxClient implements AutoCloseable {
             Objects.requireNonNull(provider, "provider");
             Objects.requireNonNull(sessionId, "sessionId");
             Blocking.checkCanBlock("SandboxClient.attach");
-            SandboxSession session = Blocking.await(
+            SandboxSession session = Blocking.awaitValue(
                     provider.attach(sessionId),
                     defaultTimeout,
                     "SandboxClient.attach",
@@ -531,7 +533,7 @@ public final class SandboxClient implements AutoCloseable {
         }
 
         private ClientCore newSession(SandboxProvider provider, SessionOptions options) {
-            SandboxSession session = Blocking.await(
+            SandboxSession session = Blocking.awaitValue(
                     provider.create(options),
                     defaultTimeout,
                     "SandboxClient.create",

@@ -1,6 +1,7 @@
 package dev.sandbox.blocking;
 
 import dev.sandbox.SandboxException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A thread was interrupted while a {@link SandboxClient} call was waiting. By the time this is thrown the operation
@@ -28,7 +29,7 @@ public class SandboxInterruptedException extends SandboxException {
      * @param operation the call that was waiting
      * @param cause the interrupt, or {@code null} when the thread was already interrupted before the call waited
      */
-    public SandboxInterruptedException(String operation, InterruptedException cause) {
+    public SandboxInterruptedException(String operation, @Nullable InterruptedException cause) {
         super(operation + " was interrupted and has been cancelled", cause);
     }
 }

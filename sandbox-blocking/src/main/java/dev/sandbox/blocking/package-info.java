@@ -12,5 +12,11 @@
  *     PtySessionHandle shell = client.pty().open(PtyOptions.shell());
  * }
  * }</pre>
+ *
+ * <p>Nullness: every type in this package is non-null unless annotated {@link org.jspecify.annotations.Nullable}
+ * ({@link org.jspecify.annotations.NullMarked}); NullAway checks it when the SDK is built.
  */
+@NullMarked
 package dev.sandbox.blocking;
+
+import org.jspecify.annotations.NullMarked;

@@ -16,6 +16,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -127,7 +128,7 @@ public final class DockerSandboxProvider implements SandboxProvider {
     private static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(30);
 
     private DockerSandboxProvider(Builder b) {
-        this.defaults = b.settings.validate();
+        this.defaults = Objects.requireNonNull(b.settings, "settings").validate(); // build() checked it
         this.control = DockerControl.connect(b.dockerHost);
         DockerDataPlane data;
         try {
@@ -182,11 +183,11 @@ public final class DockerSandboxProvider implements SandboxProvider {
 
     /** Configures a {@link DockerSandboxProvider}. */
     public static final class Builder {
-        private DockerSettings settings;
-        private String dockerHost;
-        private Duration sweepInterval = DEFAULT_SWEEP_INTERVAL;
+        private @Nullable DockerSettings settings;
+        private @Nullable String dockerHost;
+        private @Nullable Duration sweepInterval = DEFAULT_SWEEP_INTERVAL;
         private boolean reaper = true;
-        private String reaperDockerSocket;
+        private @Nullable String reaperDockerSocket;
         private Duration lease = DEFAULT_LEASE;
         private boolean directChannel = true;
 
@@ -299,7 +300,7 @@ public final class DockerSandboxProvider implements SandboxProvider {
          * @param sweepInterval a positive interval, or {@code null} for no periodic sweeping
          * @return this builder
          */
-        public Builder sweepInterval(Duration sweepInterval) {
+        public Builder sweepInterval(@Nullable Duration sweepInterval) {
             if (sweepInterval != null && (sweepInterval.isZero() || sweepInterval.isNegative())) {
                 throw new InvalidArgumentException(
                         "sweepInterval", "sweepInterval must be positive, got " + sweepInterval);

@@ -10,6 +10,7 @@ import java.util.OptionalDouble;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Docker-specific settings of a session: which image, how to get it, the limits and isolation of its container, and
@@ -184,31 +185,49 @@ public final class DockerSettings {
 
     private final String image;
     private final PullPolicy pullPolicy;
-    private final String workdir;
-    private final Double cpuLimit;
-    private final Long memoryLimit;
-    private final Long pidsLimit;
+    private final @Nullable String workdir;
+    private final @Nullable Double cpuLimit;
+    private final @Nullable Long memoryLimit;
+    private final @Nullable Long pidsLimit;
     private final Network network;
     private final Runtime runtime;
-    private final String user;
+    private final @Nullable String user;
     private final Set<String> capabilities;
     private final boolean readOnlyRootFilesystem;
-    private final Long diskLimit;
+    private final @Nullable Long diskLimit;
 
     /** The mutable values a {@code with} method changes on a copy before a new instance is made of them. */
     private static final class Values {
         String image;
         PullPolicy pullPolicy = PullPolicy.IF_NOT_PRESENT;
+
+        @Nullable
         String workdir;
+
+        @Nullable
         Double cpuLimit = DEFAULT_CPU_LIMIT;
+
+        @Nullable
         Long memoryLimit = DEFAULT_MEMORY_LIMIT;
+
+        @Nullable
         Long pidsLimit = DEFAULT_PIDS_LIMIT;
+
         Network network = Network.NONE;
         Runtime runtime = Runtime.RUNC;
+
+        @Nullable
         String user;
+
         Set<String> capabilities = DEFAULT_CAPABILITIES;
         boolean readOnlyRootFilesystem;
+
+        @Nullable
         Long diskLimit;
+
+        Values(String image) {
+            this.image = image;
+        }
     }
 
     private DockerSettings(Values v) {
@@ -227,8 +246,7 @@ public final class DockerSettings {
     }
 
     private DockerSettings with(Consumer<Values> change) {
-        Values v = new Values();
-        v.image = image;
+        Values v = new Values(image);
         v.pullPolicy = pullPolicy;
         v.workdir = workdir;
         v.cpuLimit = cpuLimit;
@@ -253,8 +271,7 @@ public final class DockerSettings {
      * @return the settings
      */
     public static DockerSettings of(String image) {
-        Values v = new Values();
-        v.image = Objects.requireNonNull(image, "image");
+        Values v = new Values(Objects.requireNonNull(image, "image"));
         return new DockerSettings(v);
     }
 
@@ -287,7 +304,7 @@ public final class DockerSettings {
      * @param workdir an absolute path inside the container, or {@code null} for the image's
      * @return a copy with the workdir set
      */
-    public DockerSettings withWorkdir(String workdir) {
+    public DockerSettings withWorkdir(@Nullable String workdir) {
         return with(v -> v.workdir = workdir);
     }
 
@@ -386,7 +403,7 @@ public final class DockerSettings {
      * @param user a name or {@code uid[:gid]} known to the image, or {@code null} for the image's user
      * @return a copy with the user set
      */
-    public DockerSettings withUser(String user) {
+    public DockerSettings withUser(@Nullable String user) {
         return with(v -> v.user = user);
     }
 

@@ -18,6 +18,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
@@ -118,9 +119,9 @@ public final class KubernetesSandboxProvider implements SandboxProvider {
 
     /** Configures a {@link KubernetesSandboxProvider}. */
     public static final class Builder {
-        private Path kubeconfig;
-        private String context;
-        private String namespace;
+        private @Nullable Path kubeconfig;
+        private @Nullable String context;
+        private @Nullable String namespace;
         private KubernetesSettings settings = KubernetesSettings.of(KubernetesSettings.DEFAULT_IMAGE);
         private Duration lease = DEFAULT_LEASE;
         private Duration maxLifetime = DEFAULT_MAX_LIFETIME;

@@ -12,6 +12,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What the pod of a Kubernetes session is made of: the image, how it is pulled, the scheduling constraints, the
@@ -92,7 +93,11 @@ public final class KubernetesSettings {
      * @param value the taint value for {@code Equal}, else {@code null}
      * @param effect {@code NoSchedule}, {@code PreferNoSchedule}, {@code NoExecute}, or {@code null} for all
      */
-    public record Toleration(String key, String operator, String value, String effect) {
+    public record Toleration(
+            @Nullable String key,
+            String operator,
+            @Nullable String value,
+            @Nullable String effect) {
         /**
          * Checks the fields.
          *
@@ -122,7 +127,7 @@ public final class KubernetesSettings {
     private final PullPolicy pullPolicy;
     private final String agentImage;
     private final List<String> pullSecrets;
-    private final String runtimeClassName;
+    private final @Nullable String runtimeClassName;
     private final double cpuRequest;
     private final double cpuLimit;
     private final long memoryRequest;
@@ -138,7 +143,7 @@ public final class KubernetesSettings {
             PullPolicy pullPolicy,
             String agentImage,
             List<String> pullSecrets,
-            String runtimeClassName,
+            @Nullable String runtimeClassName,
             double cpuRequest,
             double cpuLimit,
             long memoryRequest,
@@ -238,12 +243,17 @@ public final class KubernetesSettings {
         return v;
     }
 
+    /** The mutable values a {@code with} method changes; {@link #values()} fills every field. */
+    @SuppressWarnings("NullAway.Init")
     private static final class Values {
         String image;
         PullPolicy pullPolicy;
         String agentImage;
         List<String> pullSecrets;
+
+        @Nullable
         String runtimeClassName;
+
         double cpuRequest;
         double cpuLimit;
         long memoryRequest;
@@ -318,7 +328,7 @@ public final class KubernetesSettings {
      * @return a changed copy
      * @throws InvalidArgumentException when the name is not a DNS subdomain
      */
-    public KubernetesSettings withRuntimeClassName(String runtimeClassName) {
+    public KubernetesSettings withRuntimeClassName(@Nullable String runtimeClassName) {
         Values v = values();
         v.runtimeClassName = runtimeClassName == null ? null : dnsSubdomain("runtimeClassName", runtimeClassName);
         return copy(v);

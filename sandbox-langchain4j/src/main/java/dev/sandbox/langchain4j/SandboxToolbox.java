@@ -7,6 +7,7 @@ import dev.sandbox.tools.CodeLanguage;
 import dev.sandbox.tools.SandboxTools;
 import java.time.Duration;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * LangChain4j tools that let a model use one sandbox: run a command, run a snippet of Python, JavaScript or shell, and
@@ -191,6 +192,7 @@ public final class SandboxToolbox {
                             value = "the directory, absolute or relative to the working directory; omit it for the"
                                     + " working directory",
                             required = false)
+                    @Nullable
                     String path) {
         return ToolCalls.await(tools.listFiles(path), tools.limits(), "list_files");
     }

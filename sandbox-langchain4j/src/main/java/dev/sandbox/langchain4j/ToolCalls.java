@@ -54,7 +54,8 @@ final class ToolCalls {
             Thread.currentThread().interrupt();
             throw new SandboxInterruptedException(tool, e);
         } catch (ExecutionException e) {
-            Throwable error = Exceptions.unwrap(e.getCause());
+            Throwable cause = e.getCause();
+            Throwable error = Exceptions.unwrap(cause != null ? cause : e);
             if (error instanceof Error err) {
                 throw err;
             }

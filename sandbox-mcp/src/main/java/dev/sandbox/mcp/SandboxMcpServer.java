@@ -31,6 +31,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Mono;
@@ -78,7 +79,7 @@ public final class SandboxMcpServer implements AutoCloseable {
     private final List<McpAsyncServer> servers = new CopyOnWriteArrayList<>();
     private final AtomicBoolean closed = new AtomicBoolean();
     private final List<Runnable> closers = new CopyOnWriteArrayList<>();
-    private volatile StreamableHttpEndpoint http;
+    private volatile @Nullable StreamableHttpEndpoint http;
 
     private SandboxMcpServer(Builder b) {
         this.settings = b;
@@ -196,13 +197,14 @@ public final class SandboxMcpServer implements AutoCloseable {
         if (closed.get()) {
             throw new IllegalStateException("this MCP server is closed");
         }
-        if (http == null) {
-            StreamableHttpEndpoint endpoint =
+        StreamableHttpEndpoint endpoint = http;
+        if (endpoint == null) {
+            endpoint =
                     new StreamableHttpEndpoint(json, settings.maxClients, Duration.ofMinutes(30), settings.heartbeat);
             start(McpServer.async(endpoint));
             http = endpoint;
         }
-        return http;
+        return endpoint;
     }
 
     private McpAsyncServer start(McpServer.AsyncSpecification<?> spec) {

@@ -15,6 +15,7 @@ import io.micrometer.observation.contextpropagation.ObservationThreadLocalAccess
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiConsumer;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -33,9 +34,9 @@ final class Instrumentation {
 
     final ObservationRegistry registry;
     final String provider;
-    private final Counters counters; // null without a MeterRegistry
+    private final @Nullable Counters counters; // null without a MeterRegistry
 
-    Instrumentation(ObservationRegistry registry, MeterRegistry meters, String provider) {
+    Instrumentation(ObservationRegistry registry, @Nullable MeterRegistry meters, String provider) {
         this.registry = registry;
         this.provider = provider;
         this.counters = meters == null ? null : new Counters(meters, provider);
@@ -43,7 +44,10 @@ final class Instrumentation {
 
     /** Observes a call that answers at most one value. */
     <T> Mono<T> mono(
-            String name, String sessionId, Supplier<? extends Mono<T>> call, BiConsumer<Call, ? super T> onValue) {
+            String name,
+            @Nullable String sessionId,
+            Supplier<? extends Mono<T>> call,
+            BiConsumer<Call, ? super T> onValue) {
         return Mono.fromDirect(observe(name, sessionId, call, onValue, true));
     }
 
@@ -54,7 +58,10 @@ final class Instrumentation {
      * the session id in its Reactor context.
      */
     <T> Flux<T> flux(
-            String name, String sessionId, Supplier<? extends Publisher<T>> call, BiConsumer<Call, ? super T> onValue) {
+            String name,
+            @Nullable String sessionId,
+            Supplier<? extends Publisher<T>> call,
+            BiConsumer<Call, ? super T> onValue) {
         return observe(name, sessionId, call, onValue, false);
     }
 
@@ -64,7 +71,7 @@ final class Instrumentation {
      */
     private <T> Flux<T> observe(
             String name,
-            String sessionId,
+            @Nullable String sessionId,
             Supplier<? extends Publisher<T>> call,
             BiConsumer<Call, ? super T> onValue,
             boolean single) {
@@ -148,15 +155,15 @@ final class Instrumentation {
     /** One observed call. */
     final class Call {
         private final String name;
-        private final String sessionId;
+        private final @Nullable String sessionId;
         private final Observation observation;
         private final ContextView context;
         private volatile String exitCode = NONE;
         private volatile String termination = NONE;
         private final AtomicBoolean stopped = new AtomicBoolean();
-        private volatile String created;
+        private volatile @Nullable String created;
 
-        Call(String name, String sessionId, Observation observation, ContextView context) {
+        Call(String name, @Nullable String sessionId, Observation observation, ContextView context) {
             this.name = name;
             this.sessionId = sessionId;
             this.observation = observation;
@@ -179,7 +186,7 @@ final class Instrumentation {
         }
 
         /** Stops the observation, once: a cancellation racing the end of the call counts only if it came first. */
-        void stop(SignalType signal, Throwable failure) {
+        void stop(SignalType signal, @Nullable Throwable failure) {
             if (!stopped.compareAndSet(false, true)) {
                 return;
             }

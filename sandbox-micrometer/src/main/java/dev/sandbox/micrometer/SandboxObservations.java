@@ -4,6 +4,7 @@ import dev.sandbox.SandboxProvider;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.observation.ObservationRegistry;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Observes a provider's sessions through Micrometer: every {@code create}, {@code attach}, {@code exec}, {@code
@@ -54,7 +55,7 @@ public final class SandboxObservations {
      * @return a provider whose sessions are observed, or {@code provider} itself when there is nothing to record
      */
     public static SandboxProvider observe(
-            SandboxProvider provider, ObservationRegistry registry, MeterRegistry meters) {
+            SandboxProvider provider, ObservationRegistry registry, @Nullable MeterRegistry meters) {
         Objects.requireNonNull(provider, "provider");
         Objects.requireNonNull(registry, "registry");
         if (provider instanceof ObservedProvider || (registry.isNoop() && meters == null)) {

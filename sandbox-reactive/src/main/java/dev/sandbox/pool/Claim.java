@@ -7,6 +7,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What a caller makes of a warm session when it takes it from a {@link SandboxPool}: environment variables and a
@@ -27,16 +28,16 @@ public final class Claim {
     private static final Claim DEFAULTS = new Claim(Map.of(), null, null, null, Map.of());
 
     private final Map<String, String> env;
-    private final String workdir;
-    private final Duration lifetime;
-    private final Duration idleTimeout;
+    private final @Nullable String workdir;
+    private final @Nullable Duration lifetime;
+    private final @Nullable Duration idleTimeout;
     private final Map<String, byte[]> files;
 
     private Claim(
             Map<String, String> env,
-            String workdir,
-            Duration lifetime,
-            Duration idleTimeout,
+            @Nullable String workdir,
+            @Nullable Duration lifetime,
+            @Nullable Duration idleTimeout,
             Map<String, byte[]> files) {
         this.env = env;
         this.workdir = workdir;

@@ -1,6 +1,7 @@
 package dev.sandbox.pool;
 
 import dev.sandbox.SandboxException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A {@link SandboxPool} could not hand out a session in time: every session it may have is in use and the queue of
@@ -23,7 +24,7 @@ public class PoolAtCapacityException extends SandboxException {
      * @param message what was full and for how long the caller waited
      * @param cause the last failed create, or {@code null}
      */
-    public PoolAtCapacityException(String message, Throwable cause) {
+    public PoolAtCapacityException(String message, @Nullable Throwable cause) {
         super(message, cause, true);
     }
 }

@@ -21,6 +21,7 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -169,8 +170,8 @@ public final class RemoteSandboxProvider implements SandboxProvider {
      * }</pre>
      */
     public static final class Builder {
-        private String baseUrl;
-        private Supplier<char[]> token;
+        private @Nullable String baseUrl;
+        private @Nullable Supplier<char[]> token;
         private Duration connectTimeout = Duration.ofSeconds(10);
         private Duration responseTimeout = Duration.ofSeconds(30);
         private int maxConnections = 512;
@@ -178,7 +179,7 @@ public final class RemoteSandboxProvider implements SandboxProvider {
         private Duration reconnectBackoff = Duration.ofMillis(50);
         private int busyAttempts = 10;
         private Duration busyWithin = Duration.ofSeconds(60);
-        private Path trustedCertificates;
+        private @Nullable Path trustedCertificates;
 
         private Builder() {}
 

@@ -27,6 +27,7 @@ import java.util.Arrays;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.netty.ChannelBindException;
@@ -68,7 +69,7 @@ public final class SandboxServer implements AutoCloseable {
     private final boolean tls;
     private final AtomicBoolean stopped = new AtomicBoolean();
     /** The workdir root this server made (given none), removed when it stops; {@code null} for a given root. */
-    private final Path madeRoot;
+    private final @Nullable Path madeRoot;
 
     private SandboxServer(
             DisposableServer server,
@@ -77,7 +78,7 @@ public final class SandboxServer implements AutoCloseable {
             ConnectionGuard guard,
             ServerConfig config,
             boolean tls,
-            Path madeRoot) {
+            @Nullable Path madeRoot) {
         this.server = server;
         this.connections = connections;
         this.api = api;
@@ -208,11 +209,11 @@ public final class SandboxServer implements AutoCloseable {
         private Duration queueTimeout = Duration.ofSeconds(5);
         private Duration headTimeout = Duration.ofSeconds(10);
         private Duration authTimeout = Duration.ofSeconds(30);
-        private Path workdirRoot;
+        private @Nullable Path workdirRoot;
         private Duration lease = Duration.ofMinutes(1);
         private final java.util.Map<String, ServerEndpoint> endpoints = new java.util.LinkedHashMap<>();
-        private Path tlsCertificate;
-        private Path tlsKey;
+        private @Nullable Path tlsCertificate;
+        private @Nullable Path tlsKey;
 
         private Builder(SandboxProvider provider) {
             this.provider = Objects.requireNonNull(provider, "provider");

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -87,7 +88,7 @@ public interface ServerEndpoint {
          * @param name the header's name, in any case
          * @return its first value, or {@code null} when absent
          */
-        public String header(String name) {
+        public @Nullable String header(String name) {
             List<String> values = headers.get(name.toLowerCase(Locale.ROOT));
             return values == null || values.isEmpty() ? null : values.get(0);
         }

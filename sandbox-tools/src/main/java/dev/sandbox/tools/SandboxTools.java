@@ -18,6 +18,7 @@ import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 /**
@@ -58,20 +59,23 @@ public final class SandboxTools implements AutoCloseable {
     /** How much longer than the tool timeout a call may take before it fails (session creation, slow daemons). */
     static final Duration GUARD = Duration.ofSeconds(30);
 
-    private final SandboxSession given;
-    private final SandboxProvider provider;
-    private final SessionOptions options;
+    private final @Nullable SandboxSession given;
     private final ToolLimits limits;
     private final Mono<SandboxSession> session;
     private final AtomicReference<SandboxSession> created = new AtomicReference<>();
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    private SandboxTools(SandboxSession given, SandboxProvider provider, SessionOptions options, ToolLimits limits) {
+    /** Over the session given, or (without one) over a session made from the provider and options on first use. */
+    private SandboxTools(
+            @Nullable SandboxSession given,
+            @Nullable SandboxProvider provider,
+            @Nullable SessionOptions options,
+            ToolLimits limits) {
         this.given = given;
-        this.provider = provider;
-        this.options = options;
         this.limits = limits;
-        this.session = given != null ? Mono.just(given) : lazySession();
+        this.session = given != null
+                ? Mono.just(given)
+                : lazySession(Objects.requireNonNull(provider, "provider"), Objects.requireNonNull(options, "options"));
     }
 
     /**
@@ -115,7 +119,7 @@ public final class SandboxTools implements AutoCloseable {
                 Objects.requireNonNull(limits, "limits"));
     }
 
-    private Mono<SandboxSession> lazySession() {
+    private Mono<SandboxSession> lazySession(SandboxProvider provider, SessionOptions options) {
         return Mono.defer(() -> provider.create(options))
                 .flatMap(s -> {
                     created.set(s);
@@ -171,7 +175,7 @@ public final class SandboxTools implements AutoCloseable {
      * @param output receives the output while the command runs; {@code null} for none
      * @return the answer, as for {@link #runCommand(String)}
      */
-    public Mono<String> runCommand(String command, Consumer<String> output) {
+    public Mono<String> runCommand(String command, @Nullable Consumer<String> output) {
         if (command == null || command.isBlank()) {
             return Mono.error(new InvalidArgumentException("command", "command must not be empty"));
         }
@@ -206,7 +210,7 @@ public final class SandboxTools implements AutoCloseable {
      * @param output receives the output while the snippet runs; {@code null} for none
      * @return the answer
      */
-    public Mono<String> runCode(CodeLanguage language, String code, Consumer<String> output) {
+    public Mono<String> runCode(CodeLanguage language, String code, @Nullable Consumer<String> output) {
         if (language == null) {
             return Mono.error(
                     new InvalidArgumentException("language", "language must be one of python, javascript or shell"));
@@ -225,7 +229,7 @@ public final class SandboxTools implements AutoCloseable {
                 output);
     }
 
-    private Mono<String> exec(ExecOptions base, String program, Consumer<String> output) {
+    private Mono<String> exec(ExecOptions base, String program, @Nullable Consumer<String> output) {
         ExecOptions options = base.withTimeout(limits.timeout());
         return session()
                 .flatMap(s -> {
@@ -252,7 +256,7 @@ public final class SandboxTools implements AutoCloseable {
                 .timeout(limits.timeout().plus(GUARD), Mono.error(() -> timeoutError("a command")));
     }
 
-    private String answer(ExecEvent.Exit exit, Capture stdout, Capture stderr) {
+    private String answer(ExecEvent.@Nullable Exit exit, Capture stdout, Capture stderr) {
         StringBuilder answer = new StringBuilder();
         if (exit == null) {
             answer.append("the command ended without an exit status\n");
@@ -357,7 +361,7 @@ public final class SandboxTools implements AutoCloseable {
      *     the working directory
      * @return the listing, or what kept it from being listed
      */
-    public Mono<String> listFiles(String path) {
+    public Mono<String> listFiles(@Nullable String path) {
         String dir = path == null || path.isBlank() ? "." : path;
         InvalidArgumentException bad = checkPath(dir);
         if (bad != null) {
@@ -396,7 +400,7 @@ public final class SandboxTools implements AutoCloseable {
         return answer.toString().stripTrailing();
     }
 
-    private static InvalidArgumentException checkPath(String path) {
+    private static @Nullable InvalidArgumentException checkPath(String path) {
         if (path == null || path.isBlank()) {
             return new InvalidArgumentException("path", "path must not be empty");
         }

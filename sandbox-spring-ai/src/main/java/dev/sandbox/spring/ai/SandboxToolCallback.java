@@ -10,6 +10,7 @@ import java.util.Locale;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
 import org.springframework.ai.chat.model.ToolContext;
 import org.springframework.ai.tool.ToolCallback;
 import org.springframework.ai.tool.definition.ToolDefinition;
@@ -142,7 +143,7 @@ final class SandboxToolCallback implements ToolCallback {
     }
 
     @Override
-    public String call(String toolInput, ToolContext toolContext) {
+    public String call(String toolInput, @Nullable ToolContext toolContext) {
         return call(toolInput);
     }
 
@@ -208,7 +209,7 @@ final class SandboxToolCallback implements ToolCallback {
         return value;
     }
 
-    private static String optional(JsonNode args, Argument argument, String fallback) {
+    private static @Nullable String optional(JsonNode args, Argument argument, @Nullable String fallback) {
         JsonNode value = args.get(argument.name());
         if (value == null || value.isNull()) {
             return fallback;
@@ -219,7 +220,7 @@ final class SandboxToolCallback implements ToolCallback {
         return value.stringValue();
     }
 
-    private static String kind(JsonNode node) {
+    private static String kind(@Nullable JsonNode node) {
         if (node == null) {
             return "nothing";
         }

@@ -249,7 +249,7 @@ public final class ResourceBodies {
                     orEmpty(status),
                     orEmpty(version),
                     uptimeMs,
-                    lastActivity,
+                    required(lastActivity, "lastActivity", SessionStatusBody.class),
                     execsRunning,
                     ptysRunning,
                     ptysAttached,
@@ -323,7 +323,7 @@ public final class ResourceBodies {
                     required(type, "type", FileInfoBody.class),
                     size,
                     mode,
-                    modifiedAt,
+                    required(modifiedAt, "modifiedAt", FileInfoBody.class),
                     Optional.ofNullable(symlinkTarget),
                     uid == null || uid < 0 ? -1 : uid,
                     gid == null || gid < 0 ? -1 : gid,
@@ -393,7 +393,7 @@ public final class ResourceBodies {
                     orEmpty(id),
                     argv == null ? List.of() : WireJson.noNulls("argv", argv),
                     pid == null ? -1 : pid,
-                    startedAt,
+                    required(startedAt, "startedAt", ProcessInfoBody.class),
                     running,
                     exitCode);
         }

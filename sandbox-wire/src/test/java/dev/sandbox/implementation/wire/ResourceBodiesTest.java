@@ -93,16 +93,16 @@ class ResourceBodiesTest {
         assertThat(read(wire, ResourceBodies.SessionStatusBody.class).status("local"))
                 .isEqualTo(running);
         SessionStatus ended = new SessionStatus(
-                "s-2", "ended", "0.1.0", 0, null, 0, 0, 0, "local", "jdk", null, null, SessionEndReason.IDLE_TIMEOUT);
+                "s-2", "ended", "0.1.0", 0, T, 0, 0, 0, "local", "jdk", null, null, SessionEndReason.IDLE_TIMEOUT);
         String endedWire = json(ResourceBodies.SessionStatusBody.of(ended));
-        assertThat(endedWire).contains("\"lastActivity\":null", "\"expiresAt\":null", "\"idleTimeoutMs\":null");
+        assertThat(endedWire).contains("\"expiresAt\":null", "\"idleTimeoutMs\":null");
         assertThat(read(endedWire, ResourceBodies.SessionStatusBody.class).status("remote"))
                 .isEqualTo(new SessionStatus(
                         "s-2",
                         "ended",
                         "0.1.0",
                         0,
-                        null,
+                        T,
                         0,
                         0,
                         0,
@@ -144,14 +144,14 @@ class ResourceBodiesTest {
     @Test
     void filesRoundTrip() {
         FileInfo link = new FileInfo("/a/b", "b", FileInfo.Type.SYMLINK, 12, 0777, T, Optional.of("c"));
-        FileInfo file = new FileInfo("/a/d", "d", FileInfo.Type.FILE, 0, 0644, null, Optional.empty());
+        FileInfo file = new FileInfo("/a/d", "d", FileInfo.Type.FILE, 0, 0644, T, Optional.empty());
         assertThat(json(ResourceBodies.FileInfoBody.of(link)))
                 .isEqualTo("{\"path\":\"/a/b\",\"name\":\"b\",\"type\":\"SYMLINK\",\"size\":12,\"mode\":511,"
                         + "\"modifiedAt\":\"2026-01-02T03:04:05.123456789Z\",\"symlinkTarget\":\"c\"}");
         String wire = json(ResourceBodies.FileList.of(List.of(link, file)));
         assertThat(wire)
                 .endsWith("{\"path\":\"/a/d\",\"name\":\"d\",\"type\":\"FILE\",\"size\":0,\"mode\":420,"
-                        + "\"modifiedAt\":null}]}");
+                        + "\"modifiedAt\":\"2026-01-02T03:04:05.123456789Z\"}]}");
         assertThat(read(wire, ResourceBodies.FileList.class).entries().stream().map(ResourceBodies.FileInfoBody::info))
                 .containsExactly(link, file);
         assertThat(read("{}", ResourceBodies.FileList.class).entries()).isEmpty();
@@ -169,7 +169,9 @@ class ResourceBodiesTest {
                         .map(ResourceBodies.ProcessInfoBody::info))
                 .containsExactly(running, done);
         // a summary without a pid has an unknown one
-        assertThat(read("{\"id\":\"p-3\",\"argv\":[],\"running\":true}", ResourceBodies.ProcessInfoBody.class)
+        assertThat(read(
+                                "{\"id\":\"p-3\",\"argv\":[],\"startedAt\":\"2026-01-02T03:04:05Z\",\"running\":true}",
+                                ResourceBodies.ProcessInfoBody.class)
                         .info()
                         .pid())
                 .isEqualTo(-1);
@@ -186,6 +188,31 @@ class ResourceBodiesTest {
         String hello = json(ResourceBodies.PtyHello.of("pty-3", 4242));
         assertThat(hello).isEqualTo("{\"type\":\"hello\",\"id\":\"pty-3\",\"pid\":4242}");
         assertThat(read(hello, ResourceBodies.PtyHello.class)).isEqualTo(ResourceBodies.PtyHello.of("pty-3", 4242));
+    }
+
+    /**
+     * The API declares these instants non-null (its packages are {@code @NullMarked}) and every provider sets them: a
+     * server answer without one is refused, naming the field, rather than handed to the caller as {@code null}.
+     */
+    @Test
+    void answersWithoutARequiredInstantAreRefusedNamingTheField() {
+        assertThatThrownBy(() -> read(
+                                "{\"sessionId\":\"s\",\"status\":\"running\",\"lastActivity\":null}",
+                                ResourceBodies.SessionStatusBody.class)
+                        .status("remote"))
+                .isInstanceOf(BackendException.class)
+                .hasMessage("the sandbox server sent a SessionStatusBody without lastActivity");
+        assertThatThrownBy(() -> read(
+                                "{\"path\":\"/a\",\"name\":\"a\",\"type\":\"FILE\"}", ResourceBodies.FileInfoBody.class)
+                        .info())
+                .isInstanceOf(BackendException.class)
+                .hasMessage("the sandbox server sent a FileInfoBody without modifiedAt");
+        assertThatThrownBy(() -> read(
+                                "{\"id\":\"p-1\",\"argv\":[\"true\"],\"running\":false}",
+                                ResourceBodies.ProcessInfoBody.class)
+                        .info())
+                .isInstanceOf(BackendException.class)
+                .hasMessage("the sandbox server sent a ProcessInfoBody without startedAt");
     }
 
     @Test

@@ -26,12 +26,12 @@ final class DockerProviderFactory implements SandboxProviderFactory {
                 .settings(settings)
                 .reaper(docker.reaper())
                 .directChannel(docker.directChannel())
-                .sweepInterval(Settings.positive(PREFIX + "sweep-interval", docker.sweepInterval(), true));
+                .sweepInterval(Settings.positive(PREFIX + "sweep-interval", docker.sweepInterval()));
         if (docker.host() != null && !docker.host().isBlank()) {
             builder.dockerHost(docker.host().trim());
         }
         try {
-            builder.lease(Settings.positive(PREFIX + "lease", docker.lease(), true));
+            builder.lease(Settings.positive(PREFIX + "lease", docker.lease()));
             return builder.build();
         } catch (InvalidArgumentException e) {
             throw e.field().startsWith(PREFIX) ? e : Settings.renamed(PREFIX, e);

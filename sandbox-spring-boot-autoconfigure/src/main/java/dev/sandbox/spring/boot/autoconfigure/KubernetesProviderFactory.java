@@ -24,8 +24,8 @@ final class KubernetesProviderFactory implements SandboxProviderFactory {
         try {
             KubernetesSandboxProvider.Builder builder = KubernetesSandboxProvider.builder()
                     .settings(settings)
-                    .lease(Settings.positive(PREFIX + "lease", kubernetes.lease(), true))
-                    .maxLifetime(Settings.positive(PREFIX + "max-lifetime", kubernetes.maxLifetime(), true));
+                    .lease(Settings.positive(PREFIX + "lease", kubernetes.lease()))
+                    .maxLifetime(Settings.positive(PREFIX + "max-lifetime", kubernetes.maxLifetime()));
             if (kubernetes.kubeconfig() != null) {
                 builder.kubeconfig(kubernetes.kubeconfig());
             }

@@ -16,6 +16,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Flux;
@@ -65,8 +66,8 @@ public final class ManagedSandboxProvider implements SandboxProvider {
 
     private final SandboxProvider delegate;
     private final String owner = UUID.randomUUID().toString();
-    private final Duration lifetime;
-    private final Duration idleTimeout;
+    private final @Nullable Duration lifetime;
+    private final @Nullable Duration idleTimeout;
     private final Map<String, String> labels;
     private final Duration shutdownTimeout;
     private final AtomicBoolean closing = new AtomicBoolean();
@@ -319,8 +320,8 @@ public final class ManagedSandboxProvider implements SandboxProvider {
      */
     public static final class Builder {
         private final SandboxProvider delegate;
-        private Duration lifetime;
-        private Duration idleTimeout;
+        private @Nullable Duration lifetime;
+        private @Nullable Duration idleTimeout;
         private final Map<String, String> labels = new LinkedHashMap<>();
         private Duration shutdownTimeout = Duration.ofSeconds(30);
 
@@ -335,7 +336,7 @@ public final class ManagedSandboxProvider implements SandboxProvider {
          * @return this builder
          * @throws InvalidArgumentException when it is not positive
          */
-        public Builder lifetime(Duration lifetime) {
+        public Builder lifetime(@Nullable Duration lifetime) {
             this.lifetime = positiveOrNull("lifetime", lifetime);
             return this;
         }
@@ -347,7 +348,7 @@ public final class ManagedSandboxProvider implements SandboxProvider {
          * @return this builder
          * @throws InvalidArgumentException when it is not positive
          */
-        public Builder idleTimeout(Duration idleTimeout) {
+        public Builder idleTimeout(@Nullable Duration idleTimeout) {
             this.idleTimeout = positiveOrNull("idleTimeout", idleTimeout);
             return this;
         }
@@ -392,7 +393,7 @@ public final class ManagedSandboxProvider implements SandboxProvider {
             return new ManagedSandboxProvider(this);
         }
 
-        private static Duration positiveOrNull(String field, Duration value) {
+        private static @Nullable Duration positiveOrNull(String field, @Nullable Duration value) {
             if (value != null && (value.isZero() || value.isNegative())) {
                 throw new InvalidArgumentException(field, field + " must be positive, got " + value);
             }

@@ -10,6 +10,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
+import org.jspecify.annotations.Nullable;
 
 /**
  * {@code sandbox.provider=remote}: the sessions of a sandbox server, reached at {@code sandbox.remote.url} with the
@@ -37,8 +38,8 @@ final class RemoteProviderFactory implements SandboxProviderFactory {
                         + " http://127.0.0.1:7070");
         RemoteSandboxProvider.Builder builder = RemoteSandboxProvider.builder()
                 .baseUrl(url)
-                .connectTimeout(Settings.positive(PREFIX + "connect-timeout", remote.connectTimeout(), true))
-                .responseTimeout(Settings.positive(PREFIX + "response-timeout", remote.responseTimeout(), true));
+                .connectTimeout(Settings.positive(PREFIX + "connect-timeout", remote.connectTimeout()))
+                .responseTimeout(Settings.positive(PREFIX + "response-timeout", remote.responseTimeout()));
         if (remote.trustedCertificates() != null) {
             builder.trustedCertificates(remote.trustedCertificates());
         }
@@ -58,7 +59,7 @@ final class RemoteProviderFactory implements SandboxProviderFactory {
     }
 
     /** The token in the file: its content without surrounding whitespace. */
-    private static char[] token(Path file) {
+    private static char[] token(@Nullable Path file) {
         String property = PREFIX + "token-file";
         if (file == null) {
             throw new InvalidArgumentException(

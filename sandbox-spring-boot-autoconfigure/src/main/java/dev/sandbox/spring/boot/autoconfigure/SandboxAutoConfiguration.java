@@ -79,9 +79,9 @@ public final class SandboxAutoConfiguration {
                 provider = decorator.decorate(provider);
             }
             managed = ManagedSandboxProvider.builder(provider)
-                    .lifetime(Settings.positive("sandbox.session.lifetime", session.lifetime(), false))
-                    .idleTimeout(Settings.positive("sandbox.session.idle-timeout", session.idleTimeout(), false))
-                    .shutdownTimeout(Settings.positive("sandbox.shutdown-timeout", properties.shutdownTimeout(), true));
+                    .lifetime(Settings.positiveOrNull("sandbox.session.lifetime", session.lifetime()))
+                    .idleTimeout(Settings.positiveOrNull("sandbox.session.idle-timeout", session.idleTimeout()))
+                    .shutdownTimeout(Settings.positive("sandbox.shutdown-timeout", properties.shutdownTimeout()));
             for (Map.Entry<String, String> label : session.labels().entrySet()) {
                 try {
                     managed.label(label.getKey(), label.getValue());
@@ -110,7 +110,7 @@ public final class SandboxAutoConfiguration {
     @ConditionalOnClass(SandboxClient.class)
     public SandboxClientFactory sandboxClientFactory(SandboxProvider provider, SandboxProperties properties) {
         SandboxProperties.Client client = properties.client();
-        Settings.positive("sandbox.client.timeout", client.timeout(), true);
+        Settings.positive("sandbox.client.timeout", client.timeout());
         if (client.streamPrefetch() < 1) {
             throw new InvalidArgumentException(
                     "sandbox.client.stream-prefetch",

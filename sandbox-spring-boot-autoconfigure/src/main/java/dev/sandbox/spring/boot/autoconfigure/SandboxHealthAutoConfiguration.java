@@ -41,6 +41,6 @@ public final class SandboxHealthAutoConfiguration {
     @ConditionalOnEnabledHealthIndicator("sandbox")
     public SandboxHealthIndicator sandboxHealthIndicator(SandboxProvider provider, SandboxProperties properties) {
         return new SandboxHealthIndicator(
-                provider, Settings.positive("sandbox.health-timeout", properties.healthTimeout(), true));
+                provider, Settings.positive("sandbox.health-timeout", properties.healthTimeout()));
     }
 }

@@ -4,6 +4,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 import org.springframework.util.unit.DataSize;
@@ -55,7 +56,7 @@ public record SandboxProperties(
      * @param tempRoot an existing directory under which each session without a workdir of its own gets a fresh one
      *     (the JVM's java.io.tmpdir when unset)
      */
-    public record Local(Path tempRoot) {}
+    public record Local(@Nullable Path tempRoot) {}
 
     /**
      * The Docker provider's settings, under {@code sandbox.docker}: the default profile of every session's container.
@@ -90,19 +91,19 @@ public record SandboxProperties(
      *     the daemon in between, where the daemon shares this host's files
      */
     public record Docker(
-            String image,
+            @Nullable String image,
             @DefaultValue("if-not-present") String pull,
             @DefaultValue("runc") String runtime,
             @DefaultValue("none") String network,
-            String workdir,
-            String user,
-            DataSize memoryLimit,
-            Double cpuLimit,
-            Long pidsLimit,
-            DataSize diskLimit,
-            List<String> capabilities,
+            @Nullable String workdir,
+            @Nullable String user,
+            @Nullable DataSize memoryLimit,
+            @Nullable Double cpuLimit,
+            @Nullable Long pidsLimit,
+            @Nullable DataSize diskLimit,
+            @Nullable List<String> capabilities,
             @DefaultValue("false") boolean readOnlyRootFilesystem,
-            String host,
+            @Nullable String host,
             @DefaultValue("1m") Duration lease,
             @DefaultValue("1m") Duration sweepInterval,
             @DefaultValue("true") boolean reaper,
@@ -134,13 +135,13 @@ public record SandboxProperties(
      * @param maxLifetime the longest any session lives, whatever its lifetime (the pods' activeDeadlineSeconds)
      */
     public record Kubernetes(
-            String namespace,
-            String context,
-            Path kubeconfig,
-            String image,
-            String agentImage,
+            @Nullable String namespace,
+            @Nullable String context,
+            @Nullable Path kubeconfig,
+            @Nullable String image,
+            @Nullable String agentImage,
             @DefaultValue("if-not-present") String pullPolicy,
-            String runtimeClassName,
+            @Nullable String runtimeClassName,
             @DefaultValue("1m") Duration lease,
             @DefaultValue("24h") Duration maxLifetime) {}
 
@@ -163,11 +164,11 @@ public record SandboxProperties(
      *     authority's that signed it) instead of the JVM's trust store
      */
     public record Remote(
-            String url,
-            Path tokenFile,
+            @Nullable String url,
+            @Nullable Path tokenFile,
             @DefaultValue("10s") Duration connectTimeout,
             @DefaultValue("30s") Duration responseTimeout,
-            Path trustedCertificates) {}
+            @Nullable Path trustedCertificates) {}
 
     /**
      * What every session created through the application's provider gets when its own options leave it unset, under
@@ -186,8 +187,8 @@ public record SandboxProperties(
      * @param labels labels added to every session, unless its options set the same key
      */
     public record Session(
-            Duration lifetime,
-            Duration idleTimeout,
+            @Nullable Duration lifetime,
+            @Nullable Duration idleTimeout,
             @DefaultValue Map<String, String> labels) {}
 
     /**

@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import org.jspecify.annotations.Nullable;
 
 /** Checks of {@code sandbox.*} values, each failure an {@link InvalidArgumentException} naming the property. */
 final class Settings {
@@ -24,13 +25,15 @@ final class Settings {
         throw new InvalidArgumentException(property, property + " must be one of " + allowed + ", got '" + text + "'");
     }
 
-    /** A positive duration, or {@code null} when unset and {@code required} is false. */
-    static Duration positive(String property, Duration value, boolean required) {
+    /** A positive duration, or {@code null} when unset. */
+    static @Nullable Duration positiveOrNull(String property, @Nullable Duration value) {
+        return value == null ? null : positive(property, value);
+    }
+
+    /** A positive duration; an unset one is refused. */
+    static Duration positive(String property, @Nullable Duration value) {
         if (value == null) {
-            if (required) {
-                throw new InvalidArgumentException(property, property + " must be set to a positive duration");
-            }
-            return null;
+            throw new InvalidArgumentException(property, property + " must be set to a positive duration");
         }
         if (value.isZero() || value.isNegative()) {
             throw new InvalidArgumentException(property, property + " must be a positive duration, got " + value);
@@ -39,7 +42,7 @@ final class Settings {
     }
 
     /** A non-blank text, trimmed. */
-    static String required(String property, String value, String why) {
+    static String required(String property, @Nullable String value, String why) {
         if (value == null || value.isBlank()) {
             throw new InvalidArgumentException(property, why);
         }
