@@ -3,6 +3,7 @@ package dev.sandbox.spring.boot.autoconfigure;
 import dev.sandbox.InvalidArgumentException;
 import dev.sandbox.SandboxProvider;
 import dev.sandbox.blocking.SandboxClient;
+import dev.sandbox.pool.SandboxPool;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -10,6 +11,7 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -95,6 +97,36 @@ public final class SandboxAutoConfiguration {
             throw e;
         }
         return managed.build();
+    }
+
+    /**
+     * A warm pool over the application's provider, when {@code sandbox.pool.enabled=true}; closed before the provider
+     * on shutdown.
+     *
+     * @param provider the application's provider
+     * @param properties the {@code sandbox.pool.*} settings
+     * @return the pool
+     * @throws InvalidArgumentException naming the property when a setting cannot be used
+     */
+    @Bean(destroyMethod = "close")
+    @ConditionalOnMissingBean
+    @ConditionalOnProperty(prefix = "sandbox.pool", name = "enabled", havingValue = "true")
+    public SandboxPool sandboxPool(SandboxProvider provider, SandboxProperties properties) {
+        SandboxProperties.Pool pool = properties.pool();
+        try {
+            SandboxPool.Builder builder = SandboxPool.builder(provider)
+                    .warm(pool.warm())
+                    .maxCreatesInFlight(pool.maxCreatesInFlight())
+                    .maxWaiting(pool.maxWaiting())
+                    .acquireTimeout(pool.acquireTimeout())
+                    .refillPerSecond(pool.refillPerSecond());
+            if (pool.maxSessions() != null) {
+                builder.maxSessions(pool.maxSessions());
+            }
+            return builder.build();
+        } catch (InvalidArgumentException e) {
+            throw Settings.renamed("sandbox.pool.", e);
+        }
     }
 
     /**

@@ -30,6 +30,7 @@ import org.springframework.util.unit.DataSize;
  * @param remote the remote provider's settings, used when provider is remote
  * @param session what every session created through the application's provider gets unless its options say otherwise
  * @param client the settings of the blocking clients the SandboxClientFactory makes
+ * @param pool the warm pool over the application's provider, made when sandbox.pool.enabled is true
  * @param shutdownTimeout how long shutdown waits for the sessions the application created to be destroyed, before the
  *     provider is closed anyway
  * @param healthTimeout how long the health check waits for the provider to answer before reporting it down
@@ -43,6 +44,7 @@ public record SandboxProperties(
         @DefaultValue Remote remote,
         @DefaultValue Session session,
         @DefaultValue Client client,
+        @DefaultValue Pool pool,
         @DefaultValue("30s") Duration shutdownTimeout,
         @DefaultValue("5s") Duration healthTimeout) {
 
@@ -190,6 +192,34 @@ public record SandboxProperties(
             @Nullable Duration lifetime,
             @Nullable Duration idleTimeout,
             @DefaultValue Map<String, String> labels) {}
+
+    /**
+     * The warm pool's settings, under {@code sandbox.pool}: with {@code enabled=true} the application gets a {@code
+     * SandboxPool} bean over its provider, whose sessions take the {@code sandbox.session.*} defaults.
+     *
+     * <pre>{@code
+     * sandbox.pool.enabled=true
+     * sandbox.pool.warm=8
+     * sandbox.pool.max-sessions=32
+     * }</pre>
+     *
+     * @param enabled whether to make the pool
+     * @param warm how many sessions the pool keeps created and waiting
+     * @param maxSessions the most sessions alive at once, warm and in use (four times warm, at least warm + 16, when
+     *     unset)
+     * @param maxCreatesInFlight the most creates running at once
+     * @param maxWaiting the most callers waiting for a session at once
+     * @param acquireTimeout how long a caller waits for a session
+     * @param refillPerSecond the most creates started per second
+     */
+    public record Pool(
+            @DefaultValue("false") boolean enabled,
+            @DefaultValue("4") int warm,
+            @Nullable Integer maxSessions,
+            @DefaultValue("4") int maxCreatesInFlight,
+            @DefaultValue("1024") int maxWaiting,
+            @DefaultValue("30s") Duration acquireTimeout,
+            @DefaultValue("10") double refillPerSecond) {}
 
     /**
      * The blocking clients' settings, under {@code sandbox.client}.
