@@ -1,7 +1,10 @@
 package dev.sandbox.spring.boot.autoconfigure;
 
 import dev.sandbox.micrometer.SandboxObservations;
+import dev.sandbox.micrometer.SandboxPoolMetrics;
+import dev.sandbox.pool.SandboxPool;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.MeterBinder;
 import io.micrometer.observation.ObservationRegistry;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -44,5 +47,18 @@ public final class SandboxObservationAutoConfiguration {
             ObjectProvider<ObservationRegistry> observations, ObjectProvider<MeterRegistry> meters) {
         return provider -> SandboxObservations.observe(
                 provider, observations.getIfAvailable(() -> ObservationRegistry.NOOP), meters.getIfAvailable());
+    }
+
+    /**
+     * Publishes the application's pool ({@code sandbox.pool.enabled=true}) as meters tagged {@code pool=default}, see
+     * {@link SandboxPoolMetrics}; binds nothing without one.
+     *
+     * @param pool the application's pool, if it has one
+     * @return the binder Spring Boot's actuator applies to its registry
+     */
+    @Bean
+    @ConditionalOnMissingBean(name = "sandboxPoolMeterBinder")
+    public MeterBinder sandboxPoolMeterBinder(ObjectProvider<SandboxPool> pool) {
+        return registry -> pool.ifAvailable(p -> SandboxPoolMetrics.bind(p, "default", registry));
     }
 }

@@ -98,6 +98,22 @@ class ObservationAutoConfigurationTest {
     }
 
     @Test
+    void theApplicationsPoolIsPublishedByTheBinderTheActuatorApplies() {
+        runner().withBean(SimpleMeterRegistry.class, SimpleMeterRegistry::new)
+                .withPropertyValues("sandbox.pool.enabled=true", "sandbox.pool.warm=1")
+                .run(context -> {
+                    MeterRegistry meters = context.getBean(MeterRegistry.class);
+                    context.getBean("sandboxPoolMeterBinder", io.micrometer.core.instrument.binder.MeterBinder.class)
+                            .bindTo(meters);
+                    assertThat(meters.get("sandbox.pool.sessions")
+                                    .tags("pool", "default", "state", "in_use")
+                                    .gauge()
+                                    .value())
+                            .isZero();
+                });
+    }
+
+    @Test
     void withoutRegistriesTheProviderIsNotWrapped() {
         runner().run(context -> {
             assertThat(context).hasNotFailed();
