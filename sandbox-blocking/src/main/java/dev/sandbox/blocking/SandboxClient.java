@@ -6,6 +6,8 @@ import dev.sandbox.SandboxSession;
 import dev.sandbox.SessionOptions;
 import dev.sandbox.SessionStatus;
 import dev.sandbox.local.LocalSandboxProvider;
+import dev.sandbox.pool.Claim;
+import dev.sandbox.pool.SandboxPool;
 import java.time.Duration;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
@@ -148,6 +150,27 @@ public final class SandboxClient implements AutoCloseable {
      */
     public static SandboxClient attach(SandboxProvider provider, String sessionId) {
         return builder().attach(provider, sessionId);
+    }
+
+    /**
+     * A client for a session taken from a pool, customised by the claim; {@link #close()} gives the session back to the
+     * pool, which destroys it and makes a fresh one. Waits at most for the default timeout, and the pool's acquire
+     * timeout.
+     *
+     * <pre>{@code
+     * try (SandboxClient client = SandboxClient.acquire(pool, Claim.defaults().withEnv("TENANT", "acme"))) {
+     *     client.process().run(ExecOptions.shell("echo $TENANT"));
+     * }
+     * }</pre>
+     *
+     * @param pool the pool
+     * @param claim what to make of the session
+     * @return the client
+     * @throws dev.sandbox.pool.PoolAtCapacityException when the pool had no session for this caller in time
+     * @throws IllegalStateException when called on a Reactor non-blocking thread
+     */
+    public static SandboxClient acquire(SandboxPool pool, Claim claim) {
+        return builder().acquire(pool, claim);
     }
 
     /**
@@ -530,6 +553,29 @@ public final class SandboxClient implements AutoCloseable {
                     "SandboxClient.attach",
                     "attach to " + provider.name() + " session " + sessionId);
             return attach(session);
+        }
+
+        /**
+         * Makes a client for a session taken from a pool; {@link SandboxClient#close()} gives it back, destroyed.
+         *
+         * <pre>{@code
+         * SandboxClient client = SandboxClient.builder().defaultTimeout(Duration.ofSeconds(30)).acquire(pool, claim);
+         * }</pre>
+         *
+         * @param pool the pool
+         * @param claim what to make of the session
+         * @return the client
+         * @throws dev.sandbox.pool.PoolAtCapacityException when the pool had no session for this caller in time
+         * @throws IllegalStateException when called on a Reactor non-blocking thread
+         */
+        public SandboxClient acquire(SandboxPool pool, Claim claim) {
+            Objects.requireNonNull(pool, "pool");
+            Objects.requireNonNull(claim, "claim");
+            Blocking.checkCanBlock("SandboxClient.acquire");
+            SandboxSession session = Blocking.awaitValue(
+                    pool.acquire(claim), defaultTimeout, "SandboxClient.acquire", "acquire from a sandbox pool");
+            // a pooled session's close gives it back to the pool, which destroys it
+            return new SandboxClient(new ClientCore(session, defaultTimeout, streamPrefetch), Ending.RELEASE, null);
         }
 
         private ClientCore newSession(SandboxProvider provider, SessionOptions options) {
