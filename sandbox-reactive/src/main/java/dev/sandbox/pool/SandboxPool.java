@@ -24,7 +24,9 @@ import reactor.core.publisher.Mono;
  * {@link Builder#maxWaiting(int)} of them and each at most {@link Builder#acquireTimeout(Duration)}, then fail with a
  * retryable {@link PoolAtCapacityException}. Cancelling a waiting acquire takes it off the queue. A failing create
  * backs off exponentially (up to 30 s); one that cannot pass by retrying (an image that does not exist) fails the
- * waiting callers with its cause at once.
+ * waiting callers with its cause at once. A session handed out that ends without being given back (its lifetime ran
+ * out, it was destroyed through another handle, its container died) is noticed within five seconds and its place
+ * freed.
  *
  * <pre>{@code
  * SandboxPool pool = SandboxPool.builder(provider)

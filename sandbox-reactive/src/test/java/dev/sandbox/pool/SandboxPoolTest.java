@@ -210,6 +210,25 @@ class SandboxPoolTest {
     }
 
     @Test
+    void aClaimedSessionWhoseLifetimeRanOutFreesItsPlaceWithoutBeingGivenBack() {
+        try (SandboxPool pool = SandboxPool.builder(provider)
+                .warm(0)
+                .maxSessions(1)
+                .refillPerSecond(100)
+                .build()) {
+            SandboxSession s = pool.acquire(Claim.defaults().withLifetime(Duration.ofSeconds(1)))
+                    .block(WAIT);
+            assertThat(pool.stats().inUse()).isEqualTo(1);
+            // never given back: the provider ends it at its lifetime, and the pool notices within its audit
+            await("the place freed", () -> pool.stats().inUse() == 0);
+            SandboxSession next = pool.acquire().block(WAIT);
+            assertThat(next.id()).isNotEqualTo(s.id());
+            next.destroy().block(WAIT);
+        }
+        assertThat(sessionsAlive()).isZero();
+    }
+
+    @Test
     void badSettingsNameTheirField() {
         assertThatThrownBy(() -> SandboxPool.builder(provider).warm(-1))
                 .isInstanceOf(InvalidArgumentException.class)

@@ -5,6 +5,7 @@ import dev.sandbox.SandboxException;
 import dev.sandbox.SandboxProvider;
 import dev.sandbox.SandboxSession;
 import dev.sandbox.SessionClosedException;
+import dev.sandbox.SessionNotFoundException;
 import dev.sandbox.SessionOptions;
 import dev.sandbox.pool.Claim;
 import dev.sandbox.pool.PoolAtCapacityException;
@@ -12,10 +13,14 @@ import dev.sandbox.pool.PoolStats;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Deque;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicReference;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.Disposable;
@@ -34,6 +39,8 @@ public final class PoolEngine {
     private static final Logger LOG = LoggerFactory.getLogger(PoolEngine.class);
     private static final Duration MIN_BACKOFF = Duration.ofMillis(100);
     private static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
+    /** How often handed-out sessions are looked at for an end nobody gave back. */
+    static final Duration AUDIT_EVERY = Duration.ofSeconds(5);
 
     private final SandboxProvider provider;
     private final SessionOptions warmOptions;
@@ -48,6 +55,11 @@ public final class PoolEngine {
     private final Object lock = new Object();
     private final Deque<SandboxSession> warm = new ArrayDeque<>();
     private final Deque<Waiter> waiters = new ArrayDeque<>();
+    /** The sessions handed out (or being customised) and not given back: {@link #inUse} of them. */
+    private final Set<SandboxSession> out = Collections.newSetFromMap(new IdentityHashMap<>());
+    /** The periodic look for handed-out sessions that ended without being given back. */
+    private @Nullable Disposable audit;
+
     private int inUse;
     private int creating;
     private int destroying;
@@ -100,6 +112,35 @@ public final class PoolEngine {
     /** Starts filling the pool. */
     public void start() {
         pump();
+        audit = Flux.interval(AUDIT_EVERY, AUDIT_EVERY)
+                .onBackpressureDrop()
+                .concatMap(t -> audit(), 1)
+                .subscribe();
+    }
+
+    /**
+     * Finds the handed-out sessions that ended without being given back (a lifetime that ran out, a destroy through
+     * another handle, a container that died) and frees their places, so that the cap counts only sessions alive.
+     */
+    private Mono<Void> audit() {
+        List<SandboxSession> held;
+        synchronized (lock) {
+            held = new ArrayList<>(out);
+        }
+        return Flux.fromIterable(held)
+                .flatMap(
+                        s -> s.ping()
+                                .map(status -> status.endReason() != null)
+                                .onErrorResume(e -> Mono.just(
+                                        e instanceof SessionClosedException || e instanceof SessionNotFoundException))
+                                .filter(ended -> ended)
+                                .flatMap(ended -> {
+                                    LOG.debug("pooled session {} ended while handed out; its place is free", s.id());
+                                    return release(s);
+                                }),
+                        8)
+                .then()
+                .onErrorResume(e -> Mono.empty());
     }
 
     /** One caller waiting for a session. */
@@ -145,6 +186,7 @@ public final class PoolEngine {
                 refused = new ProviderClosedException("pool");
             } else if (waiters.isEmpty() && !warm.isEmpty()) {
                 now = warm.poll();
+                out.add(now);
                 inUse++;
                 acquired++;
             } else if (waiters.size() >= maxWaiting) {
@@ -249,7 +291,9 @@ public final class PoolEngine {
     /** A session given back: destroyed, and a fresh one made in its place. */
     private Mono<Void> release(SandboxSession session) {
         synchronized (lock) {
-            inUse--;
+            if (out.remove(session)) {
+                inUse--;
+            }
             destroying++;
         }
         return session.destroy()
@@ -334,6 +378,7 @@ public final class PoolEngine {
                     }
                 }
                 if (taker != null) {
+                    out.add(session);
                     inUse++;
                     acquired++;
                     coldAcquires++;
@@ -445,6 +490,9 @@ public final class PoolEngine {
                 toFail.forEach(w -> w.done = true);
                 if (scheduledPump != null) {
                     scheduledPump.dispose();
+                }
+                if (audit != null) {
+                    audit.dispose();
                 }
             }
             for (Waiter w : toFail) {
