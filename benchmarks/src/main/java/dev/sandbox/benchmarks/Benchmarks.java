@@ -41,6 +41,7 @@ public final class Benchmarks {
         add(r, KubernetesStreamThroughput::new);
         add(r, KubernetesConcurrentCreate::new);
         add(r, RemoteExecLatency::new);
+        add(r, RemoteExecThroughput::new);
         add(r, RemoteStreamThroughput::new);
         return Collections.unmodifiableMap(r);
     }

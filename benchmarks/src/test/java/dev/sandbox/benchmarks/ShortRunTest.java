@@ -56,6 +56,7 @@ class ShortRunTest {
             Map.entry("kubernetes-stream-throughput", "lines/s"),
             Map.entry("kubernetes-concurrent-create", "ms"),
             Map.entry("remote-exec-latency", "ms"),
+            Map.entry("remote-exec-throughput", "execs/s"),
             Map.entry("remote-stream-throughput", "lines/s"));
 
     /** Under {@code CI=true} the Docker rows must run: CI provides the daemon and the image (see {@code .ci/run}). */
