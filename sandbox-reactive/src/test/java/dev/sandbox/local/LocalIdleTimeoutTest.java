@@ -13,7 +13,7 @@ import dev.sandbox.implementation.local.LocalSession;
 import dev.sandbox.implementation.local.LocalSessionState;
 import dev.sandbox.implementation.local.LocalWatcher;
 import dev.sandbox.implementation.process.ProcessLauncher;
-import dev.sandbox.implementation.session.VirtualTime;
+import dev.sandbox.implementation.session.SessionTimers;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
@@ -53,7 +53,7 @@ class LocalIdleTimeoutTest {
                 ProcessLauncher.best(),
                 watcher,
                 s -> {},
-                VirtualTime.of(scheduler));
+                SessionTimers.Time.on(scheduler));
         SandboxSession s = new LocalSession(state);
         try {
             state.timers.setIdleTimeout(Duration.ofMillis(400));

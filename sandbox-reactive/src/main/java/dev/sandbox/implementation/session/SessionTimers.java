@@ -4,6 +4,8 @@ import dev.sandbox.SessionEndReason;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.IntSupplier;
@@ -72,6 +74,34 @@ public final class SessionTimers {
         /** Reactor's parallel scheduler for the timer, the bounded-elastic one for the end, the system's clocks. */
         public static final Time SYSTEM =
                 new Time(Schedulers::parallel, Schedulers::boundedElastic, Clock.systemUTC(), System::nanoTime);
+
+        /**
+         * The timer on one scheduler, both clocks read from that scheduler's {@link Scheduler#now}, and the end run
+         * at once on the thread that fires the timer: for a virtual-time scheduler, whose clock starts at the epoch
+         * and moves only when the test advances it.
+         *
+         * @param scheduler the scheduler
+         * @return the time
+         */
+        public static Time on(Scheduler scheduler) {
+            Clock wall = new Clock() {
+                @Override
+                public ZoneId getZone() {
+                    return ZoneOffset.UTC;
+                }
+
+                @Override
+                public Clock withZone(ZoneId zone) {
+                    throw new UnsupportedOperationException("a scheduler's clock is in UTC");
+                }
+
+                @Override
+                public Instant instant() {
+                    return Instant.EPOCH.plusNanos(scheduler.now(TimeUnit.NANOSECONDS));
+                }
+            };
+            return new Time(() -> scheduler, Schedulers::immediate, wall, () -> scheduler.now(TimeUnit.NANOSECONDS));
+        }
     }
 
     /** Records activity now. */

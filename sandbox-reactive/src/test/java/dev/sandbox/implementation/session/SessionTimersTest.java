@@ -13,14 +13,15 @@ import org.junit.jupiter.api.Test;
 import reactor.test.scheduler.VirtualTimeScheduler;
 
 /**
- * A session's lifetime and idle timeout on virtual time ({@link VirtualTime}): each deadline is checked just before
+ * A session's lifetime and idle timeout on virtual time ({@link SessionTimers.Time#on} of a {@link VirtualTimeScheduler}): each deadline is checked just before
  * and just after it, in no time at all, where the providers' conformance kit waits for them in real seconds.
  */
 class SessionTimersTest {
     private final VirtualTimeScheduler scheduler = VirtualTimeScheduler.create();
     private final List<SessionEndReason> ends = new CopyOnWriteArrayList<>();
     private final AtomicInteger running = new AtomicInteger();
-    private final SessionTimers timers = new SessionTimers("s-1", running::get, ends::add, VirtualTime.of(scheduler));
+    private final SessionTimers timers =
+            new SessionTimers("s-1", running::get, ends::add, SessionTimers.Time.on(scheduler));
 
     @AfterEach
     void stop() {
