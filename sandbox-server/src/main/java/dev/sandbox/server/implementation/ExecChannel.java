@@ -8,6 +8,7 @@ import dev.sandbox.implementation.wire.LineBatch;
 import dev.sandbox.implementation.wire.StreamFrames;
 import java.time.Duration;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -529,7 +530,11 @@ public final class ExecChannel {
         public void cancel() {
             cancelled = true;
             detached(this);
-            signal(); // the loop forgets the subscriber (rule 3.13)
+            try {
+                signal(); // the loop forgets the subscriber (rule 3.13)
+            } catch (RejectedExecutionException loopGone) {
+                subscriber = null; // the connection's loop has stopped: nothing emits any more
+            }
         }
 
         /** Another request took over (or the channel was released): end this response. */

@@ -57,7 +57,7 @@ final class Packer implements Publisher<ByteBuf> {
     }
 
     private final class Inner implements Subscriber<Http.Frame>, Subscription, Runnable {
-        private Subscriber<? super ByteBuf> actual; // drain loop only once subscribed; null once cancelled
+        private Subscriber<? super ByteBuf> actual; // drain loop only once subscribed; null once the stream is over
         private final Deque<Http.Frame> queue = new ArrayDeque<>(); // guarded by itself
         private final AtomicLong demand = new AtomicLong();
         private final AtomicInteger wip = new AtomicInteger();
@@ -134,7 +134,6 @@ final class Packer implements Publisher<ByteBuf> {
             cancelled = true;
             beats.cancel(false);
             upstream.cancel();
-            schedule(); // the drain loop forgets the subscriber (rule 3.13)
         }
 
         private void schedule() {
