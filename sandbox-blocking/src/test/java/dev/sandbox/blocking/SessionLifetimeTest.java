@@ -66,13 +66,35 @@ class SessionLifetimeTest {
         }
     }
 
+    /** A local session whose timers run on the scheduler's virtual time, in its own workdir. */
+    private static SandboxSession virtualTimeSession(
+            Path workdir, LocalWatcher watcher, VirtualTimeScheduler scheduler) {
+        return new LocalSession(new LocalSessionState(
+                "virtual-" + workdir.getFileName(),
+                workdir,
+                false,
+                Map.of("PATH", LocalSandboxProvider.DEFAULT_PATH),
+                Map.of(),
+                ProcessLauncher.best(),
+                watcher,
+                s -> {},
+                SessionTimers.Time.on(scheduler)));
+    }
+
+    /** A lifetime shortened to 300 ms (of virtual time) ends the session and kills its real process. */
     @Test
-    void aShortenedLifetimeEndsTheSessionAndKillsItsProcesses() throws Exception {
-        try (SandboxClient client = SandboxClient.local()) {
+    void aShortenedLifetimeEndsTheSessionAndKillsItsProcesses(@TempDir Path workdir) throws Exception {
+        VirtualTimeScheduler scheduler = VirtualTimeScheduler.create();
+        LocalWatcher watcher = new LocalWatcher();
+        SandboxSession session = virtualTimeSession(workdir, watcher, scheduler);
+        try (SandboxClient client = SandboxClient.attach(session)) {
             BackgroundProcessHandle sleeper = client.process().start(ExecOptions.of("sleep", "30"));
             long pid = sleeper.pid().orElseThrow();
 
             client.setLifetime(Duration.ofMillis(300));
+            scheduler.advanceTimeBy(Duration.ofMillis(299));
+            assertThat(client.ping().status()).isEqualTo("running");
+            scheduler.advanceTimeBy(Duration.ofMillis(1));
 
             assertThat(awaitEnd(client, Duration.ofSeconds(10))).isEqualTo(SessionEndReason.LIFETIME_EXPIRED);
             Pids.assertGoneWithin(pid, Duration.ofSeconds(2));
@@ -80,6 +102,10 @@ class SessionLifetimeTest {
                     .isInstanceOfSatisfying(
                             SessionClosedException.class,
                             e -> assertThat(e.reason()).isEqualTo(SessionEndReason.LIFETIME_EXPIRED));
+        } finally {
+            session.destroy().onErrorComplete().block(Duration.ofSeconds(30));
+            watcher.close();
+            scheduler.dispose();
         }
     }
 
@@ -91,16 +117,7 @@ class SessionLifetimeTest {
     void anIdleSessionEndsButActivityKeepsItAlive(@TempDir Path workdir) throws Exception {
         VirtualTimeScheduler scheduler = VirtualTimeScheduler.create();
         LocalWatcher watcher = new LocalWatcher();
-        SandboxSession session = new LocalSession(new LocalSessionState(
-                "idle-blocking",
-                workdir,
-                false,
-                Map.of("PATH", LocalSandboxProvider.DEFAULT_PATH),
-                Map.of(),
-                ProcessLauncher.best(),
-                watcher,
-                s -> {},
-                SessionTimers.Time.on(scheduler)));
+        SandboxSession session = virtualTimeSession(workdir, watcher, scheduler);
         try (SandboxClient client = SandboxClient.attach(session)) {
             client.setIdleTimeout(Duration.ofMillis(600));
             // activity more often than the idle timeout keeps the session
