@@ -5,15 +5,26 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.sandbox.ExecOptions;
 import dev.sandbox.InvalidArgumentException;
+import dev.sandbox.SandboxSession;
 import dev.sandbox.SessionClosedException;
 import dev.sandbox.SessionEndReason;
 import dev.sandbox.SessionOptions;
 import dev.sandbox.SessionStatus;
+import dev.sandbox.implementation.local.LocalSession;
+import dev.sandbox.implementation.local.LocalSessionState;
+import dev.sandbox.implementation.local.LocalWatcher;
+import dev.sandbox.implementation.process.ProcessLauncher;
+import dev.sandbox.implementation.session.SessionTimers;
+import dev.sandbox.local.LocalSandboxProvider;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import reactor.test.scheduler.VirtualTimeScheduler;
 
 /** Changing a session's lifetime and idle timeout through the blocking client, and seeing it end. */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
@@ -55,13 +66,35 @@ class SessionLifetimeTest {
         }
     }
 
+    /** A local session whose timers run on the scheduler's virtual time, in its own workdir. */
+    private static SandboxSession virtualTimeSession(
+            Path workdir, LocalWatcher watcher, VirtualTimeScheduler scheduler) {
+        return new LocalSession(new LocalSessionState(
+                "virtual-" + workdir.getFileName(),
+                workdir,
+                false,
+                Map.of("PATH", LocalSandboxProvider.DEFAULT_PATH),
+                Map.of(),
+                ProcessLauncher.best(),
+                watcher,
+                s -> {},
+                SessionTimers.Time.on(scheduler)));
+    }
+
+    /** A lifetime shortened to 300 ms (of virtual time) ends the session and kills its real process. */
     @Test
-    void aShortenedLifetimeEndsTheSessionAndKillsItsProcesses() throws Exception {
-        try (SandboxClient client = SandboxClient.local()) {
+    void aShortenedLifetimeEndsTheSessionAndKillsItsProcesses(@TempDir Path workdir) throws Exception {
+        VirtualTimeScheduler scheduler = VirtualTimeScheduler.create();
+        LocalWatcher watcher = new LocalWatcher();
+        SandboxSession session = virtualTimeSession(workdir, watcher, scheduler);
+        try (SandboxClient client = SandboxClient.attach(session)) {
             BackgroundProcessHandle sleeper = client.process().start(ExecOptions.of("sleep", "30"));
             long pid = sleeper.pid().orElseThrow();
 
             client.setLifetime(Duration.ofMillis(300));
+            scheduler.advanceTimeBy(Duration.ofMillis(299));
+            assertThat(client.ping().status()).isEqualTo("running");
+            scheduler.advanceTimeBy(Duration.ofMillis(1));
 
             assertThat(awaitEnd(client, Duration.ofSeconds(10))).isEqualTo(SessionEndReason.LIFETIME_EXPIRED);
             Pids.assertGoneWithin(pid, Duration.ofSeconds(2));
@@ -69,21 +102,37 @@ class SessionLifetimeTest {
                     .isInstanceOfSatisfying(
                             SessionClosedException.class,
                             e -> assertThat(e.reason()).isEqualTo(SessionEndReason.LIFETIME_EXPIRED));
+        } finally {
+            session.destroy().onErrorComplete().block(Duration.ofSeconds(30));
+            watcher.close();
+            scheduler.dispose();
         }
     }
 
+    /**
+     * On a local session whose timers run on virtual time (the blocking client attached to it): writes every 200 ms
+     * keep a 600 ms idle timeout from ending it, and it ends once they stop, in no real time.
+     */
     @Test
-    void anIdleSessionEndsButActivityKeepsItAlive() throws Exception {
-        try (SandboxClient client = SandboxClient.local()) {
+    void anIdleSessionEndsButActivityKeepsItAlive(@TempDir Path workdir) throws Exception {
+        VirtualTimeScheduler scheduler = VirtualTimeScheduler.create();
+        LocalWatcher watcher = new LocalWatcher();
+        SandboxSession session = virtualTimeSession(workdir, watcher, scheduler);
+        try (SandboxClient client = SandboxClient.attach(session)) {
             client.setIdleTimeout(Duration.ofMillis(600));
             // activity more often than the idle timeout keeps the session
             for (int i = 0; i < 6; i++) {
                 client.files().write("beat.txt", new byte[] {(byte) i});
-                Thread.sleep(200);
+                scheduler.advanceTimeBy(Duration.ofMillis(200));
             }
             assertThat(client.ping().status()).isEqualTo("running");
 
+            scheduler.advanceTimeBy(Duration.ofMillis(600));
             assertThat(awaitEnd(client, Duration.ofSeconds(10))).isEqualTo(SessionEndReason.IDLE_TIMEOUT);
+        } finally {
+            session.destroy().onErrorComplete().block(Duration.ofSeconds(30));
+            watcher.close();
+            scheduler.dispose();
         }
     }
 

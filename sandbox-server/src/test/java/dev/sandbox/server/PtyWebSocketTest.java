@@ -239,6 +239,11 @@ class PtyWebSocketTest {
         assertThat(error.path("error").path("field").asText()).isEqualTo("cols");
         ws.sendText("not json", true).join();
         assertThat(first.next().path("error").path("type").asText()).isEqualTo("MalformedRequest");
+        // JSON that is no object (WireDecodersFuzzTest's finding): a typed error naming the body, not an internal one
+        ws.sendText("null", true).join();
+        JsonNode noObject = first.next().path("error");
+        assertThat(noObject.path("type").asText()).isEqualTo("InvalidArgumentException");
+        assertThat(noObject.path("field").asText()).isEqualTo("body");
 
         assertThat(ping().path("ptysAttached").asInt()).isEqualTo(1);
         assertThat(ping().path("ptysRunning").asInt()).isEqualTo(1);

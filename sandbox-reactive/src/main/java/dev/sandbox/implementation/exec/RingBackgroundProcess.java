@@ -14,6 +14,7 @@ import dev.sandbox.implementation.process.SpawnedProcess;
 import java.nio.ByteBuffer;
 import java.time.Instant;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
@@ -21,6 +22,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
 import reactor.core.publisher.BaseSubscriber;
@@ -190,12 +192,26 @@ public final class RingBackgroundProcess implements BackgroundProcess {
     }
 
     private Flux<RawEvent> raw(long stdoutOffset, long stderrOffset, boolean follow) {
-        return Flux.from(s -> {
+        return Flux.from(cursor(stdoutOffset, stderrOffset, follow));
+    }
+
+    /**
+     * The rings read from offsets by a {@link Cursor} per subscriber: the bare publisher that {@link #raw} adapts, and
+     * what the Reactive Streams TCK checks.
+     *
+     * @param stdoutOffset the first stdout byte wanted ({@code -1}: the oldest held)
+     * @param stderrOffset the first stderr byte wanted ({@code -1}: the oldest held)
+     * @param follow whether to wait for more output (until the exit) once caught up, rather than complete
+     * @return the publisher
+     */
+    Publisher<RawEvent> cursor(long stdoutOffset, long stderrOffset, boolean follow) {
+        return s -> {
+            Objects.requireNonNull(s, "rule 1.9: the subscriber must not be null");
             Cursor cursor = new Cursor(s, stdoutOffset, stderrOffset, follow);
             cursors.add(cursor);
             s.onSubscribe(cursor);
             cursor.drain();
-        });
+        };
     }
 
     @Override
@@ -464,11 +480,12 @@ public final class RingBackgroundProcess implements BackgroundProcess {
     /** One reader of the rings, from its own offsets, with its own demand. */
     private final class Cursor implements Subscription {
         final long[] offsets = new long[2];
-        private final Subscriber<? super RawEvent> subscriber;
+        private Subscriber<? super RawEvent> subscriber; // drain loop only; null once the reader is done with
         private final boolean follow;
         private final AtomicLong demand = new AtomicLong();
         private final AtomicInteger wip = new AtomicInteger();
         private volatile boolean cancelled;
+        private volatile long invalidRequest; // the first request of 0 or less (rule 3.9), or 1 when none
         private boolean done; // drain loop only
         private int turn; // drain loop only: which stream goes first
 
@@ -478,14 +495,19 @@ public final class RingBackgroundProcess implements BackgroundProcess {
             this.offsets[0] = stdoutOffset < 0 ? rings[0].start() : stdoutOffset;
             this.offsets[1] = stderrOffset < 0 ? rings[1].start() : stderrOffset;
             this.follow = follow;
+            this.invalidRequest = 1;
         }
 
         @Override
         public void request(long n) {
-            if (Operators.validate(n)) {
+            if (n <= 0) {
+                if (invalidRequest > 0) {
+                    invalidRequest = n;
+                }
+            } else {
                 demand.getAndUpdate(d -> Operators.addCap(d, n));
-                drain();
             }
+            drain();
         }
 
         @Override
@@ -493,6 +515,7 @@ public final class RingBackgroundProcess implements BackgroundProcess {
             cancelled = true;
             cursors.remove(this);
             released();
+            drain(); // the drain loop forgets the reader (rule 3.13)
         }
 
         void drain() {
@@ -507,6 +530,16 @@ public final class RingBackgroundProcess implements BackgroundProcess {
         }
 
         private void emitReady() {
+            if (cancelled) {
+                subscriber = null;
+                return;
+            }
+            long invalid = invalidRequest;
+            if (invalid <= 0 && !done) {
+                // rule 3.9: the reader broke the protocol; it gets the error
+                finish(new IllegalArgumentException("rule 3.9: a request must be positive, got " + invalid));
+                return;
+            }
             boolean advanced = false;
             while (!done && !cancelled) {
                 // read the end state first: data appended before the exit is then surely visible below
@@ -560,14 +593,18 @@ public final class RingBackgroundProcess implements BackgroundProcess {
         private void complete() {
             done = true;
             cursors.remove(this);
-            subscriber.onComplete();
+            Subscriber<? super RawEvent> s = subscriber;
+            subscriber = null;
+            s.onComplete();
             released();
         }
 
         private void finish(Throwable error) {
             done = true;
             cursors.remove(this);
-            subscriber.onError(error);
+            Subscriber<? super RawEvent> s = subscriber;
+            subscriber = null;
+            s.onError(error);
             released();
         }
     }

@@ -73,6 +73,34 @@ public final class LocalSessionState {
             ProcessLauncher launcher,
             LocalWatcher watcher,
             Consumer<LocalSessionState> onEnd) {
+        this(id, workdir, ownsWorkdir, env, labels, launcher, watcher, onEnd, SessionTimers.Time.SYSTEM);
+    }
+
+    /**
+     * Creates the state of a new session whose lifetime and idle timeout run on the given time (a test's virtual
+     * time); otherwise as {@link #LocalSessionState(String, Path, boolean, Map, Map, ProcessLauncher, LocalWatcher,
+     * Consumer)}.
+     *
+     * @param id the session id
+     * @param workdir its working directory
+     * @param ownsWorkdir whether destroying the session deletes the workdir
+     * @param env the environment every command starts with
+     * @param labels its labels
+     * @param launcher starts its processes
+     * @param watcher the provider's file watcher
+     * @param onEnd called once the session has ended
+     * @param time where the session's timers run and what they read the time from
+     */
+    public LocalSessionState(
+            String id,
+            Path workdir,
+            boolean ownsWorkdir,
+            Map<String, String> env,
+            Map<String, String> labels,
+            ProcessLauncher launcher,
+            LocalWatcher watcher,
+            Consumer<LocalSessionState> onEnd,
+            SessionTimers.Time time) {
         this.id = id;
         this.workdir = workdir;
         this.ownsWorkdir = ownsWorkdir;
@@ -83,7 +111,7 @@ public final class LocalSessionState {
         this.onEnd = onEnd;
         this.root = new SessionRoot(workdir);
         // a command or a file operation under way is activity: the idle timeout must not end the session under it
-        this.timers = new SessionTimers(id, () -> runner.runningCount() + root.inFlight(), this::destroy);
+        this.timers = new SessionTimers(id, () -> runner.runningCount() + root.inFlight(), this::destroy, time);
         root.onRelease(timers::touch);
     }
 

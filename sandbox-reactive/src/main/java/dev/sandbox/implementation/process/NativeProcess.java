@@ -2,6 +2,7 @@ package dev.sandbox.implementation.process;
 
 import com.sun.jna.Pointer;
 import java.nio.ByteBuffer;
+import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.reactivestreams.Publisher;
@@ -70,19 +71,35 @@ final class NativeProcess implements SpawnedProcess, Subscription {
 
     @Override
     public Flux<RawEvent> events() {
-        return Flux.from(s -> {
+        return Flux.from(output());
+    }
+
+    /**
+     * The process's output as the bare publisher (this object its subscription), without Reactor's wrapping; what
+     * {@link #events()} adapts, and what the Reactive Streams TCK checks.
+     *
+     * @return the publisher of the process's output, for one subscriber
+     */
+    Publisher<RawEvent> output() {
+        return s -> {
+            Objects.requireNonNull(s, "rule 1.9: the subscriber must not be null");
             if (!subscribed.compareAndSet(false, true)) {
                 Operators.error(s, new IllegalStateException("process output can be subscribed only once"));
                 return;
             }
             loop.execute(() -> subscriber = s);
             s.onSubscribe(this);
-        });
+        };
     }
 
     @Override
     public void request(long n) {
-        if (Operators.validate(n) && demand.getAndUpdate(d -> Operators.addCap(d, n)) == 0) {
+        if (n <= 0) {
+            // rule 3.9: the reader broke the protocol; it gets the error, and the process is killed as on a cancel
+            loop.execute(() -> invalidRequest(n));
+            return;
+        }
+        if (demand.getAndUpdate(d -> Operators.addCap(d, n)) == 0) {
             loop.execute(this::demandArrived);
         }
     }
@@ -91,7 +108,10 @@ final class NativeProcess implements SpawnedProcess, Subscription {
     public void cancel() {
         cancelled = true;
         kill();
-        loop.execute(this::closePipes);
+        loop.execute(() -> {
+            closePipes();
+            subscriber = null; // rule 3.13: a cancelled reader is not kept
+        });
     }
 
     @Override
@@ -138,6 +158,18 @@ final class NativeProcess implements SpawnedProcess, Subscription {
     }
 
     // ---- loop thread ----
+
+    private void invalidRequest(long n) {
+        if (cancelled || done) {
+            return;
+        }
+        done = true;
+        kill();
+        closePipes();
+        Subscriber<? super RawEvent> s = subscriber;
+        subscriber = null;
+        s.onError(new IllegalArgumentException("rule 3.9: a request must be positive, got " + n));
+    }
 
     private void demandArrived() {
         if (cancelled || done) {
@@ -214,8 +246,10 @@ final class NativeProcess implements SpawnedProcess, Subscription {
         RawEvent.Exited exit = termSig == 0
                 ? new RawEvent.Exited((waitStatus >> 8) & 0xff, false)
                 : new RawEvent.Exited(termSig, true);
-        subscriber.onNext(exit);
-        subscriber.onComplete();
+        Subscriber<? super RawEvent> s = subscriber;
+        subscriber = null;
+        s.onNext(exit);
+        s.onComplete();
     }
 
     private void closePipes() {

@@ -1,13 +1,19 @@
 package dev.sandbox.implementation.session;
 
 import dev.sandbox.SessionEndReason;
+import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.IntSupplier;
+import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 import org.slf4j.LoggerFactory;
 import reactor.core.Disposable;
+import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 
 /**
@@ -20,8 +26,9 @@ public final class SessionTimers {
     private final String sessionId;
     private final IntSupplier running;
     private final Consumer<SessionEndReason> end;
-    private volatile Instant lastActivity = Instant.now();
-    private volatile long lastActivityNanos = System.nanoTime();
+    private final Time time;
+    private volatile Instant lastActivity;
+    private volatile long lastActivityNanos;
     private Instant expiresAt; // guarded by this
     private Duration idleTimeout; // guarded by this
     private Disposable timer; // guarded by this
@@ -35,15 +42,72 @@ public final class SessionTimers {
      * @param end ends the session for a reason; blocking allowed
      */
     public SessionTimers(String sessionId, IntSupplier running, Consumer<SessionEndReason> end) {
+        this(sessionId, running, end, Time.SYSTEM);
+    }
+
+    /**
+     * Creates the timers of one session on the given time: a test passes a virtual one.
+     *
+     * @param sessionId the session, for logs
+     * @param running how many commands run in the session now
+     * @param end ends the session for a reason; blocking allowed
+     * @param time where the timer runs and what it reads the time from
+     */
+    public SessionTimers(String sessionId, IntSupplier running, Consumer<SessionEndReason> end, Time time) {
         this.sessionId = sessionId;
         this.running = running;
         this.end = end;
+        this.time = time;
+        this.lastActivity = time.wall().instant();
+        this.lastActivityNanos = time.nanos().getAsLong();
+    }
+
+    /**
+     * Where a session's timer runs and what it reads the time from.
+     *
+     * @param timer the scheduler the timer is armed on (looked up at each arming)
+     * @param ender the scheduler that ends the session (which may block)
+     * @param wall the clock of the instants reported (last activity, the lifetime's end)
+     * @param nanos the monotonic clock that idleness is measured on, in nanoseconds
+     */
+    public record Time(Supplier<Scheduler> timer, Supplier<Scheduler> ender, Clock wall, LongSupplier nanos) {
+        /** Reactor's parallel scheduler for the timer, the bounded-elastic one for the end, the system's clocks. */
+        public static final Time SYSTEM =
+                new Time(Schedulers::parallel, Schedulers::boundedElastic, Clock.systemUTC(), System::nanoTime);
+
+        /**
+         * The timer on one scheduler, both clocks read from that scheduler's {@link Scheduler#now}, and the end run
+         * at once on the thread that fires the timer: for a virtual-time scheduler, whose clock starts at the epoch
+         * and moves only when the test advances it.
+         *
+         * @param scheduler the scheduler
+         * @return the time
+         */
+        public static Time on(Scheduler scheduler) {
+            Clock wall = new Clock() {
+                @Override
+                public ZoneId getZone() {
+                    return ZoneOffset.UTC;
+                }
+
+                @Override
+                public Clock withZone(ZoneId zone) {
+                    throw new UnsupportedOperationException("a scheduler's clock is in UTC");
+                }
+
+                @Override
+                public Instant instant() {
+                    return Instant.EPOCH.plusNanos(scheduler.now(TimeUnit.NANOSECONDS));
+                }
+            };
+            return new Time(() -> scheduler, Schedulers::immediate, wall, () -> scheduler.now(TimeUnit.NANOSECONDS));
+        }
     }
 
     /** Records activity now. */
     public void touch() {
-        lastActivity = Instant.now();
-        lastActivityNanos = System.nanoTime();
+        lastActivity = time.wall().instant();
+        lastActivityNanos = time.nanos().getAsLong();
     }
 
     /**
@@ -79,7 +143,7 @@ public final class SessionTimers {
      * @param fromNow how long the session may still live, or {@code null} for no limit
      */
     public synchronized void setLifetime(Duration fromNow) {
-        expiresAt = fromNow == null ? null : Instant.now().plus(fromNow);
+        expiresAt = fromNow == null ? null : time.wall().instant().plus(fromNow);
         arm();
     }
 
@@ -113,15 +177,18 @@ public final class SessionTimers {
         long delayNanos = Long.MAX_VALUE;
         if (expiresAt != null) {
             delayNanos = Math.min(
-                    delayNanos, Duration.between(Instant.now(), expiresAt).toNanos());
+                    delayNanos,
+                    Duration.between(time.wall().instant(), expiresAt).toNanos());
         }
         if (idleTimeout != null) {
-            delayNanos = Math.min(delayNanos, lastActivityNanos + idleTimeout.toNanos() - System.nanoTime());
+            delayNanos = Math.min(
+                    delayNanos,
+                    lastActivityNanos + idleTimeout.toNanos() - time.nanos().getAsLong());
         }
         if (delayNanos == Long.MAX_VALUE) {
             return;
         }
-        timer = Schedulers.parallel().schedule(this::check, Math.max(1, delayNanos / 1_000_000), TimeUnit.MILLISECONDS);
+        timer = time.timer().get().schedule(this::check, Math.max(1, delayNanos / 1_000_000), TimeUnit.MILLISECONDS);
     }
 
     private void check() {
@@ -130,12 +197,12 @@ public final class SessionTimers {
             if (stopped) {
                 return;
             }
-            if (expiresAt != null && !Instant.now().isBefore(expiresAt)) {
+            if (expiresAt != null && !time.wall().instant().isBefore(expiresAt)) {
                 reason = SessionEndReason.LIFETIME_EXPIRED;
             } else if (idleTimeout != null) {
                 if (running.getAsInt() > 0) {
                     touch(); // a running command, in the foreground or the background, is activity
-                } else if (System.nanoTime() - lastActivityNanos >= idleTimeout.toNanos()) {
+                } else if (time.nanos().getAsLong() - lastActivityNanos >= idleTimeout.toNanos()) {
                     reason = SessionEndReason.IDLE_TIMEOUT;
                 }
             }
@@ -145,7 +212,7 @@ public final class SessionTimers {
             return;
         }
         SessionEndReason why = reason;
-        Schedulers.boundedElastic().schedule(() -> {
+        time.ender().get().schedule(() -> {
             try {
                 end.accept(why);
             } catch (RuntimeException e) {

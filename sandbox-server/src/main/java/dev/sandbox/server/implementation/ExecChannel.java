@@ -8,6 +8,7 @@ import dev.sandbox.implementation.wire.LineBatch;
 import dev.sandbox.implementation.wire.StreamFrames;
 import java.time.Duration;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -474,8 +475,10 @@ public final class ExecChannel {
         private final Executor loop;
         private final AtomicLong demand = new AtomicLong();
         private final AtomicInteger wip = new AtomicInteger();
-        private volatile Subscriber<? super Http.Frame> subscriber;
+        private final AtomicBoolean subscribed = new AtomicBoolean();
+        private volatile Subscriber<? super Http.Frame> subscriber; // set once onSubscribe returned; null when over
         private volatile boolean cancelled;
+        private volatile IllegalArgumentException invalidRequest;
         private volatile boolean stop;
         private long nextSeq; // drain loop only
         private long lastStdout; // drain loop only: the last line sent on each stream (and the SSE id)
@@ -500,27 +503,38 @@ public final class ExecChannel {
 
         @Override
         public void subscribe(Subscriber<? super Http.Frame> s) {
-            if (subscriber != null) {
+            if (!subscribed.compareAndSet(false, true)) {
                 Operators.error(s, new IllegalStateException("an exec sender has one subscriber"));
                 return;
             }
-            subscriber = s;
             s.onSubscribe(this);
+            // rule 1.3: no onNext from the loop while onSubscribe still runs, so the loop starts only now
+            subscriber = s;
             signal();
         }
 
         @Override
         public void request(long n) {
-            if (Operators.validate(n)) {
+            if (n <= 0) {
+                // rule 3.9: the connection broke the protocol; it gets the error, and the client may resume
+                if (invalidRequest == null) {
+                    invalidRequest = new IllegalArgumentException("rule 3.9: a request must be positive, got " + n);
+                }
+            } else {
                 demand.getAndUpdate(d -> Operators.addCap(d, n));
-                signal();
             }
+            signal();
         }
 
         @Override
         public void cancel() {
             cancelled = true;
             detached(this);
+            try {
+                signal(); // the loop forgets the subscriber (rule 3.13)
+            } catch (RejectedExecutionException loopGone) {
+                subscriber = null; // the connection's loop has stopped: nothing emits any more
+            }
         }
 
         /** Another request took over (or the channel was released): end this response. */
@@ -548,11 +562,27 @@ public final class ExecChannel {
 
         private void emit() {
             Subscriber<? super Http.Frame> s = subscriber;
+            if (s == null) {
+                return;
+            }
+            if (cancelled) {
+                subscriber = null;
+                return;
+            }
+            IllegalArgumentException invalid = invalidRequest;
+            if (invalid != null && !done) {
+                done = true;
+                subscriber = null;
+                detached(this);
+                s.onError(invalid);
+                return;
+            }
             while (!done && !cancelled) {
                 if (stop) {
                     // taken over by a newer request, or released: end this response early; a client still reading
                     // it sees the stream end before the exit and reconnects (or learns the exec is gone)
                     done = true;
+                    subscriber = null;
                     s.onComplete();
                     return;
                 }
@@ -580,6 +610,7 @@ public final class ExecChannel {
                 }
                 if (complete) {
                     done = true;
+                    subscriber = null;
                     s.onComplete();
                     detached(this);
                     return;

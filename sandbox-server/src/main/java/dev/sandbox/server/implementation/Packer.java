@@ -6,6 +6,7 @@ import io.netty.channel.EventLoop;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Deque;
+import java.util.Objects;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -52,11 +53,11 @@ final class Packer implements Publisher<ByteBuf> {
 
     @Override
     public void subscribe(Subscriber<? super ByteBuf> actual) {
-        source.subscribe(new Inner(actual));
+        source.subscribe(new Inner(Objects.requireNonNull(actual, "rule 1.9: the subscriber must not be null")));
     }
 
     private final class Inner implements Subscriber<Http.Frame>, Subscription, Runnable {
-        private final Subscriber<? super ByteBuf> actual;
+        private Subscriber<? super ByteBuf> actual; // drain loop only once subscribed; null once the stream is over
         private final Deque<Http.Frame> queue = new ArrayDeque<>(); // guarded by itself
         private final AtomicLong demand = new AtomicLong();
         private final AtomicInteger wip = new AtomicInteger();
@@ -64,6 +65,7 @@ final class Packer implements Publisher<ByteBuf> {
         private volatile boolean done;
         private volatile Throwable error;
         private volatile boolean cancelled;
+        private volatile IllegalArgumentException invalidRequest;
         private long queuedBytes; // guarded by queue
         private int owed; // drain loop only: frames consumed but not yet asked for again
         private boolean terminated; // drain loop only
@@ -114,10 +116,17 @@ final class Packer implements Publisher<ByteBuf> {
 
         @Override
         public void request(long n) {
-            if (Operators.validate(n)) {
-                demand.getAndUpdate(d -> Operators.addCap(d, n));
+            if (n <= 0) {
+                // rule 3.9: the connection broke the protocol; it gets the error and the stream stops
+                if (invalidRequest == null) {
+                    invalidRequest = new IllegalArgumentException("rule 3.9: a request must be positive, got " + n);
+                }
+                upstream.cancel();
                 schedule();
+                return;
             }
+            demand.getAndUpdate(d -> Operators.addCap(d, n));
+            schedule();
         }
 
         @Override
@@ -149,6 +158,19 @@ final class Packer implements Publisher<ByteBuf> {
         }
 
         private void drain() {
+            if (cancelled || terminated) {
+                forget();
+                return;
+            }
+            IllegalArgumentException invalid = invalidRequest;
+            if (invalid != null) {
+                terminated = true;
+                beats.cancel(false);
+                Subscriber<? super ByteBuf> a = actual;
+                forget();
+                a.onError(invalid);
+                return;
+            }
             while (!terminated && !cancelled) {
                 boolean finished = done;
                 byte[] packed = null;
@@ -217,14 +239,28 @@ final class Packer implements Publisher<ByteBuf> {
                 if (finished && empty) {
                     terminated = true;
                     beats.cancel(false);
+                    Subscriber<? super ByteBuf> a = actual;
+                    forget();
                     Throwable e = error;
                     if (e != null) {
-                        actual.onError(e);
+                        a.onError(e);
                     } else {
-                        actual.onComplete();
+                        a.onComplete();
                     }
                 }
                 return;
+            }
+            if (cancelled) {
+                forget();
+            }
+        }
+
+        /** Drops the subscriber and what was queued for it, once the stream is over (drain loop only). */
+        private void forget() {
+            actual = null;
+            synchronized (queue) {
+                queue.clear();
+                queuedBytes = 0;
             }
         }
     }

@@ -16,11 +16,13 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 
 /**
@@ -38,6 +40,7 @@ public final class Sessions {
     private final Map<String, Ended> ended = new LinkedHashMap<>(); // guarded by itself
     private final AtomicInteger owned = new AtomicInteger();
     private final Duration lease;
+    private final LongSupplier nanos;
     private final Disposable reaper;
 
     /** The label on sessions created leased, so a restarted server leases them again when their client renews. */
@@ -62,7 +65,7 @@ public final class Sessions {
         final boolean owned;
         final Tenant tenant;
         final AtomicBoolean counted;
-        /** When a leased session expires ({@link System#nanoTime()}), or 0 when it is not leased. */
+        /** When a leased session expires (on the registry's clock of nanoseconds), or 0 when it is not leased. */
         volatile long leaseDeadline;
 
         Entry(SandboxSession handle, boolean owned, Tenant tenant) {
@@ -83,11 +86,26 @@ public final class Sessions {
      * @param lease how long a leased session lives without a renewal
      */
     public Sessions(SandboxProvider provider, int maxSessions, Duration lease) {
+        this(provider, maxSessions, lease, Schedulers.parallel(), System::nanoTime);
+    }
+
+    /**
+     * Creates the registry with leases timed on the given scheduler and clock (a test's virtual time); otherwise as
+     * {@link #Sessions(SandboxProvider, int, Duration)}.
+     *
+     * @param provider the provider whose sessions are served
+     * @param maxSessions the most live sessions created through the server at once
+     * @param lease how long a leased session lives without a renewal
+     * @param timer where the check for expired leases runs, four times a lease
+     * @param nanos the monotonic clock leases are measured on, in nanoseconds
+     */
+    public Sessions(SandboxProvider provider, int maxSessions, Duration lease, Scheduler timer, LongSupplier nanos) {
         this.provider = provider;
         this.maxSessions = maxSessions;
         this.lease = lease;
+        this.nanos = nanos;
         long tick = Math.max(20, Math.min(5_000, lease.toMillis() / 4));
-        this.reaper = Flux.interval(Duration.ofMillis(tick), Schedulers.parallel())
+        this.reaper = Flux.interval(Duration.ofMillis(tick), timer)
                 .onBackpressureDrop()
                 .concatMap(i -> reapExpired(), 1)
                 .subscribe();
@@ -136,7 +154,7 @@ public final class Sessions {
                                         if (held != null
                                                 && "true".equals(s.labels().get(LEASED_LABEL))) {
                                             if (held.leaseDeadline == 0) {
-                                                held.leaseDeadline = System.nanoTime() + lease.toNanos();
+                                                held.leaseDeadline = nanos.getAsLong() + lease.toNanos();
                                             }
                                             return Mono.just(id);
                                         }
@@ -152,7 +170,7 @@ public final class Sessions {
         if (e.leaseDeadline == 0) {
             return false;
         }
-        e.leaseDeadline = System.nanoTime() + lease.toNanos();
+        e.leaseDeadline = nanos.getAsLong() + lease.toNanos();
         return true;
     }
 
@@ -174,7 +192,7 @@ public final class Sessions {
                                 .doOnNext(s -> {
                                     Entry e = new Entry(
                                             s, false, byMarker.get(i.labels().get(Tenant.LABEL)));
-                                    e.leaseDeadline = System.nanoTime() + lease.toNanos();
+                                    e.leaseDeadline = nanos.getAsLong() + lease.toNanos();
                                     if (live.putIfAbsent(i.id(), e) != null) {
                                         s.close().onErrorComplete().subscribe();
                                     }
@@ -195,7 +213,7 @@ public final class Sessions {
 
     /** Destroys the leased sessions whose leases ran out. */
     private Mono<Void> reapExpired() {
-        long now = System.nanoTime();
+        long now = nanos.getAsLong();
         List<Entry> expired = new ArrayList<>();
         for (Entry e : live.values()) {
             long deadline = e.leaseDeadline;
@@ -268,7 +286,7 @@ public final class Sessions {
                         .doOnNext(s -> {
                             Entry e = new Entry(s, true, tenant);
                             if (leased) {
-                                e.leaseDeadline = System.nanoTime() + lease.toNanos();
+                                e.leaseDeadline = nanos.getAsLong() + lease.toNanos();
                             }
                             live.put(s.id(), e);
                         })

@@ -237,7 +237,15 @@ public final class WireJson {
      */
     public static <T> T bind(JsonNode json, Class<T> type) {
         try {
-            return MAPPER.treeToValue(json, type);
+            T value = MAPPER.treeToValue(json, type);
+            if (value == null) {
+                // a JSON null (or nothing) binds to no record at all: refused here, not dereferenced by the caller
+                throw new InvalidArgumentException(
+                        "body",
+                        "body must be a JSON object, got "
+                                + (json == null || json.isMissingNode() ? "nothing" : kind(json)));
+            }
+            return value;
         } catch (JsonMappingException e) {
             throw invalid(e, json);
         } catch (JsonProcessingException e) {

@@ -33,6 +33,16 @@ class RequestBodiesTest {
         return RequestBodies.read(WireJson.parse(json.getBytes(StandardCharsets.UTF_8)), type);
     }
 
+    /** A body of JSON {@code null} is no record: refused naming the body (the server's 400), as WireDecodersFuzzTest found. */
+    @Test
+    void aNullBodyIsRefusedNamingTheBody() {
+        assertThatThrownBy(() -> read("null", RequestBodies.SessionBody.class))
+                .isInstanceOfSatisfying(
+                        InvalidArgumentException.class,
+                        e -> assertThat(e.field()).isEqualTo("body"))
+                .hasMessage("body must be a JSON object, got null");
+    }
+
     @Test
     void execOptionsRoundTripInTheirWireForm() {
         ExecOptions full = ExecOptions.of("ls", "-l")

@@ -36,6 +36,21 @@ class ResourceBodiesTest {
         return ResourceBodies.read(WireJson.lenient(json.getBytes(StandardCharsets.UTF_8)), type);
     }
 
+    /**
+     * An answer of JSON {@code null}, or of blanks only, is no record: a {@link dev.sandbox.BackendException} naming the
+     * type, not a {@code null} the client then dereferences (WireDecodersFuzzTest found the blank answer).
+     */
+    @Test
+    void aNullOrBlankAnswerIsABackendError() {
+        for (String answer : new String[] {"null", "\n"}) {
+            assertThatThrownBy(() -> read(answer, ResourceBodies.SessionInfoBody.class))
+                    .isInstanceOf(dev.sandbox.BackendException.class)
+                    .hasMessageStartingWith(
+                            "the sandbox server sent a SessionInfoBody that cannot be read: body must be"
+                                    + " a JSON object, got ");
+        }
+    }
+
     @Test
     void runResultsAndExitsRoundTrip() {
         ExecResult r = new ExecResult(
