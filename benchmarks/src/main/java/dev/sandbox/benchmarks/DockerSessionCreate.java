@@ -78,8 +78,8 @@ public final class DockerSessionCreate implements Benchmark {
         }
     }
 
-    /** What a user writes with docker-java alone. */
-    private static double baselineOnce(DockerBench docker) throws InterruptedException {
+    /** What a user writes with docker-java alone (also the pooled row's baseline: a cold start). */
+    static double baselineOnce(DockerBench docker) throws InterruptedException {
         long t0 = System.nanoTime();
         String container = docker.startContainer();
         try {

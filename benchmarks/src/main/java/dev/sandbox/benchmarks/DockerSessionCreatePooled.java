@@ -1,7 +1,5 @@
 package dev.sandbox.benchmarks;
 
-import com.github.dockerjava.api.async.ResultCallback;
-import com.github.dockerjava.api.model.Frame;
 import dev.sandbox.ExecOptions;
 import dev.sandbox.ExecResult;
 import dev.sandbox.SandboxSession;
@@ -62,7 +60,7 @@ public final class DockerSessionCreatePooled implements Benchmark {
                     reps,
                     config,
                     () -> sdkOnce(pool, claim, trueCommand),
-                    () -> baselineOnce(docker),
+                    () -> DockerSessionCreate.baselineOnce(docker),
                     Harness.NOTHING);
         }
     }
@@ -86,22 +84,6 @@ public final class DockerSessionCreatePooled implements Benchmark {
             return took / 1e6;
         } finally {
             session.destroy().block(DockerBench.TIMEOUT);
-        }
-    }
-
-    /** What a user writes with docker-java alone, with no pool: a cold container. */
-    private static double baselineOnce(DockerBench docker) throws InterruptedException {
-        long t0 = System.nanoTime();
-        String container = docker.startContainer();
-        try {
-            long exit = docker.exec(container, TRUE, new ResultCallback.Adapter<Frame>());
-            long took = System.nanoTime() - t0;
-            if (exit != 0) {
-                throw new IllegalStateException("baseline: true in a new container exited with " + exit);
-            }
-            return took / 1e6;
-        } finally {
-            docker.remove(container);
         }
     }
 }
