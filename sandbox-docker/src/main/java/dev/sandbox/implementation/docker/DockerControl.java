@@ -10,6 +10,7 @@ import com.github.dockerjava.api.exception.BadRequestException;
 import com.github.dockerjava.api.exception.ConflictException;
 import com.github.dockerjava.api.exception.DockerException;
 import com.github.dockerjava.api.exception.NotFoundException;
+import com.github.dockerjava.api.exception.NotModifiedException;
 import com.github.dockerjava.api.model.Capability;
 import com.github.dockerjava.api.model.Container;
 import com.github.dockerjava.api.model.HostConfig;
@@ -274,6 +275,66 @@ public final class DockerControl implements AutoCloseable {
     }
 
     /**
+     * Starts a created container. A start whose connection broke is made once more (the daemon may not have seen it,
+     * or started the container and lost the answer: a second start of a running container is then no error), as a
+     * connection to a busy daemon breaks now and then.
+     */
+    private void start(String id) {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                client.startContainerCmd(id).exec();
+                return;
+            } catch (NotModifiedException e) {
+                return; // running already: the earlier attempt's answer was lost
+            } catch (RuntimeException e) {
+                if (attempt >= 2
+                        || !DockerErrors.isConnectionFailure(e)
+                        || Thread.currentThread().isInterrupted()) {
+                    throw e;
+                }
+                pause(100);
+            }
+        }
+    }
+
+    /**
+     * Removes a container that could not be started, trying three times over a busy daemon; one that is left (the
+     * daemon unreachable throughout) never ran, and carries its session's labels, so the reaper removes it once its
+     * lease is over.
+     */
+    private void removeUnstarted(String id) {
+        // a create cancelled while it started the container interrupted this thread: its I/O would fail at once, and
+        // the container must go all the same
+        boolean interrupted = Thread.interrupted();
+        try {
+            for (int attempt = 1; attempt <= 3; attempt++) {
+                try {
+                    client.removeContainerCmd(id).withForce(true).exec();
+                    return;
+                } catch (NotFoundException e) {
+                    return;
+                } catch (RuntimeException e) {
+                    LOG.debug("cannot remove unstarted container {} (attempt {}): {}", id, attempt, e.toString());
+                    pause(100L * attempt);
+                    interrupted |= Thread.interrupted();
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private static void pause(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
      * Creates and starts a container; removes it again when it cannot be started.
      *
      * @param spec what to create
@@ -346,13 +407,9 @@ public final class DockerControl implements AutoCloseable {
             throw translate("create a container from '" + spec.image() + "'", e);
         }
         try {
-            client.startContainerCmd(id).exec();
+            start(id);
         } catch (RuntimeException e) {
-            try {
-                client.removeContainerCmd(id).withForce(true).exec();
-            } catch (RuntimeException ignored) {
-                // it may already be gone; the start error is what matters
-            }
+            removeUnstarted(id);
             throw translate("start container for " + spec.name(), e);
         }
         return id;
@@ -545,18 +602,25 @@ public final class DockerControl implements AutoCloseable {
      * @param what how to name it in errors
      */
     public void removeContainer(String containerId, String what) {
-        try {
-            client.removeContainerCmd(containerId)
-                    .withForce(true)
-                    .withRemoveVolumes(true)
-                    .exec();
-            return;
-        } catch (NotFoundException e) {
-            return;
-        } catch (ConflictException e) {
-            // "removal already in progress": the daemon's auto-remove got there first; wait for it below
-        } catch (RuntimeException e) {
-            throw translate("remove " + what, e);
+        for (int attempt = 1; ; attempt++) {
+            try {
+                client.removeContainerCmd(containerId)
+                        .withForce(true)
+                        .withRemoveVolumes(true)
+                        .exec();
+                return;
+            } catch (NotFoundException e) {
+                return;
+            } catch (ConflictException e) {
+                // "removal already in progress": the daemon's auto-remove got there first; wait for it below
+                break;
+            } catch (RuntimeException e) {
+                // a connection to a busy daemon that broke: once more (a removal is idempotent)
+                if (attempt >= 2 || !DockerErrors.isConnectionFailure(e)) {
+                    throw translate("remove " + what, e);
+                }
+                pause(100);
+            }
         }
         Duration wait = Duration.ofSeconds(30);
         long deadline = System.nanoTime() + wait.toNanos();

@@ -201,6 +201,16 @@ public final class DockerErrors {
         return new BackendException(message, cause, retryable);
     }
 
+    /**
+     * Whether a failure is a connection to the daemon that could not be made or broke (not an answer of the daemon).
+     *
+     * @param e the failure
+     * @return true for an I/O failure, timeout or aborted connection anywhere in its causes
+     */
+    static boolean isConnectionFailure(Throwable e) {
+        return connectionFailure(e) != null;
+    }
+
     /** The I/O failure or timeout behind an error, if any: the daemon was not reached or the connection broke. */
     private static Throwable connectionFailure(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause()) {

@@ -28,6 +28,7 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.MonoSink;
 import reactor.core.publisher.Sinks;
+import reactor.util.retry.Retry;
 
 /**
  * The state of a {@code SandboxPool}: warm sessions, waiting callers, creates in flight, and the rules that start
@@ -297,6 +298,10 @@ public final class PoolEngine {
             destroying++;
         }
         return session.destroy()
+                // a retryable failure (a busy backend) is tried twice more before the session is left to its lease
+                .retryWhen(Retry.backoff(2, Duration.ofMillis(200))
+                        .filter(e -> e instanceof SandboxException se && se.isRetryable())
+                        .onRetryExhaustedThrow((spec, signal) -> signal.failure()))
                 .onErrorResume(e -> {
                     LOG.warn("cannot destroy pooled session {}: {}", session.id(), e.toString());
                     return Mono.empty();
@@ -396,6 +401,7 @@ public final class PoolEngine {
                         synchronized (lock) {
                             destroying--;
                         }
+                        checkDrained();
                     })
                     .subscribe();
             return;
@@ -510,9 +516,12 @@ public final class PoolEngine {
                                         synchronized (lock) {
                                             destroying--;
                                         }
+                                        checkDrained(); // doFinally runs after the completion went on
                                     }),
                             8)
-                    .then();
+                    .then(Mono.fromRunnable(this::checkDrained))
+                    // creates still in flight end destroyed, and released sessions being destroyed end
+                    .then(drained.asMono());
         });
     }
 }
