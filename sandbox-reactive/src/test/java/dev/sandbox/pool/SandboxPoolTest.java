@@ -229,6 +229,25 @@ class SandboxPoolTest {
     }
 
     @Test
+    void aCallerThatCancelsWhileItsSessionIsCustomisedLeavesNothingInUse() {
+        try (SandboxPool pool =
+                SandboxPool.builder(provider).warm(4).refillPerSecond(100).build()) {
+            await("four warm", () -> pool.stats().warm() == 4);
+            byte[] big = new byte[4 << 20]; // a claim that takes a moment to apply
+            for (int i = 0; i < 4; i++) {
+                pool.acquire(Claim.defaults().withFile("in/big-" + i, big))
+                        .subscribe()
+                        .dispose();
+            }
+            await(
+                    "nothing in use",
+                    () -> pool.stats().inUse() == 0 && pool.stats().destroying() == 0);
+            assertThat(pool.stats().acquired()).isEqualTo(4);
+        }
+        assertThat(sessionsAlive()).isZero();
+    }
+
+    @Test
     void badSettingsNameTheirField() {
         assertThatThrownBy(() -> SandboxPool.builder(provider).warm(-1))
                 .isInstanceOf(InvalidArgumentException.class)

@@ -166,16 +166,22 @@ public final class PoolEngine {
      * @return the customised session
      */
     public Mono<SandboxSession> acquire(Claim claim) {
-        return Mono.create(sink -> {
-            AtomicReference<Waiter> queued = new AtomicReference<>();
-            sink.onCancel(() -> {
-                Waiter w = queued.get();
-                if (w != null) {
-                    cancel(w);
-                }
-            });
-            admit(claim, sink, queued, 0);
-        });
+        return Mono.<SandboxSession>create(sink -> {
+                    AtomicReference<Waiter> queued = new AtomicReference<>();
+                    sink.onCancel(() -> {
+                        Waiter w = queued.get();
+                        if (w != null) {
+                            cancel(w);
+                        }
+                    });
+                    admit(claim, sink, queued, 0);
+                })
+                // a caller that cancelled while its session was being customised never sees it: given back
+                .doOnDiscard(
+                        PooledSession.class,
+                        p -> p.destroy()
+                                .subscribe(
+                                        null, e -> LOG.debug("cannot give back session {}: {}", p.id(), e.toString())));
     }
 
     /** A warm session at once, else a place in the queue, else the refusal; {@code attempt} counts dead warm ones. */
