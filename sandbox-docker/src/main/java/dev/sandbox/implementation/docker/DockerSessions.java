@@ -217,7 +217,7 @@ public final class DockerSessions {
                 if (channel != null) {
                     entrypoint.addAll(AgentChannels.agentArguments());
                 }
-                DockerControl.ContainerSpec spec = new DockerControl.ContainerSpec(
+                ContainerSpec spec = new ContainerSpec(
                         id,
                         settings.image(),
                         entrypoint,
@@ -279,7 +279,7 @@ public final class DockerSessions {
      * Creates and starts a session container; when the start fails because the agent's volume lost the agent (removed
      * and made again empty between the look and the start), installs it again and tries once more.
      */
-    private String createAndStart(DockerControl.ContainerSpec spec, Mount channel) {
+    private String createAndStart(ContainerSpec spec, Mount channel) {
         try {
             return control.createAndStart(spec, mounts(channel));
         } catch (RuntimeException e) {
@@ -306,7 +306,7 @@ public final class DockerSessions {
         return channel == null ? List.of(agentInstaller.mount()) : List.of(agentInstaller.mount(), channel);
     }
 
-    private static DockerControl.ContainerSpec withoutChannel(DockerControl.ContainerSpec spec) {
+    private static ContainerSpec withoutChannel(ContainerSpec spec) {
         List<String> entrypoint = new ArrayList<>(spec.entrypoint());
         entrypoint.removeAll(AgentChannels.agentArguments());
         return spec.withEntrypoint(entrypoint);
