@@ -146,7 +146,12 @@ final class JdkLauncher implements ProcessLauncher {
         @Override
         public void kill() {
             if (Freezer.AVAILABLE) {
-                Freezer.killTree(process);
+                if (reactor.core.scheduler.Schedulers.isInNonBlockingThread()) {
+                    // the freezer waits for each stop to take effect (reading /proc): not on an event loop
+                    reactor.core.scheduler.Schedulers.boundedElastic().schedule(() -> Freezer.killTree(process));
+                } else {
+                    Freezer.killTree(process);
+                }
                 return;
             }
             // without kill(2): the children first in the snapshot, the parent first in the kill (a parent left alive
@@ -165,6 +170,9 @@ final class JdkLauncher implements ProcessLauncher {
      * child forked after the snapshot: it outlives the kill, orphaned, and keeps the command's pipes open.
      */
     static final class Freezer {
+        /** The longest wait for one process's stop to take effect. */
+        private static final long STOP_WAIT_NANOS = 50_000_000L;
+
         /** Rounds of snapshots at most: each round finds only processes forked before the previous round's stops. */
         private static final int MAX_ROUNDS = 64;
 
@@ -185,6 +193,7 @@ final class JdkLauncher implements ProcessLauncher {
             java.util.Map<Long, ProcessHandle> stopped = new java.util.LinkedHashMap<>();
             if (process.isAlive()) {
                 LibC.kill((int) process.pid(), LibC.SIGSTOP);
+                awaitStopped(process.pid());
             }
             for (int round = 0; round < MAX_ROUNDS; round++) {
                 List<ProcessHandle> found = process.descendants()
@@ -199,9 +208,37 @@ final class JdkLauncher implements ProcessLauncher {
                         LibC.kill((int) h.pid(), LibC.SIGSTOP);
                     }
                 }
+                // kill(2) returns before the stop takes effect: a process still inside fork() would add a child after
+                // the next snapshot, which then finds nothing new and ends the rounds with the child left out
+                for (ProcessHandle h : found) {
+                    awaitStopped(h.pid());
+                }
             }
             process.destroyForcibly();
             stopped.values().forEach(ProcessHandle::destroyForcibly);
+        }
+
+        /**
+         * Waits, at most {@link #STOP_WAIT_NANOS}, until a process is stopped (state {@code T} in {@code
+         * /proc/PID/stat}), a zombie, or gone.
+         */
+        static void awaitStopped(long pid) {
+            java.nio.file.Path stat = java.nio.file.Path.of("/proc/" + pid + "/stat");
+            long deadline = System.nanoTime() + STOP_WAIT_NANOS;
+            while (System.nanoTime() - deadline < 0) {
+                String text;
+                try {
+                    text = java.nio.file.Files.readString(stat, java.nio.charset.StandardCharsets.US_ASCII);
+                } catch (java.io.IOException | RuntimeException e) {
+                    return; // gone
+                }
+                int close = text.lastIndexOf(')');
+                char state = close >= 0 && close + 2 < text.length() ? text.charAt(close + 2) : 'X';
+                if (state == 'T' || state == 't' || state == 'Z' || state == 'X') {
+                    return;
+                }
+                java.util.concurrent.locks.LockSupport.parkNanos(100_000);
+            }
         }
     }
 }
