@@ -68,6 +68,14 @@ public final class KubernetesSessions implements AutoCloseable {
     private final PodWatch watch;
     private final Map<String, KubeSessionState> sessions = new ConcurrentHashMap<>();
     private final Map<String, Starting> starting = new ConcurrentHashMap<>();
+    /**
+     * Pods this client deleted that the watch may still show as alive: the API server has answered the delete, but
+     * the watch event saying so can arrive later, and until it does {@code list} and {@code attach} must not show the
+     * session. An entry goes when the watch sees the pod deleted or being deleted, or after {@link #TOMBSTONE_TTL}.
+     */
+    private final Map<String, Instant> deletedHere = new ConcurrentHashMap<>();
+
+    private static final Duration TOMBSTONE_TTL = Duration.ofMinutes(2);
     private final AtomicBoolean closed = new AtomicBoolean();
     private final Disposable renewals;
 
@@ -139,6 +147,9 @@ public final class KubernetesSessions implements AutoCloseable {
 
     private void onPod(Pod pod, boolean deleted) {
         String name = pod.getMetadata().getName();
+        if (deleted || pod.getMetadata().getDeletionTimestamp() != null) {
+            deletedHere.remove(name);
+        }
         Starting start = starting.get(name);
         if (start != null) {
             Sinks.One<Pod> waiter = start.pod();
@@ -328,6 +339,7 @@ public final class KubernetesSessions implements AutoCloseable {
             }
             Pod pod = watch.get(namespace, id);
             if (pod == null
+                    || deletedHere.containsKey(id)
                     || pod.getMetadata().getDeletionTimestamp() != null
                     || PodStates.ended(pod) != null
                     || !(PodStates.start(pod) instanceof PodStates.Running)) {
@@ -393,6 +405,7 @@ public final class KubernetesSessions implements AutoCloseable {
             ensureOpen();
             return Flux.fromIterable(watch.all())
                     .filter(p -> p.getMetadata().getDeletionTimestamp() == null && PodStates.ended(p) == null)
+                    .filter(p -> !deletedHere.containsKey(p.getMetadata().getName()))
                     .filter(p -> {
                         KubeSessionState s = sessions.get(p.getMetadata().getName());
                         return s == null || !s.ending();
@@ -434,9 +447,24 @@ public final class KubernetesSessions implements AutoCloseable {
                             throw KubernetesErrors.map(e, "delete", "pods", namespace);
                         }
                     }
+                    rememberDeleted(id);
                     return id;
                 })
                 .then();
+    }
+
+    private void rememberDeleted(String id) {
+        Instant now = Instant.now();
+        deletedHere.values().removeIf(at -> at.plus(TOMBSTONE_TTL).isBefore(now));
+        Pod pod = watch.get(namespace, id);
+        if (pod != null && pod.getMetadata().getDeletionTimestamp() == null) {
+            deletedHere.put(id, now);
+            // the watch may have seen the deletion between the get and the put
+            Pod again = watch.get(namespace, id);
+            if (again == null || again.getMetadata().getDeletionTimestamp() != null) {
+                deletedHere.remove(id);
+            }
+        }
     }
 
     /**
