@@ -436,8 +436,11 @@ public final class DockerSessions {
         events.watch();
         DockerSessionState[] self = new DockerSessionState[1];
         self[0] = new DockerSessionState(id, containerId, labels, createdAt, secrets, agent, host, reaper, reason -> {
+            // the lifetime or idle timeout ran out, as this client keeps them: the state says so at once (in
+            // destroy), the removal runs without holding this thread
             LOG.debug("docker session {} ends: {}", id, reason);
-            destroy(self[0], reason).block(Duration.ofMinutes(1));
+            destroy(self[0], reason)
+                    .subscribe(null, e -> LOG.warn("cannot end docker session {} ({}): {}", id, reason, e.toString()));
         });
         return self[0];
     }

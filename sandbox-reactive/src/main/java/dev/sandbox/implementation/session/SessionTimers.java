@@ -19,8 +19,9 @@ import reactor.core.scheduler.Schedulers;
 /**
  * A session's lifetime and idle timeout, and its last activity: one timer, re-armed whenever either changes, that
  * ends the session when its deadline passes or it has been quiet for its idle timeout. A running command counts as
- * activity. The end itself (which may block: killing processes, deleting files, removing a container) runs on the
- * bounded-elastic scheduler.
+ * activity. The end itself (which may block: killing processes, deleting files, removing a container) runs on a
+ * virtual thread of its own: not on a shared pool, where it could wait behind unrelated blocking work past the moment
+ * the session was due to end (a sandbox's own backstop would then end it first, with the wrong reason).
  */
 public final class SessionTimers {
     private final String sessionId;
@@ -71,9 +72,16 @@ public final class SessionTimers {
      * @param nanos the monotonic clock that idleness is measured on, in nanoseconds
      */
     public record Time(Supplier<Scheduler> timer, Supplier<Scheduler> ender, Clock wall, LongSupplier nanos) {
-        /** Reactor's parallel scheduler for the timer, the bounded-elastic one for the end, the system's clocks. */
+        private static final java.util.concurrent.ThreadFactory END_THREADS =
+                Thread.ofVirtual().name("sandbox-session-end").factory();
+        private static final Scheduler ENDS =
+                Schedulers.fromExecutor(task -> END_THREADS.newThread(task).start());
+
+        /**
+         * Reactor's parallel scheduler for the timer, a virtual thread of its own for each end, the system's clocks.
+         */
         public static final Time SYSTEM =
-                new Time(Schedulers::parallel, Schedulers::boundedElastic, Clock.systemUTC(), System::nanoTime);
+                new Time(Schedulers::parallel, () -> ENDS, Clock.systemUTC(), System::nanoTime);
 
         /**
          * The timer on one scheduler, both clocks read from that scheduler's {@link Scheduler#now}, and the end run

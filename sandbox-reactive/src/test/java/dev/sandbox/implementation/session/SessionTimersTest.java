@@ -117,4 +117,38 @@ class SessionTimersTest {
         advance(Duration.ofDays(1));
         assertThat(ends).isEmpty();
     }
+
+    /**
+     * On the system's time, an end is not held up by blocking work that fills Reactor's bounded-elastic scheduler
+     * (every worker busy and tasks queued behind them): a Docker session whose end waited there was ended by its
+     * sandbox's backstop first, with the wrong reason.
+     */
+    @Test
+    void anEndIsNotHeldUpByABusyBoundedElasticScheduler() throws Exception {
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CompletableFuture<SessionEndReason> ended = new java.util.concurrent.CompletableFuture<>();
+        java.util.List<reactor.core.Disposable> busy = new java.util.ArrayList<>();
+        int workers = 10 * Runtime.getRuntime().availableProcessors();
+        for (int i = 0; i < 3 * workers; i++) {
+            busy.add(reactor.core.scheduler.Schedulers.boundedElastic().schedule(() -> {
+                try {
+                    release.await(30, java.util.concurrent.TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }));
+        }
+        SessionTimers onSystemTime = new SessionTimers("s-2", () -> 0, ended::complete);
+        try {
+            long start = System.nanoTime();
+            onSystemTime.setLifetime(Duration.ofMillis(100));
+            assertThat(ended.get(5, java.util.concurrent.TimeUnit.SECONDS))
+                    .isEqualTo(SessionEndReason.LIFETIME_EXPIRED);
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(2));
+        } finally {
+            onSystemTime.stop();
+            release.countDown();
+            busy.forEach(reactor.core.Disposable::dispose);
+        }
+    }
 }
