@@ -2,7 +2,9 @@ package dev.sandbox.server;
 
 import dev.sandbox.InvalidArgumentException;
 import dev.sandbox.SandboxProvider;
+import dev.sandbox.SessionOptions;
 import dev.sandbox.implementation.Version;
+import dev.sandbox.pool.SandboxPool;
 import dev.sandbox.server.implementation.Api;
 import dev.sandbox.server.implementation.Auth;
 import dev.sandbox.server.implementation.BindFailure;
@@ -211,6 +213,7 @@ public final class SandboxServer implements AutoCloseable {
         private Duration authTimeout = Duration.ofSeconds(30);
         private @Nullable Path workdirRoot;
         private Duration lease = Duration.ofMinutes(1);
+        private @Nullable SandboxPool pool;
         private final java.util.Map<String, ServerEndpoint> endpoints = new java.util.LinkedHashMap<>();
         private @Nullable Path tlsCertificate;
         private @Nullable Path tlsKey;
@@ -482,6 +485,31 @@ public final class SandboxServer implements AutoCloseable {
         }
 
         /**
+         * Serves session creates from a warm pool: a create whose options differ from the defaults only in environment
+         * variables, lifetime and idle timeout takes a warm session, customised with a {@link dev.sandbox.pool.Claim};
+         * one with labels, secrets or a workdir is created cold, as without a pool. Destroying a pooled session gives
+         * it back to the pool, which destroys it and makes a fresh one. The server lists and attaches a pooled session
+         * for its tenant from its own record (a warm session cannot carry the tenant's label), so a restarted server
+         * does not take it over: it ends with the pool's provider's lease.
+         *
+         * <p>The pool must be built on this server's provider with the default template ({@link
+         * SessionOptions#defaults()}); the server does not own it: stop the server, then close the pool, then the
+         * provider.
+         *
+         * <pre>{@code
+         * SandboxPool pool = SandboxPool.builder(provider).warm(4).build();
+         * SandboxServer server = SandboxServer.builder(provider).token(token).pool(pool).start();
+         * }</pre>
+         *
+         * @param pool the pool
+         * @return this builder
+         */
+        public Builder pool(SandboxPool pool) {
+            this.pool = Objects.requireNonNull(pool, "pool");
+            return this;
+        }
+
+        /**
          * Mounts an extra endpoint under a path: requests to the path itself and to everything under it ({@code
          * PATH/...}) go to the endpoint, after the same bearer-token check as {@code /v1/} (see {@link
          * ServerEndpoint}). The MCP server's HTTP transport is mounted this way under {@code /mcp}.
@@ -607,7 +635,7 @@ public final class SandboxServer implements AutoCloseable {
                     headTimeout,
                     authTimeout,
                     authorization -> tokens.accept(authorization) != null);
-            Api api = new Api(config, new Sessions(provider, maxSessions, lease), guard);
+            Api api = new Api(config, new Sessions(provider, pool, maxSessions, lease), guard);
             api.mount(endpoints);
             ChannelGroup connections = new DefaultChannelGroup("sandbox-server", GlobalEventExecutor.INSTANCE);
             DisposableServer server;

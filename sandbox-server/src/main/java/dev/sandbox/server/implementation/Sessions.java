@@ -8,7 +8,10 @@ import dev.sandbox.SessionEndReason;
 import dev.sandbox.SessionInfo;
 import dev.sandbox.SessionNotFoundException;
 import dev.sandbox.SessionOptions;
+import dev.sandbox.pool.Claim;
+import dev.sandbox.pool.SandboxPool;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -17,6 +20,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.Disposable;
@@ -35,6 +39,7 @@ public final class Sessions {
     private static final int MAX_ENDED_REMEMBERED = 4096;
 
     private final SandboxProvider provider;
+    private final @Nullable SandboxPool pool;
     private final int maxSessions;
     private final Map<String, Entry> live = new ConcurrentHashMap<>();
     private final Map<String, Ended> ended = new LinkedHashMap<>(); // guarded by itself
@@ -65,14 +70,26 @@ public final class Sessions {
         final boolean owned;
         final Tenant tenant;
         final AtomicBoolean counted;
+        /**
+         * When the session came from the server's pool: it does not carry the tenant's label, so the server lists and
+         * attaches it from this entry.
+         */
+        final boolean pooled;
+
+        final Instant createdAt = Instant.now();
         /** When a leased session expires (on the registry's clock of nanoseconds), or 0 when it is not leased. */
         volatile long leaseDeadline;
 
         Entry(SandboxSession handle, boolean owned, Tenant tenant) {
+            this(handle, owned, tenant, false);
+        }
+
+        Entry(SandboxSession handle, boolean owned, Tenant tenant, boolean pooled) {
             this.handle = handle;
             this.owned = owned;
             this.tenant = tenant;
             this.counted = new AtomicBoolean(owned);
+            this.pooled = pooled;
         }
     }
 
@@ -86,7 +103,20 @@ public final class Sessions {
      * @param lease how long a leased session lives without a renewal
      */
     public Sessions(SandboxProvider provider, int maxSessions, Duration lease) {
-        this(provider, maxSessions, lease, Schedulers.parallel(), System::nanoTime);
+        this(provider, null, maxSessions, lease, Schedulers.parallel(), System::nanoTime);
+    }
+
+    /**
+     * Creates the registry with leases whose creates a warm pool serves when the client's options allow it (see
+     * {@link PoolClaims}); otherwise as {@link #Sessions(SandboxProvider, int, Duration)}.
+     *
+     * @param provider the provider whose sessions are served
+     * @param pool the pool of sessions of the provider made from the default options, or {@code null} for none
+     * @param maxSessions the most live sessions created through the server at once
+     * @param lease how long a leased session lives without a renewal
+     */
+    public Sessions(SandboxProvider provider, @Nullable SandboxPool pool, int maxSessions, Duration lease) {
+        this(provider, pool, maxSessions, lease, Schedulers.parallel(), System::nanoTime);
     }
 
     /**
@@ -100,7 +130,18 @@ public final class Sessions {
      * @param nanos the monotonic clock leases are measured on, in nanoseconds
      */
     public Sessions(SandboxProvider provider, int maxSessions, Duration lease, Scheduler timer, LongSupplier nanos) {
+        this(provider, null, maxSessions, lease, timer, nanos);
+    }
+
+    private Sessions(
+            SandboxProvider provider,
+            @Nullable SandboxPool pool,
+            int maxSessions,
+            Duration lease,
+            Scheduler timer,
+            LongSupplier nanos) {
         this.provider = provider;
+        this.pool = pool;
         this.maxSessions = maxSessions;
         this.lease = lease;
         this.nanos = nanos;
@@ -281,10 +322,12 @@ public final class Sessions {
             marked = marked.withLabel(LEASED_LABEL, "true");
         }
         SessionOptions toCreate = marked;
+        SandboxPool warm = pool;
+        Claim claim = warm == null ? null : PoolClaims.of(options);
         return reserve()
-                .then(Mono.defer(() -> provider.create(toCreate)
+                .then(Mono.defer(() -> (claim != null ? warm.acquire(claim) : provider.create(toCreate))
                         .doOnNext(s -> {
-                            Entry e = new Entry(s, true, tenant);
+                            Entry e = new Entry(s, true, tenant, claim != null);
                             if (leased) {
                                 e.leaseDeadline = nanos.getAsLong() + lease.toNanos();
                             }
@@ -383,6 +426,13 @@ public final class Sessions {
             if (e != null && !e.tenant.equals(tenant)) {
                 return Mono.error(new NotTheTenants(id));
             }
+            if (e != null && e.pooled) {
+                // not labelled as the tenant's: the server's own handle says whether it still runs
+                return e.handle.ping().thenReturn(e.handle).onErrorMap(t -> {
+                    observe(id, t);
+                    return t instanceof SessionClosedException ? new SessionNotFoundException(id) : t;
+                });
+            }
             return attachOwn(id, tenant)
                     .onErrorResume(
                             t -> t instanceof SessionNotFoundException && !(t instanceof NotTheTenants),
@@ -420,10 +470,35 @@ public final class Sessions {
                 filter.put(k, v);
             }
         });
+        Map<String, String> asked = Map.copyOf(filter);
         filter.put(Tenant.LABEL, tenant.marker());
         return provider.list(filter)
                 .filter(i -> tenant.owns(i.labels()))
-                .map(i -> new SessionInfo(i.id(), i.provider(), Tenant.visible(i.labels()), i.createdAt()));
+                .map(i -> new SessionInfo(i.id(), i.provider(), Tenant.visible(i.labels()), i.createdAt()))
+                .concatWith(pooled(asked, tenant))
+                .distinct(SessionInfo::id);
+    }
+
+    /**
+     * The tenant's live sessions from the pool with the labels asked for: they do not carry the tenant's label, so the
+     * provider's list does not find them by it. Each is pinged, and one that ended is left out and forgotten.
+     */
+    private Flux<SessionInfo> pooled(Map<String, String> labels, Tenant tenant) {
+        if (pool == null) {
+            return Flux.empty();
+        }
+        return Flux.fromIterable(new ArrayList<>(live.values()))
+                .filter(e -> e.pooled
+                        && e.tenant.equals(tenant)
+                        && e.handle.labels().entrySet().containsAll(labels.entrySet()))
+                .concatMap(e -> e.handle
+                        .ping()
+                        .map(status -> new SessionInfo(
+                                e.handle.id(), provider.name(), Tenant.visible(e.handle.labels()), e.createdAt))
+                        .onErrorResume(t -> {
+                            observe(e.handle.id(), t);
+                            return Mono.empty();
+                        }));
     }
 
     /**
