@@ -9,6 +9,7 @@ import dev.sandbox.mcp.implementation.SerializedStdio;
 import dev.sandbox.mcp.implementation.SessionRegistry;
 import dev.sandbox.mcp.implementation.StdioInbound;
 import dev.sandbox.mcp.implementation.StreamableHttpEndpoint;
+import dev.sandbox.pool.SandboxPool;
 import dev.sandbox.server.ServerEndpoint;
 import dev.sandbox.tools.ToolLimits;
 import io.modelcontextprotocol.json.McpJsonDefaults;
@@ -83,7 +84,7 @@ public final class SandboxMcpServer implements AutoCloseable {
 
     private SandboxMcpServer(Builder b) {
         this.settings = b;
-        this.registry = new SessionRegistry(b.provider, b.maxSessions);
+        this.registry = new SessionRegistry(b.provider, b.pool, b.maxSessions);
         this.tools = new SandboxToolSpecs(registry, b.limits, b.sessionOptions);
         this.json = McpJsonDefaults.getMapper();
     }
@@ -269,6 +270,7 @@ public final class SandboxMcpServer implements AutoCloseable {
         private ToolLimits limits = ToolLimits.defaults();
         private SessionOptions sessionOptions = SessionOptions.defaults();
         private int maxSessions = 8;
+        private @Nullable SandboxPool pool;
         private int maxClients = 64;
         private Duration heartbeat = Duration.ofSeconds(15);
         private String name = "sandbox";
@@ -304,6 +306,29 @@ public final class SandboxMcpServer implements AutoCloseable {
          */
         public Builder sessionOptions(SessionOptions options) {
             this.sessionOptions = Objects.requireNonNull(options, "options").validate();
+            return this;
+        }
+
+        /**
+         * Serves {@code create_session} from a warm pool: a call without labels takes a warm session (its lifetime,
+         * when the call gives one, set at the claim); one with labels is created cold, as without a pool (a warm
+         * session cannot take labels after its create). {@code destroy_session} gives the session back to the pool,
+         * which destroys it and makes a fresh one.
+         *
+         * <p>The pool must be built on this server's provider with the {@linkplain #sessionOptions(SessionOptions)
+         * session options} as its template; the server does not own it: close the server, then the pool, then the
+         * provider.
+         *
+         * <pre>{@code
+         * SandboxPool pool = SandboxPool.builder(provider).warm(2).build();
+         * SandboxMcpServer mcp = SandboxMcpServer.builder(provider).pool(pool).build();
+         * }</pre>
+         *
+         * @param pool the pool
+         * @return this builder
+         */
+        public Builder pool(SandboxPool pool) {
+            this.pool = Objects.requireNonNull(pool, "pool");
             return this;
         }
 

@@ -4,6 +4,8 @@ import dev.sandbox.SandboxProvider;
 import dev.sandbox.SandboxSession;
 import dev.sandbox.SandboxStateException;
 import dev.sandbox.SessionOptions;
+import dev.sandbox.pool.Claim;
+import dev.sandbox.pool.SandboxPool;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -13,6 +15,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Flux;
@@ -55,6 +58,7 @@ public final class SessionRegistry {
     }
 
     private final SandboxProvider provider;
+    private final @Nullable SandboxPool pool;
     private final int max;
     private final Map<String, Entry> entries = new ConcurrentHashMap<>();
     private final AtomicInteger reserved = new AtomicInteger();
@@ -67,8 +71,36 @@ public final class SessionRegistry {
      * @param max the most sessions at once
      */
     public SessionRegistry(SandboxProvider provider, int max) {
+        this(provider, null, max);
+    }
+
+    /**
+     * Creates an empty registry whose creates without labels take a session from a warm pool.
+     *
+     * @param provider where sessions are created
+     * @param pool the pool of sessions of the provider made from the server's session options, or {@code null}
+     * @param max the most sessions at once
+     */
+    public SessionRegistry(SandboxProvider provider, @Nullable SandboxPool pool, int max) {
         this.provider = provider;
+        this.pool = pool;
         this.max = max;
+    }
+
+    /**
+     * Where a session of these options comes from: the pool when there is one and the options carry no labels (a
+     * warm session was made without them and cannot take them; a claim's labels are not there yet), else a cold
+     * create. The options are the server's session options with, at most, labels and a lifetime the call chose.
+     */
+    private Mono<SandboxSession> make(SessionOptions options) {
+        if (pool == null || !options.labels().isEmpty()) {
+            return provider.create(options);
+        }
+        Claim claim = Claim.defaults();
+        if (options.lifetimeChosen() && options.lifetime().isPresent()) {
+            claim = claim.withLifetime(options.lifetime().get());
+        }
+        return pool.acquire(claim);
     }
 
     /**
@@ -108,7 +140,7 @@ public final class SessionRegistry {
                         + " sessions, the most it keeps at once: destroy one with destroy_session first"));
             }
             Duration lifetime = options.lifetime().orElse(null);
-            return provider.create(options)
+            return make(options)
                     .flatMap(session -> {
                         Entry entry = new Entry(session, owner, Instant.now(), lifetime);
                         entries.put(session.id(), entry);
