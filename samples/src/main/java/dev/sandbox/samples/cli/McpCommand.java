@@ -5,6 +5,7 @@ import dev.sandbox.SandboxProvider;
 import dev.sandbox.SessionOptions;
 import dev.sandbox.local.LocalSandboxProvider;
 import dev.sandbox.mcp.SandboxMcpServer;
+import dev.sandbox.pool.SandboxPool;
 import dev.sandbox.tools.ToolLimits;
 import java.io.PrintStream;
 import java.time.Duration;
@@ -28,7 +29,9 @@ import picocli.CommandLine.Option;
  */
 @Command(
         name = "mcp",
-        customSynopsis = {"sandbox mcp [PROVIDER] [--max-sessions N] [--lifetime D] [--timeout D] [--max-output SIZE]"},
+        customSynopsis = {
+            "sandbox mcp [PROVIDER] [--max-sessions N] [--lifetime D] [--timeout D] [--max-output SIZE] [--pool N]"
+        },
         description = {
             "Serves an MCP server on stdin/stdout (JSON-RPC lines; nothing else is written to stdout) whose tools"
                     + " create sessions of the chosen provider (create_session, list_sessions, destroy_session), run"
@@ -63,6 +66,14 @@ final class McpCommand extends SessionSubcommand {
             description = "keep at most SIZE of each output stream in an answer, with an optional k or m suffix [16k]")
     Long maxOutput;
 
+    @Option(
+            names = "--pool",
+            paramLabel = "N",
+            converter = Values.WholeNumber.class,
+            description = "keep N sessions created ahead: create_session without labels takes one at once and a"
+                    + " fresh one takes its place; 0 for none [0]")
+    long pool;
+
     /** How long the default's probe waits for the Docker daemon's answer. */
     static final Duration PROBE = Duration.ofSeconds(10);
 
@@ -77,6 +88,10 @@ final class McpCommand extends SessionSubcommand {
             providerOptions.name = "docker"; // so the Docker options (--image, --pull...) apply to the default
         }
         super.validate();
+        String badPool = WarmPool.check(pool);
+        if (badPool != null) {
+            throw usageError(badPool);
+        }
     }
 
     @Override
@@ -115,11 +130,15 @@ final class McpCommand extends SessionSubcommand {
                     + " each session in a container");
             cli.err.flush();
         }
-        SandboxMcpServer mcp = SandboxMcpServer.builder(sessions)
+        SandboxPool warm = pool == 0 ? null : WarmPool.start(sessions, options, (int) pool, (int) maxSessions);
+        SandboxMcpServer.Builder builder = SandboxMcpServer.builder(sessions)
                 .limits(limits)
                 .sessionOptions(options)
-                .maxSessions((int) maxSessions)
-                .build();
+                .maxSessions((int) maxSessions);
+        if (warm != null) {
+            builder.pool(warm);
+        }
+        SandboxMcpServer mcp = builder.build();
         // Stdin's end and a signal race: an MCP client closes stdin and sends SIGTERM a moment later. Whichever comes
         // first starts the one close (the MCP transports, then the sessions, then the provider); the other waits for
         // it,
@@ -127,6 +146,9 @@ final class McpCommand extends SessionSubcommand {
         Ending ending = new Ending(() -> {
             try {
                 mcp.close();
+                if (warm != null) {
+                    WarmPool.close(warm); // after the server gave its sessions back
+                }
             } finally {
                 sessions.close();
             }

@@ -2,8 +2,10 @@ package dev.sandbox.samples.cli;
 
 import dev.sandbox.InvalidArgumentException;
 import dev.sandbox.SandboxProvider;
+import dev.sandbox.SessionOptions;
 import dev.sandbox.local.LocalSandboxProvider;
 import dev.sandbox.mcp.SandboxMcpServer;
+import dev.sandbox.pool.SandboxPool;
 import dev.sandbox.server.SandboxServer;
 import dev.sandbox.tools.ToolLimits;
 import java.nio.file.Path;
@@ -25,7 +27,7 @@ import picocli.CommandLine.Option;
         customSynopsis = {
             "sandbox serve [--provider local|docker|kubernetes [DOCKER|KUBERNETES]] [--host HOST] [--port PORT]",
             "                     [--max-connections N] [--max-queued N] [--queue-timeout D] [--lease D] [--root DIR]",
-            "                     [--max-upload-bytes SIZE] [--mcp-max-sessions N] [--mcp-timeout D]",
+            "                     [--max-upload-bytes SIZE] [--mcp-max-sessions N] [--mcp-timeout D] [--pool N]",
             "                     [--tls-cert FILE --tls-key FILE] --token-file FILE"
         },
         description = {
@@ -40,6 +42,9 @@ import picocli.CommandLine.Option;
 final class ServeCommand extends Subcommand {
     /** How long running requests get to end when the server stops. */
     private static final Duration STOP_TIMEOUT = Duration.ofSeconds(10);
+
+    /** The most sessions the server holds for its clients at once (the library's default, set here for the pool). */
+    private static final int SERVER_MAX_SESSIONS = 64;
 
     @Option(
             names = "--provider",
@@ -127,6 +132,16 @@ final class ServeCommand extends Subcommand {
     Duration mcpTimeout;
 
     @Option(
+            names = "--pool",
+            paramLabel = "N",
+            converter = Values.WholeNumber.class,
+            order = -2,
+            description = "keep N sessions created ahead: a create without labels, secrets or a workdir (here and"
+                    + " by the tools under /mcp) takes one at once and a fresh one takes its place; GET /pool shows"
+                    + " the counts; 0 for none [0]")
+    long pool;
+
+    @Option(
             names = "--tls-cert",
             paramLabel = "FILE",
             converter = Values.FilePath.class,
@@ -173,6 +188,10 @@ final class ServeCommand extends Subcommand {
             throw usageError("sandbox serve serves the local, the docker or the kubernetes provider, got --provider '"
                     + provider + "'");
         }
+        String badPool = WarmPool.check(pool);
+        if (badPool != null) {
+            throw usageError(badPool);
+        }
         if ((tlsCert == null) != (tlsKey == null)) {
             throw usageError(tlsCert == null ? "--tls-key needs --tls-cert FILE" : "--tls-cert needs --tls-key FILE");
         }
@@ -181,6 +200,17 @@ final class ServeCommand extends Subcommand {
         served = provider.equals("local")
                 ? Provider.LOCAL
                 : new Provider(provider, null, null, null, docker, kubernetes);
+    }
+
+    /** The tools under /mcp, their creates served from the pool when there is one. */
+    private SandboxMcpServer mcpServer(SandboxProvider sessions, ToolLimits limits, SandboxPool warm) {
+        SandboxMcpServer.Builder b = SandboxMcpServer.builder(sessions)
+                .maxSessions((int) mcpMaxSessions)
+                .limits(limits);
+        if (warm != null) {
+            b.pool(warm);
+        }
+        return b.build();
     }
 
     /** The tokens of the token file: one per non-blank line, surrounding whitespace ignored. */
@@ -249,18 +279,21 @@ final class ServeCommand extends Subcommand {
             tokens.forEach(t -> Arrays.fill(t, '\0'));
             throw e;
         }
+        // warm sessions of the options a create with an empty body asks for, for the server and the tools under /mcp
+        SandboxPool warm = pool == 0
+                ? null
+                : WarmPool.start(
+                        sessions, SessionOptions.defaults(), (int) pool, SERVER_MAX_SESSIONS + (int) mcpMaxSessions);
         SandboxServer server;
         // MCP (streamable HTTP) on the same port under /mcp, behind the same tokens; each token sees its own sessions
-        SandboxMcpServer mcp = mcpMaxSessions == 0
-                ? null
-                : SandboxMcpServer.builder(sessions)
-                        .maxSessions((int) mcpMaxSessions)
-                        .limits(mcpLimits)
-                        .build();
+        SandboxMcpServer mcp = mcpMaxSessions == 0 ? null : mcpServer(sessions, mcpLimits, warm);
         try {
-            SandboxServer.Builder builder = SandboxServer.builder(sessions);
+            SandboxServer.Builder builder = SandboxServer.builder(sessions).maxSessions(SERVER_MAX_SESSIONS);
             if (mcp != null) {
                 builder.endpoint("/mcp", mcp.httpEndpoint());
+            }
+            if (warm != null) {
+                builder.pool(warm).endpoint("/pool", WarmPool.statsEndpoint(warm));
             }
             builder.host(host)
                     .port(port)
@@ -285,6 +318,9 @@ final class ServeCommand extends Subcommand {
             if (mcp != null) {
                 mcp.close();
             }
+            if (warm != null) {
+                WarmPool.close(warm);
+            }
             sessions.close();
             if (e instanceof InvalidArgumentException bad
                     && (bad.field().equals("tlsCertificate") || bad.field().equals("tlsKey"))) {
@@ -303,6 +339,9 @@ final class ServeCommand extends Subcommand {
                     } finally {
                         if (mcp != null) {
                             mcp.close();
+                        }
+                        if (warm != null) {
+                            WarmPool.close(warm); // after the server and the tools gave their sessions back
                         }
                         sessions.close();
                         cli.err.println("sandbox: server stopped");
