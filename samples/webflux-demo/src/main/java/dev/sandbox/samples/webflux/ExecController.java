@@ -5,9 +5,13 @@ import dev.sandbox.ExecOptions;
 import dev.sandbox.InvalidArgumentException;
 import dev.sandbox.SandboxProvider;
 import dev.sandbox.SessionOptions;
+import dev.sandbox.pool.Claim;
+import dev.sandbox.pool.SandboxPool;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.http.MediaType;
 import org.springframework.http.codec.ServerSentEvent;
 import org.springframework.web.bind.annotation.PostMapping;
@@ -34,12 +38,17 @@ import tools.jackson.databind.json.JsonMapper;
  * <p>A command that cannot be started ends with one {@code error} event instead of {@code exit}. The stream is read
  * from the process only as fast as the client reads it, and closing the connection kills the process and ends the
  * session. A request without a usable {@code command} gets a 400 with an {@link ApiError} naming the field.
+ *
+ * <p>With {@code sandbox.pool.enabled=true} (the starter's warm pool; {@code sandbox.pool.warm} sessions, 4 by
+ * default) each command runs in a session taken from the pool, created ahead, rather than one created for the request;
+ * the session is given back (destroyed, and replaced in the pool) when the stream ends.
  */
 @RestController
 public class ExecController {
     private static final Logger LOG = LoggerFactory.getLogger(ExecController.class);
 
     private final SandboxProvider provider;
+    private final @Nullable SandboxPool pool;
     private final DemoProperties properties;
     private final JsonMapper json;
 
@@ -47,11 +56,14 @@ public class ExecController {
      * Creates the controller.
      *
      * @param provider the provider that runs the commands, configured by the starter from {@code sandbox.*}
+     * @param pool the starter's warm pool over that provider, there with {@code sandbox.pool.enabled=true}
      * @param properties the demo's settings ({@code sandbox.demo.*})
      * @param json the application's JSON mapper, which writes each event's data
      */
-    public ExecController(SandboxProvider provider, DemoProperties properties, JsonMapper json) {
+    public ExecController(
+            SandboxProvider provider, ObjectProvider<SandboxPool> pool, DemoProperties properties, JsonMapper json) {
         this.provider = provider;
+        this.pool = pool.getIfAvailable();
         this.properties = properties;
         this.json = json;
     }
@@ -117,16 +129,18 @@ public class ExecController {
     public Flux<ServerSentEvent<String>> exec(@RequestBody(required = false) ExecRequest request) {
         ExecOptions options = validated(request).withTimeout(properties.execTimeout());
         LOG.info("exec {}", options.argv());
+        // a warm session from the pool when there is one, else one created for this request
+        Flux<ExecEvent> output = pool != null
+                ? pool.withSession(Claim.defaults(), session -> session.exec(options))
+                : provider.withSession(SessionOptions.defaults(), session -> session.exec(options));
         // tag::webflux[]
-        Flux<ServerSentEvent<String>> events = provider.withSession(
-                        SessionOptions.defaults(), session -> session.exec(options))
-                .map(event -> switch (event) {
-                    case ExecEvent.Stdout out -> sse("stdout", LineData.of(out));
-                    case ExecEvent.Stderr err -> sse("stderr", LineData.of(err));
-                    // the demo asks for lines; byte output would need an encoding of its own on the page
-                    case ExecEvent.Chunk chunk -> throw new IllegalStateException("unexpected byte output");
-                    case ExecEvent.Exit exit -> sse("exit", ExitData.of(exit));
-                });
+        Flux<ServerSentEvent<String>> events = output.map(event -> switch (event) {
+            case ExecEvent.Stdout out -> sse("stdout", LineData.of(out));
+            case ExecEvent.Stderr err -> sse("stderr", LineData.of(err));
+            // the demo asks for lines; byte output would need an encoding of its own on the page
+            case ExecEvent.Chunk chunk -> throw new IllegalStateException("unexpected byte output");
+            case ExecEvent.Exit exit -> sse("exit", ExitData.of(exit));
+        });
         // end::webflux[]
         return events.onErrorResume(error -> Flux.just(sse("error", ApiError.of(error))))
                 .doOnCancel(() -> LOG.info("client went away: killed {}", options.argv()));
