@@ -3,30 +3,18 @@ package dev.sandbox.samples.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.sandbox.ExecOptions;
 import dev.sandbox.SandboxSession;
 import dev.sandbox.SessionInfo;
 import dev.sandbox.SessionOptions;
 import dev.sandbox.remote.RemoteSandboxProvider;
-import java.io.BufferedReader;
-import java.io.File;
 import java.io.IOException;
-import java.io.InputStreamReader;
-import java.io.UncheckedIOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Predicate;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -43,8 +31,6 @@ import org.junit.jupiter.api.io.TempDir;
 class ServePoolCliTest {
     private static final String TOKEN = "serve-pool-token-0123456789abcdef";
     private static final Duration WAIT = Duration.ofSeconds(30);
-    private static final ObjectMapper JSON = new ObjectMapper();
-    private static final HttpClient HTTP = HttpClient.newHttpClient();
 
     @TempDir
     Path dir;
@@ -59,29 +45,6 @@ class ServePoolCliTest {
         }
     }
 
-    private static JsonNode pool(String url) throws Exception {
-        HttpResponse<String> r = HTTP.send(
-                HttpRequest.newBuilder(URI.create(url + "/pool"))
-                        .header("Authorization", "Bearer " + TOKEN)
-                        .timeout(WAIT)
-                        .build(),
-                HttpResponse.BodyHandlers.ofString());
-        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
-        return JSON.readTree(r.body());
-    }
-
-    /** Waits, bounded, for the server's pool counts to say what is expected. */
-    private static JsonNode await(String url, String what, Predicate<JsonNode> expected) throws Exception {
-        long deadline = System.nanoTime() + WAIT.toNanos();
-        JsonNode counts = pool(url);
-        while (!expected.test(counts)) {
-            assertThat(System.nanoTime()).as(what + "; last counts " + counts).isLessThan(deadline);
-            Thread.sleep(50); // polling the pool's refill, bounded by the deadline
-            counts = pool(url);
-        }
-        return counts;
-    }
-
     @Test
     void servePoolServesPlainCreatesFromWarmSessionsAndLeavesNothingAfterSigterm() throws Exception {
         Path tmp = Files.createDirectory(dir.resolve("tmp"));
@@ -89,26 +52,10 @@ class ServePoolCliTest {
         List<String> command = McpCliTest.cli(
                 "serve", "--port", "0", "--pool", "2", "--mcp-max-sessions", "0", "--token-file", token.toString());
         command.add(1, "-Djava.io.tmpdir=" + tmp);
-        Path errFile = dir.resolve("stderr");
-        Process serve = new ProcessBuilder(command)
-                .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
-                .redirectError(errFile.toFile())
-                .start();
+        ServedPool serve = ServedPool.start(command, TOKEN, dir.resolve("stderr"));
+        String url = serve.url();
         try {
-            BufferedReader out =
-                    new BufferedReader(new InputStreamReader(serve.getInputStream(), StandardCharsets.UTF_8));
-            String first = CompletableFuture.supplyAsync(() -> {
-                        try {
-                            return out.readLine();
-                        } catch (IOException e) {
-                            throw new UncheckedIOException(e);
-                        }
-                    })
-                    .get(WAIT.toSeconds(), TimeUnit.SECONDS);
-            assertThat(first).as(() -> read(errFile)).startsWith("sandbox: serving local sessions on http://");
-            String url = first.substring(first.indexOf("http://")).trim();
-
-            await(url, "two warm sessions", c -> c.get("warm").asInt() == 2);
+            serve.await("two warm sessions", c -> c.get("warm").asInt() == 2);
             List<String> warm = workdirs(tmp);
             assertThat(warm).as("the warm sessions' workdirs").hasSize(2);
 
@@ -125,11 +72,10 @@ class ServePoolCliTest {
                         .contains(Path.of(workdir).getFileName().toString());
                 assertThat(s.run(ExecOptions.shell("echo $TENANT")).block(WAIT).stdout())
                         .isEqualTo("acme\n");
-                JsonNode taken = pool(url);
+                JsonNode taken = serve.counts();
                 assertThat(taken.get("acquired").asInt()).isEqualTo(1);
                 assertThat(taken.get("coldAcquires").asInt()).isZero();
-                await(
-                        url,
+                serve.await(
                         "refilled",
                         c -> c.get("warm").asInt() == 2 && c.get("inUse").asInt() == 1);
                 assertThat(workdirs(tmp)).hasSize(3);
@@ -141,7 +87,7 @@ class ServePoolCliTest {
 
                 SandboxSession cold = client.create(SessionOptions.defaults().withLabel("kind", "cold"))
                         .block(WAIT);
-                assertThat(pool(url).get("acquired").asInt())
+                assertThat(serve.counts().get("acquired").asInt())
                         .as("labels: a cold create")
                         .isEqualTo(1);
                 cold.destroy().block(WAIT);
@@ -150,8 +96,7 @@ class ServePoolCliTest {
                 assertThat(Path.of(workdir))
                         .as("the destroyed session's workdir")
                         .doesNotExist();
-                await(
-                        url,
+                serve.await(
                         "replaced",
                         c -> c.get("warm").asInt() == 2
                                 && c.get("inUse").asInt() == 0
@@ -159,23 +104,12 @@ class ServePoolCliTest {
                 assertThat(workdirs(tmp)).hasSize(2);
             }
 
-            serve.toHandle().destroy(); // SIGTERM
-            assertThat(serve.waitFor(60, TimeUnit.SECONDS))
-                    .as("serve stops within 60 s of SIGTERM")
-                    .isTrue();
+            serve.stop(); // SIGTERM
             assertThat(workdirs(tmp))
-                    .as("what serve left; stderr: %s", read(errFile))
+                    .as("what serve left; stderr: %s", serve.err())
                     .isEmpty();
         } finally {
-            serve.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
-        }
-    }
-
-    private static String read(Path file) {
-        try {
-            return Files.readString(file);
-        } catch (IOException e) {
-            return e.toString();
+            serve.process().destroyForcibly().waitFor(10, TimeUnit.SECONDS);
         }
     }
 }
