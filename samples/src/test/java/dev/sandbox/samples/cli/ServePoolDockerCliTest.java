@@ -25,8 +25,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@code sandbox serve --provider docker --pool 2} on the real daemon, a real process: a plain create over HTTP takes
- * a warm container (answered and its first command run well before a cold create with labels has), a destroyed one is
- * removed and replaced, and SIGTERM leaves no container. The server's containers are told from other tests' by the
+ * a warm container (one that was there before the create; the time to create and run a first command is printed
+ * beside a cold create's, not asserted: on a loaded daemon both vary), a destroyed one is removed and replaced, and
+ * SIGTERM leaves no container. The server's containers are told from other tests' by the
  * image reference they were created from: a tag of the test image made for this test alone.
  */
 @RequiresDocker
@@ -41,6 +42,12 @@ class ServePoolDockerCliTest {
     private static List<Container> containers(DockerClient docker, String image) {
         return docker.listContainersCmd().withShowAll(true).exec().stream()
                 .filter(c -> image.equals(c.getImage()))
+                .toList();
+    }
+
+    private static List<String> sessionIds(DockerClient docker, String image) {
+        return containers(docker, image).stream()
+                .map(c -> c.getLabels().get("dev.sandbox.session"))
                 .toList();
     }
 
@@ -121,11 +128,15 @@ class ServePoolDockerCliTest {
                 serve.await("refilled", c -> c.get("warm").asInt() == 2);
 
                 // timed once the server has served a pooled create (its first one also loads and compiles the path)
+                List<String> warmIds = sessionIds(docker, image);
                 long t0 = System.nanoTime();
                 SandboxSession warm = client.create(SessionOptions.defaults().withEnv("TENANT", "acme"))
                         .block(WAIT);
                 warm.run(ExecOptions.shell("echo $TENANT")).block(WAIT);
                 long warmNanos = System.nanoTime() - t0;
+                assertThat(warmIds)
+                        .as("a container that was there before the create")
+                        .contains(warm.id());
                 assertThat(serve.counts().get("acquired").asInt()).isEqualTo(2);
 
                 long t1 = System.nanoTime();
@@ -139,9 +150,6 @@ class ServePoolDockerCliTest {
                 System.out.printf(
                         "serve --pool (docker): create + first command %.1f ms from the pool, %.1f ms cold%n",
                         warmNanos / 1e6, coldNanos / 1e6);
-                assertThat(warmNanos)
-                        .as("the warm create is faster than the cold one")
-                        .isLessThan(coldNanos);
                 first.destroy().block(WAIT);
                 cold.destroy().block(WAIT);
                 warm.destroy().block(WAIT);
@@ -151,9 +159,7 @@ class ServePoolDockerCliTest {
                                 && c.get("inUse").asInt() == 0
                                 && c.get("destroying").asInt() == 0);
                 awaitContainers(docker, image, 2);
-                assertThat(containers(docker, image).stream()
-                                .map(c -> c.getLabels().get("dev.sandbox.session"))
-                                .toList())
+                assertThat(sessionIds(docker, image))
                         .as("the destroyed sessions' containers are gone")
                         .doesNotContain(first.id(), warm.id(), cold.id());
             }
