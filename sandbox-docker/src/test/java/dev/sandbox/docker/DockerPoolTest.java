@@ -4,12 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sandbox.ExecOptions;
 import dev.sandbox.SandboxSession;
+import dev.sandbox.SessionInfo;
 import dev.sandbox.pool.Claim;
 import dev.sandbox.pool.PoolAtCapacityException;
 import dev.sandbox.pool.SandboxPool;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -23,7 +25,7 @@ import reactor.core.publisher.Mono;
 /**
  * The pool on the real daemon: a burst of callers far past the cap, each served or refused in time with never more
  * containers than the cap, and nothing left after; a claim customised with environment, working directory, a file and
- * a lifetime that ends the session on time once no client is alive.
+ * a lifetime that ends the session on time once no client is alive, and a label that list and attach find it by.
  */
 @RequiresDocker
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -120,6 +122,7 @@ class DockerPoolTest {
                             .withEnv("TENANT", "acme")
                             .withWorkdir("/work/acme")
                             .withFile("/work/acme/input.txt", "hello".getBytes(StandardCharsets.UTF_8))
+                            .withLabel("tenant", "acme " + support.runId)
                             .withLifetime(Duration.ofSeconds(4)))
                     .block(WAIT);
             id = s.id();
@@ -128,6 +131,20 @@ class DockerPoolTest {
                             .stdout())
                     .isEqualTo("acme\n/work/acme\nhello");
             assertThat(s.ping().block(WAIT).expiresAt()).isNotNull();
+            assertThat(s.labels()).containsEntry("tenant", "acme " + support.runId);
+            // the label the container was not created with: found by this provider and by another one
+            Map<String, String> byTenant = Map.of("tenant", "acme " + support.runId);
+            assertThat(own.list(byTenant).map(SessionInfo::id).collectList().block(WAIT))
+                    .containsExactly(id);
+            assertThat(provider.list(byTenant).collectList().block(WAIT))
+                    .singleElement()
+                    .satisfies(info -> {
+                        assertThat(info.id()).isEqualTo(id);
+                        assertThat(info.labels()).containsEntry("tenant", "acme " + support.runId);
+                    });
+            SandboxSession attached = provider.attach(id).block(WAIT);
+            assertThat(attached.labels()).containsEntry("tenant", "acme " + support.runId);
+            attached.close().block(WAIT);
             // no client alive from here: the pool and its provider closed, the claimed session still held
         } finally {
             own.close();
