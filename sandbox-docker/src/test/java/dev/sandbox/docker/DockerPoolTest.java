@@ -1,8 +1,10 @@
 package dev.sandbox.docker;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.sandbox.ExecOptions;
+import dev.sandbox.InvalidArgumentException;
 import dev.sandbox.SandboxSession;
 import dev.sandbox.SessionInfo;
 import dev.sandbox.pool.Claim;
@@ -156,5 +158,53 @@ class DockerPoolTest {
         assertThat(support.container(id))
                 .as("the container of " + id + " after its lifetime")
                 .isNull();
+    }
+
+    @Test
+    void anImageRemovedWhileThePoolRefillsFailsTheCallersWithItsCauseAndTheRefillsBackOff()
+            throws InterruptedException {
+        // a tag of the test image of this run's own: removing it leaves the image (and the other tests) alone
+        String tag = "pool-" + support.runId.substring(0, 8);
+        String image = "sandbox-test:" + tag;
+        support.docker.tagImageCmd(DockerTestSupport.IMAGE, "sandbox-test", tag).exec();
+        DockerSandboxProvider own = DockerSandboxProvider.builder()
+                .settings(DockerSettings.of(image).withPullPolicy(DockerSettings.PullPolicy.NEVER))
+                .sweepInterval(null)
+                .build();
+        try (SandboxPool pool = SandboxPool.builder(own)
+                .template(support.sessionOptions())
+                .warm(1)
+                .refillPerSecond(1000)
+                .acquireTimeout(Duration.ofSeconds(10))
+                .build()) {
+            long deadline = System.nanoTime() + WAIT.toNanos();
+            while (pool.stats().warm() < 1 && System.nanoTime() < deadline) {
+                Thread.sleep(50);
+            }
+            support.docker.removeImageCmd(image).exec(); // the tag only: the image keeps its other name
+            SandboxSession warm = pool.acquire().block(WAIT);
+            assertThat(warm.run(ExecOptions.of("true")).block(WAIT).exitCode()).isZero();
+            // the refill cannot create: the next caller gets the cause, not a timeout
+            long t0 = System.nanoTime();
+            assertThatThrownBy(() -> pool.acquire().block(WAIT))
+                    .isInstanceOf(InvalidArgumentException.class)
+                    .isNotInstanceOf(PoolAtCapacityException.class)
+                    .hasMessageContaining(image);
+            assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(10));
+            // backing off: 100, 200, 400, 800 ms... a handful of attempts in two seconds, not hundreds
+            long before = pool.stats().createFailures();
+            Thread.sleep(2000);
+            long during = pool.stats().createFailures() - before;
+            System.out.println("create attempts in 2 s with the image gone: " + during);
+            assertThat(during).isBetween(1L, 6L);
+            warm.destroy().block(WAIT);
+        } finally {
+            own.close();
+            try {
+                support.docker.removeImageCmd(image).exec();
+            } catch (RuntimeException alreadyGone) {
+                // removed above
+            }
+        }
     }
 }
