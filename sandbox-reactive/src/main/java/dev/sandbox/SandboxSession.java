@@ -34,11 +34,34 @@ public interface SandboxSession {
     String id();
 
     /**
-     * The labels the session was created with.
+     * The session's labels: those it was created with and those {@link #addLabels added} since through this handle
+     * (or known to its provider when the handle was made).
      *
      * @return an unmodifiable map
      */
     Map<String, String> labels();
+
+    /**
+     * Adds labels to the running session, replacing the values of keys it already has. Once this completes, {@link
+     * #labels()}, {@link SandboxProvider#list(Map)} and {@link SandboxProvider#attach(String)} of this provider show
+     * them, and so do other provider instances that reach the same sandboxes (at once on Docker; on Kubernetes as soon
+     * as their watch sees the change). A warm pool uses this to label a session when it is claimed.
+     *
+     * <pre>{@code
+     * session.addLabels(Map.of("tenant", "acme")).block();
+     * provider.list(Map.of("tenant", "acme")); // finds it
+     * }</pre>
+     *
+     * <p>Keys follow the same rules as at create ({@link SessionOptions#withLabel}), and the provider's own (Docker's
+     * {@code dev.sandbox.}, Kubernetes's {@code dev.sandbox/}) are refused with {@link InvalidArgumentException}. The
+     * default fails with {@link UnsupportedFeatureException}, for a provider that cannot change labels after create.
+     *
+     * @param labels the labels to add, not empty
+     * @return completes when the labels are recorded with the provider
+     */
+    default Mono<Void> addLabels(Map<String, String> labels) {
+        return Mono.error(new UnsupportedFeatureException(getClass().getSimpleName(), "adding labels"));
+    }
 
     /**
      * Runs a command and streams its output lines, then its exit. Each subscription starts one process; the

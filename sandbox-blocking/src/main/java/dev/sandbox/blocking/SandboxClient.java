@@ -9,6 +9,7 @@ import dev.sandbox.local.LocalSandboxProvider;
 import dev.sandbox.pool.Claim;
 import dev.sandbox.pool.SandboxPool;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
@@ -255,6 +256,31 @@ public final class SandboxClient implements AutoCloseable {
     }
 
     /**
+     * Adds labels to the running session, replacing the values of keys it already has: {@link #labels()}, and the
+     * provider's {@code list} and {@code attach}, show them from then on. As {@link SandboxSession#addLabels}.
+     *
+     * <pre>{@code
+     * client.addLabels(Map.of("tenant", "acme"));
+     * }</pre>
+     *
+     * @param labels the labels to add, not empty
+     * @throws dev.sandbox.InvalidArgumentException naming {@code labels} for an empty map, an empty key, a missing
+     *     value or a key the provider keeps for itself
+     * @throws dev.sandbox.UnsupportedFeatureException when the provider cannot change labels after create
+     * @throws dev.sandbox.SessionClosedException when the session has ended; its reason says why
+     * @throws IllegalStateException when called on a Reactor non-blocking thread
+     */
+    public void addLabels(Map<String, String> labels) {
+        Blocking.checkCanBlock("SandboxClient.addLabels");
+        core.ensureOpen();
+        Blocking.await(
+                core.session.addLabels(labels),
+                core.defaultTimeout,
+                "SandboxClient.addLabels",
+                "label change of session " + sessionId());
+    }
+
+    /**
      * Sets (or replaces) the session's idle timeout: the session ends after this long without activity (no command
      * started or running, no file operation), counted from its last activity.
      *
@@ -331,6 +357,20 @@ public final class SandboxClient implements AutoCloseable {
      */
     public String sessionId() {
         return core.session.id();
+    }
+
+    /**
+     * The session's labels, those {@link #addLabels added} since its create included, as {@link
+     * SandboxSession#labels()}.
+     *
+     * <pre>{@code
+     * String tenant = client.labels().get("tenant");
+     * }</pre>
+     *
+     * @return an unmodifiable map
+     */
+    public Map<String, String> labels() {
+        return core.session.labels();
     }
 
     /**

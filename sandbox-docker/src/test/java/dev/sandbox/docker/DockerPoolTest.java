@@ -1,15 +1,19 @@
 package dev.sandbox.docker;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.sandbox.ExecOptions;
+import dev.sandbox.InvalidArgumentException;
 import dev.sandbox.SandboxSession;
+import dev.sandbox.SessionInfo;
 import dev.sandbox.pool.Claim;
 import dev.sandbox.pool.PoolAtCapacityException;
 import dev.sandbox.pool.SandboxPool;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -23,7 +27,7 @@ import reactor.core.publisher.Mono;
 /**
  * The pool on the real daemon: a burst of callers far past the cap, each served or refused in time with never more
  * containers than the cap, and nothing left after; a claim customised with environment, working directory, a file and
- * a lifetime that ends the session on time once no client is alive.
+ * a lifetime that ends the session on time once no client is alive, and a label that list and attach find it by.
  */
 @RequiresDocker
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -120,6 +124,7 @@ class DockerPoolTest {
                             .withEnv("TENANT", "acme")
                             .withWorkdir("/work/acme")
                             .withFile("/work/acme/input.txt", "hello".getBytes(StandardCharsets.UTF_8))
+                            .withLabel("tenant", "acme " + support.runId)
                             .withLifetime(Duration.ofSeconds(4)))
                     .block(WAIT);
             id = s.id();
@@ -128,6 +133,20 @@ class DockerPoolTest {
                             .stdout())
                     .isEqualTo("acme\n/work/acme\nhello");
             assertThat(s.ping().block(WAIT).expiresAt()).isNotNull();
+            assertThat(s.labels()).containsEntry("tenant", "acme " + support.runId);
+            // the label the container was not created with: found by this provider and by another one
+            Map<String, String> byTenant = Map.of("tenant", "acme " + support.runId);
+            assertThat(own.list(byTenant).map(SessionInfo::id).collectList().block(WAIT))
+                    .containsExactly(id);
+            assertThat(provider.list(byTenant).collectList().block(WAIT))
+                    .singleElement()
+                    .satisfies(info -> {
+                        assertThat(info.id()).isEqualTo(id);
+                        assertThat(info.labels()).containsEntry("tenant", "acme " + support.runId);
+                    });
+            SandboxSession attached = provider.attach(id).block(WAIT);
+            assertThat(attached.labels()).containsEntry("tenant", "acme " + support.runId);
+            attached.close().block(WAIT);
             // no client alive from here: the pool and its provider closed, the claimed session still held
         } finally {
             own.close();
@@ -139,5 +158,53 @@ class DockerPoolTest {
         assertThat(support.container(id))
                 .as("the container of " + id + " after its lifetime")
                 .isNull();
+    }
+
+    @Test
+    void anImageRemovedWhileThePoolRefillsFailsTheCallersWithItsCauseAndTheRefillsBackOff()
+            throws InterruptedException {
+        // a tag of the test image of this run's own: removing it leaves the image (and the other tests) alone
+        String tag = "pool-" + support.runId.substring(0, 8);
+        String image = "sandbox-test:" + tag;
+        support.docker.tagImageCmd(DockerTestSupport.IMAGE, "sandbox-test", tag).exec();
+        DockerSandboxProvider own = DockerSandboxProvider.builder()
+                .settings(DockerSettings.of(image).withPullPolicy(DockerSettings.PullPolicy.NEVER))
+                .sweepInterval(null)
+                .build();
+        try (SandboxPool pool = SandboxPool.builder(own)
+                .template(support.sessionOptions())
+                .warm(1)
+                .refillPerSecond(1000)
+                .acquireTimeout(Duration.ofSeconds(10))
+                .build()) {
+            long deadline = System.nanoTime() + WAIT.toNanos();
+            while (pool.stats().warm() < 1 && System.nanoTime() < deadline) {
+                Thread.sleep(50);
+            }
+            support.docker.removeImageCmd(image).exec(); // the tag only: the image keeps its other name
+            SandboxSession warm = pool.acquire().block(WAIT);
+            assertThat(warm.run(ExecOptions.of("true")).block(WAIT).exitCode()).isZero();
+            // the refill cannot create: the next caller gets the cause, not a timeout
+            long t0 = System.nanoTime();
+            assertThatThrownBy(() -> pool.acquire().block(WAIT))
+                    .isInstanceOf(InvalidArgumentException.class)
+                    .isNotInstanceOf(PoolAtCapacityException.class)
+                    .hasMessageContaining(image);
+            assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(10));
+            // backing off: 100, 200, 400, 800 ms... a handful of attempts in two seconds, not hundreds
+            long before = pool.stats().createFailures();
+            Thread.sleep(2000);
+            long during = pool.stats().createFailures() - before;
+            System.out.println("create attempts in 2 s with the image gone: " + during);
+            assertThat(during).isBetween(1L, 6L);
+            warm.destroy().block(WAIT);
+        } finally {
+            own.close();
+            try {
+                support.docker.removeImageCmd(image).exec();
+            } catch (RuntimeException alreadyGone) {
+                // removed above
+            }
+        }
     }
 }

@@ -108,6 +108,11 @@ final class ObservedSession implements SandboxSession, Wrapped<SandboxSession> {
     }
 
     @Override
+    public Mono<Void> addLabels(Map<String, String> labels) {
+        return delegate.addLabels(labels);
+    }
+
+    @Override
     public Mono<Void> setIdleTimeout(Duration idleTimeout) {
         return delegate.setIdleTimeout(idleTimeout);
     }

@@ -235,7 +235,7 @@ public final class LocalSandboxProvider implements SandboxProvider {
         return Flux.defer(() -> {
             closer.ensureOpen();
             return Flux.fromIterable(sessions.values())
-                    .filter(s -> s.endReason() == null && s.labels.entrySet().containsAll(labels.entrySet()))
+                    .filter(s -> s.endReason() == null && s.labels().entrySet().containsAll(labels.entrySet()))
                     .map(LocalSessionState::info);
         });
     }

@@ -12,7 +12,7 @@ import org.jspecify.annotations.Nullable;
 /**
  * What a caller makes of a warm session when it takes it from a {@link SandboxPool}: environment variables and a
  * working directory for every command it runs, a lifetime and an idle timeout counted from the claim, and files put in
- * place before the session is handed out. None of it needs a new sandbox, so a customised claim is as fast as a plain
+ * place before the session is handed out, and labels its provider's {@code list} and {@code attach} find it by. None of it needs a new sandbox, so a customised claim is as fast as a plain
  * one; what does (image, limits, network, runtime) belongs to the pool's provider and template.
  *
  * <pre>{@code
@@ -20,30 +20,34 @@ import org.jspecify.annotations.Nullable;
  *     .withEnv("TENANT", "acme")
  *     .withWorkdir("/work")
  *     .withFile("/work/input.json", json)
+ * .withLabel("tenant", "acme")
  *     .withLifetime(Duration.ofMinutes(10));
  * pool.acquire(claim).subscribe(session -> ...);
  * }</pre>
  */
 public final class Claim {
-    private static final Claim DEFAULTS = new Claim(Map.of(), null, null, null, Map.of());
+    private static final Claim DEFAULTS = new Claim(Map.of(), null, null, null, Map.of(), Map.of());
 
     private final Map<String, String> env;
     private final @Nullable String workdir;
     private final @Nullable Duration lifetime;
     private final @Nullable Duration idleTimeout;
     private final Map<String, byte[]> files;
+    private final Map<String, String> labels;
 
     private Claim(
             Map<String, String> env,
             @Nullable String workdir,
             @Nullable Duration lifetime,
             @Nullable Duration idleTimeout,
-            Map<String, byte[]> files) {
+            Map<String, byte[]> files,
+            Map<String, String> labels) {
         this.env = env;
         this.workdir = workdir;
         this.lifetime = lifetime;
         this.idleTimeout = idleTimeout;
         this.files = files;
+        this.labels = labels;
     }
 
     /**
@@ -71,7 +75,7 @@ public final class Claim {
         }
         Map<String, String> m = new LinkedHashMap<>(env);
         m.put(name, value);
-        return new Claim(Collections.unmodifiableMap(m), workdir, lifetime, idleTimeout, files);
+        return new Claim(Collections.unmodifiableMap(m), workdir, lifetime, idleTimeout, files, labels);
     }
 
     /**
@@ -84,7 +88,7 @@ public final class Claim {
         if (workdir == null || !workdir.startsWith("/") || workdir.indexOf('\0') >= 0) {
             throw new InvalidArgumentException("workdir", "workdir must be an absolute path, got '" + workdir + "'");
         }
-        return new Claim(env, workdir, lifetime, idleTimeout, files);
+        return new Claim(env, workdir, lifetime, idleTimeout, files, labels);
     }
 
     /**
@@ -95,7 +99,7 @@ public final class Claim {
      * @return a copy with the lifetime
      */
     public Claim withLifetime(Duration lifetime) {
-        return new Claim(env, workdir, positive("lifetime", lifetime), idleTimeout, files);
+        return new Claim(env, workdir, positive("lifetime", lifetime), idleTimeout, files, labels);
     }
 
     /**
@@ -105,7 +109,7 @@ public final class Claim {
      * @return a copy with the idle timeout
      */
     public Claim withIdleTimeout(Duration idleTimeout) {
-        return new Claim(env, workdir, lifetime, positive("idleTimeout", idleTimeout), files);
+        return new Claim(env, workdir, lifetime, positive("idleTimeout", idleTimeout), files, labels);
     }
 
     /**
@@ -123,7 +127,28 @@ public final class Claim {
         }
         Map<String, byte[]> m = new LinkedHashMap<>(files);
         m.put(path, content.clone());
-        return new Claim(env, workdir, lifetime, idleTimeout, Collections.unmodifiableMap(m));
+        return new Claim(env, workdir, lifetime, idleTimeout, Collections.unmodifiableMap(m), labels);
+    }
+
+    /**
+     * Adds a label to the claimed session, as {@link dev.sandbox.SandboxSession#addLabels} does: the session's
+     * {@code labels()}, and its provider's {@code list} and {@code attach}, show it, so that the caller (or another
+     * client) finds the session by it. Needs a provider that can label a running session (local, Docker, Kubernetes);
+     * on one that cannot, the claim fails with {@link dev.sandbox.UnsupportedFeatureException} and the session is given
+     * back.
+     *
+     * @param key the label's key, not empty
+     * @param value its value
+     * @return a copy with the label
+     */
+    public Claim withLabel(String key, String value) {
+        Objects.requireNonNull(value, "value");
+        if (key == null || key.isEmpty()) {
+            throw new InvalidArgumentException("labels", "labels must not have an empty key, got '" + key + "'");
+        }
+        Map<String, String> m = new LinkedHashMap<>(labels);
+        m.put(key, value);
+        return new Claim(env, workdir, lifetime, idleTimeout, files, Collections.unmodifiableMap(m));
     }
 
     private static Duration positive(String field, Duration d) {
@@ -178,9 +203,18 @@ public final class Claim {
         return files;
     }
 
+    /**
+     * The labels added to the claimed session.
+     *
+     * @return keys and values
+     */
+    public Map<String, String> labels() {
+        return labels;
+    }
+
     @Override
     public String toString() {
         return "Claim{env=" + env.keySet() + ", workdir=" + workdir + ", lifetime=" + lifetime + ", idleTimeout="
-                + idleTimeout + ", files=" + files.keySet() + "}";
+                + idleTimeout + ", files=" + files.keySet() + ", labels=" + labels + "}";
     }
 }

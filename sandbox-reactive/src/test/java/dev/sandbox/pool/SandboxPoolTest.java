@@ -71,10 +71,19 @@ class SandboxPoolTest {
             // absolute ones and a working directory)
             Claim claim = Claim.defaults()
                     .withEnv("TENANT", "acme")
+                    .withLabel("tenant", "acme")
                     .withFile("in/input.txt", "hello".getBytes(StandardCharsets.UTF_8));
             SandboxSession s = pool.acquire(claim).block(WAIT);
             assertThat(pool.stats().inUse()).isEqualTo(1);
             assertThat(pool.stats().coldAcquires()).isZero();
+            // the claim's label: on the session, and found by list and attach; the warm ones do not have it
+            assertThat(s.labels()).containsEntry("tenant", "acme");
+            assertThat(provider.list(Map.of("tenant", "acme"))
+                            .map(SessionInfo::id)
+                            .collectList()
+                            .block(WAIT))
+                    .containsExactly(s.id());
+            assertThat(provider.attach(s.id()).block(WAIT).labels()).containsEntry("tenant", "acme");
             ExecResult r =
                     s.run(ExecOptions.shell("echo $TENANT; cat in/input.txt")).block(WAIT);
             assertThat(r.stdout()).isEqualTo("acme\nhello");
@@ -265,6 +274,9 @@ class SandboxPoolTest {
         assertThatThrownBy(() -> Claim.defaults().withEnv("A=B", "x"))
                 .isInstanceOf(InvalidArgumentException.class)
                 .hasMessageContaining("env");
+        assertThatThrownBy(() -> Claim.defaults().withLabel("", "x"))
+                .isInstanceOf(InvalidArgumentException.class)
+                .hasMessageContaining("labels");
     }
 
     private static void sleep(long millis) {

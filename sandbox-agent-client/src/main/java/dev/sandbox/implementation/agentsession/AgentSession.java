@@ -13,9 +13,11 @@ import dev.sandbox.SessionClosedException;
 import dev.sandbox.SessionEndReason;
 import dev.sandbox.SessionStatus;
 import dev.sandbox.SessionTerminatedException;
+import dev.sandbox.UnsupportedFeatureException;
 import dev.sandbox.implementation.Version;
 import dev.sandbox.implementation.agent.AgentProcInfo;
 import dev.sandbox.implementation.process.SpawnedProcess;
+import dev.sandbox.implementation.session.LabelUpdate;
 import dev.sandbox.implementation.session.RunnerSession;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -93,7 +95,37 @@ public abstract class AgentSession extends RunnerSession {
 
     @Override
     public Map<String, String> labels() {
-        return state.labels;
+        return state.labels();
+    }
+
+    @Override
+    public Mono<Void> addLabels(Map<String, String> labels) {
+        return Mono.defer(() -> {
+            Map<String, String> added = LabelUpdate.checked(labels, reservedLabelPrefixes());
+            check();
+            return recordLabels(LabelUpdate.merged(state.labels(), added))
+                    .then(Mono.fromRunnable(() -> state.addLabels(added)));
+        });
+    }
+
+    /**
+     * The key prefixes this provider keeps for itself, refused by {@link #addLabels}.
+     *
+     * @return the prefixes
+     */
+    protected String[] reservedLabelPrefixes() {
+        return new String[0];
+    }
+
+    /**
+     * Records the session's labels after an addition with the provider, where other clients find them; the default
+     * cannot, for a provider that has no place for them.
+     *
+     * @param labels every label the session will have
+     * @return completes when recorded
+     */
+    protected Mono<Void> recordLabels(Map<String, String> labels) {
+        return Mono.error(new UnsupportedFeatureException(providerName(), "adding labels"));
     }
 
     /** Fails when this handle or its session has ended; otherwise records activity. */

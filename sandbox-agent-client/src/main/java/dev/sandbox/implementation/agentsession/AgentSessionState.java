@@ -18,8 +18,8 @@ import java.util.function.Consumer;
 public class AgentSessionState {
     /** The session's id. */
     public final String id;
-    /** The session's labels, as the provider shows them. */
-    public final Map<String, String> labels;
+
+    private volatile Map<String, String> labels;
     /** When the session was created. */
     public final Instant createdAt;
     /** Known only to the provider instance that created or restored the session; empty otherwise. */
@@ -71,6 +71,26 @@ public class AgentSessionState {
         // processes and PTYs it has handles to (ones started by another provider instance count there)
         this.timers = new SessionTimers(
                 id, () -> runner.runningCount() + processes.running(false) + processes.running(true), end);
+    }
+
+    /**
+     * The session's labels, as the provider shows them, those added since its create included.
+     *
+     * @return an unmodifiable map
+     */
+    public Map<String, String> labels() {
+        return labels;
+    }
+
+    /**
+     * Adds labels (checked and recorded with the provider by the caller), replacing the values of keys it has.
+     *
+     * @param added the labels to add
+     * @return the labels the session has now
+     */
+    public synchronized Map<String, String> addLabels(Map<String, String> added) {
+        labels = dev.sandbox.implementation.session.LabelUpdate.merged(labels, added);
+        return labels;
     }
 
     /** Records activity on the session. */

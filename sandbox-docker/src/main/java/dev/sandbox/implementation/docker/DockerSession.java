@@ -3,6 +3,7 @@ package dev.sandbox.implementation.docker;
 import dev.sandbox.docker.DockerSandboxProvider;
 import dev.sandbox.implementation.agentsession.AgentSession;
 import java.time.Duration;
+import java.util.Map;
 import reactor.core.publisher.Mono;
 
 /** A handle to a Docker session: the agent-backed session, with the daemon's container behind it. */
@@ -34,6 +35,16 @@ final class DockerSession extends AgentSession {
     @Override
     protected Mono<Void> setTimers(Duration lifetime, Duration idleTimeout) {
         return DockerTimers.setTimers(state, lifetime, idleTimeout);
+    }
+
+    @Override
+    protected String[] reservedLabelPrefixes() {
+        return new String[] {DockerControl.INTERNAL_PREFIX};
+    }
+
+    @Override
+    protected Mono<Void> recordLabels(Map<String, String> labels) {
+        return sessions.recordLabels(state, labels);
     }
 
     @Override

@@ -14,6 +14,7 @@ import dev.sandbox.SessionEndReason;
 import dev.sandbox.SessionInfo;
 import dev.sandbox.SessionNotFoundException;
 import dev.sandbox.SessionOptions;
+import dev.sandbox.UnsupportedFeatureException;
 import dev.sandbox.docker.DockerSandboxProvider;
 import dev.sandbox.docker.DockerSettings;
 import dev.sandbox.implementation.ProviderCloser;
@@ -364,18 +365,21 @@ public final class DockerSessions {
         DockerAgentHost host = new DockerAgentHost(control, data, channels, sessionId, container.getId(), runtime);
         SessionAgent agent = new SessionAgent(host, sessionId);
         Mono<OptionalLong> recorded = reaper == null ? Mono.just(OptionalLong.empty()) : reaper.readDeadline(sessionId);
+        Mono<Map<String, String>> added = reaper == null
+                ? Mono.just(Map.of())
+                : blocking(() -> reaper.readLabels().getOrDefault(sessionId, Map.of()));
         // the idle timeout as the container's agent was last told (only a hint: sandboxed code may lie)
         Mono<long[]> hint = agent.connection()
                 .map(c -> new long[] {
                     c.hello().deadlineMs(), Math.max(0, c.hello().idleMs() - graceMillis())
                 })
                 .onErrorResume(e -> Mono.just(new long[0]));
-        return Mono.zip(recorded, hint)
+        return Mono.zip(recorded, hint, added)
                 .map(found -> {
                     DockerSessionState state = newState(
                             sessionId,
                             container.getId(),
-                            userLabels(container.getLabels()),
+                            withAdded(userLabels(container.getLabels()), found.getT3()),
                             createdAt(container),
                             Map.of(),
                             agent,
@@ -415,14 +419,47 @@ public final class DockerSessions {
         return Mono.defer(() -> {
                     ensureOpen();
                     Map<String, String> filter = Map.copyOf(labels);
-                    return blocking(() -> control.listSessions(filter, false));
+                    return blocking(() -> {
+                        // labels added after create live in the reaper's state: when any exist, the daemon cannot
+                        // filter by them, and every session container is listed and matched here
+                        Map<String, Map<String, String>> added = reaper == null ? Map.of() : reaper.readLabels();
+                        List<SessionInfo> found = new ArrayList<>();
+                        for (Container c : control.listSessions(added.isEmpty() ? filter : Map.of(), false)) {
+                            String id = c.getLabels().get(DockerControl.SESSION_LABEL);
+                            Map<String, String> all = withAdded(userLabels(c.getLabels()), added.get(id));
+                            if (all.entrySet().containsAll(filter.entrySet())) {
+                                found.add(new SessionInfo(id, DockerSandboxProvider.NAME, all, createdAt(c)));
+                            }
+                        }
+                        return found;
+                    });
                 })
-                .flatMapIterable(containers -> containers)
-                .map(c -> new SessionInfo(
-                        c.getLabels().get(DockerControl.SESSION_LABEL),
-                        DockerSandboxProvider.NAME,
-                        userLabels(c.getLabels()),
-                        createdAt(c)));
+                .flatMapIterable(infos -> infos);
+    }
+
+    private static Map<String, String> withAdded(Map<String, String> own, Map<String, String> added) {
+        if (added == null) {
+            return own;
+        }
+        Map<String, String> all = new LinkedHashMap<>(own);
+        all.putAll(added);
+        return all;
+    }
+
+    /**
+     * Records a session's labels after an addition in the reaper's state, where every provider of this daemon reads
+     * them.
+     *
+     * @param state the session
+     * @param labels every label the session will have
+     * @return completes when recorded
+     */
+    Mono<Void> recordLabels(DockerSessionState state, Map<String, String> labels) {
+        if (reaper == null) {
+            return Mono.error(new UnsupportedFeatureException(
+                    DockerSandboxProvider.NAME + " (without its reaper)", "adding labels"));
+        }
+        return reaper.writeLabels(state.id, labels);
     }
 
     private DockerSessionState newState(

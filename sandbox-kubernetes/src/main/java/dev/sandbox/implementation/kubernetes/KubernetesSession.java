@@ -4,6 +4,7 @@ import dev.sandbox.SessionEndReason;
 import dev.sandbox.implementation.agentsession.AgentSession;
 import dev.sandbox.kubernetes.KubernetesSandboxProvider;
 import java.time.Duration;
+import java.util.Map;
 import reactor.core.publisher.Mono;
 
 /** A handle to a Kubernetes session: the agent-backed session, its pod as the sandbox. */
@@ -35,6 +36,16 @@ final class KubernetesSession extends AgentSession {
     @Override
     protected Mono<Void> setTimers(Duration lifetime, Duration idleTimeout) {
         return sessions.setTimers(state, lifetime, idleTimeout);
+    }
+
+    @Override
+    protected String[] reservedLabelPrefixes() {
+        return new String[] {"dev.sandbox/", KubernetesSessions.LABEL_PREFIX};
+    }
+
+    @Override
+    protected Mono<Void> recordLabels(Map<String, String> labels) {
+        return sessions.recordLabels(state, labels);
     }
 
     @Override

@@ -411,7 +411,10 @@ public final class KubernetesSessions implements AutoCloseable {
                         return s == null || !s.ending();
                     })
                     .map(p -> new SessionInfo(
-                            p.getMetadata().getName(), KubernetesSandboxProvider.NAME, labelsOf(p), createdAt(p)))
+                            p.getMetadata().getName(),
+                            KubernetesSandboxProvider.NAME,
+                            withKnown(labelsOf(p), sessions.get(p.getMetadata().getName())),
+                            createdAt(p)))
                     .filter(info -> info.labels().entrySet().containsAll(wanted.entrySet()));
         });
     }
@@ -465,6 +468,52 @@ public final class KubernetesSessions implements AutoCloseable {
                 deletedHere.remove(id);
             }
         }
+    }
+
+    /**
+     * Records a session's labels after an addition on its pod: the JSON annotation every client reads them from, and
+     * a pod label for each that Kubernetes's label syntax allows (as at create).
+     *
+     * @param state the session
+     * @param labels every label the session will have
+     * @return completes when the pod has them
+     */
+    Mono<Void> recordLabels(KubeSessionState state, Map<String, String> labels) {
+        return Mono.defer(() -> {
+            String json = Serialization.asJson(new LinkedHashMap<>(labels));
+            if (json.length() > MAX_LABELS_JSON) {
+                throw new InvalidArgumentException(
+                        "labels",
+                        "a Kubernetes session's labels must fit in " + MAX_LABELS_JSON + " bytes of JSON, got "
+                                + json.length());
+            }
+            return blocking(() -> {
+                        try {
+                            client.pods()
+                                    .inNamespace(namespace)
+                                    .withName(state.id)
+                                    .edit(p -> {
+                                        labels.forEach((k, v) -> {
+                                            String key = LABEL_PREFIX + k;
+                                            if (LabelSyntax.valid(key, v)) {
+                                                p.getMetadata().getLabels().put(key, v);
+                                            } else {
+                                                p.getMetadata().getLabels().remove(key);
+                                            }
+                                        });
+                                        p.getMetadata().getAnnotations().put(LABELS_ANNOTATION, json);
+                                        return p;
+                                    });
+                        } catch (KubernetesClientException e) {
+                            if (e.getCode() == 404) {
+                                throw new SessionNotFoundException(state.id);
+                            }
+                            throw KubernetesErrors.map(e, "patch", "pods", namespace);
+                        }
+                        return state.id;
+                    })
+                    .then();
+        });
     }
 
     /**
@@ -534,6 +583,18 @@ public final class KubernetesSessions implements AutoCloseable {
         if (closed.get()) {
             throw new ProviderClosedException(KubernetesSandboxProvider.NAME);
         }
+    }
+
+    /**
+     * A pod's labels with those this client added since (its watch may not have seen the patch yet).
+     */
+    private static Map<String, String> withKnown(Map<String, String> fromPod, KubeSessionState known) {
+        if (known == null) {
+            return fromPod;
+        }
+        Map<String, String> all = new LinkedHashMap<>(fromPod);
+        all.putAll(known.labels());
+        return all;
     }
 
     /** The labels a user gave, read back from the pod (hostile-free: written by clients, bounded). */

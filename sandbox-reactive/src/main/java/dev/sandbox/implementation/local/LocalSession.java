@@ -6,6 +6,7 @@ import dev.sandbox.SessionClosedException;
 import dev.sandbox.SessionEndReason;
 import dev.sandbox.SessionStatus;
 import dev.sandbox.implementation.process.SpawnedProcess;
+import dev.sandbox.implementation.session.LabelUpdate;
 import dev.sandbox.implementation.session.RunnerSession;
 import java.time.Duration;
 import java.util.Map;
@@ -32,7 +33,16 @@ public final class LocalSession extends RunnerSession {
 
     @Override
     public Map<String, String> labels() {
-        return state.labels;
+        return state.labels();
+    }
+
+    @Override
+    public Mono<Void> addLabels(Map<String, String> labels) {
+        return Mono.fromRunnable(() -> {
+            Map<String, String> added = LabelUpdate.checked(labels);
+            check();
+            state.addLabels(added);
+        });
     }
 
     /** Fails when this handle or its session has ended; otherwise records activity. */

@@ -33,8 +33,7 @@ public final class LocalSessionState {
     final Path workdir;
     final boolean ownsWorkdir;
     final Map<String, String> env;
-    /** The session's labels. */
-    public final Map<String, String> labels;
+    private volatile Map<String, String> labels;
 
     final Instant createdAt = Instant.now();
     final ExecRunner runner = new ExecRunner();
@@ -144,6 +143,24 @@ public final class LocalSessionState {
      */
     public SessionInfo info() {
         return new SessionInfo(id, LocalSandboxProvider.NAME, labels, createdAt);
+    }
+
+    /**
+     * The session's labels, those added since its create included.
+     *
+     * @return an unmodifiable map
+     */
+    public Map<String, String> labels() {
+        return labels;
+    }
+
+    /**
+     * Adds labels (checked by the caller), replacing the values of keys it has.
+     *
+     * @param added the labels to add
+     */
+    public synchronized void addLabels(Map<String, String> added) {
+        labels = dev.sandbox.implementation.session.LabelUpdate.merged(labels, added);
     }
 
     SessionStatus status() {

@@ -280,6 +280,10 @@ public final class PoolEngine {
 
     private Mono<Void> customise(SandboxSession session, Claim claim) {
         List<Mono<?>> steps = new ArrayList<>();
+        if (!claim.labels().isEmpty()) {
+            // first: a provider that cannot label a running session fails the claim before anything else is done
+            steps.add(session.addLabels(claim.labels()));
+        }
         Duration lifetime = claim.lifetime().orElse(template.lifetime().orElse(null));
         if (lifetime != null) {
             steps.add(session.setLifetime(lifetime));

@@ -133,6 +133,11 @@ public final class PooledSession implements SandboxSession, Wrapped<SandboxSessi
     }
 
     @Override
+    public Mono<Void> addLabels(Map<String, String> labels) {
+        return inner.addLabels(labels);
+    }
+
+    @Override
     public Mono<Void> setIdleTimeout(Duration idleTimeout) {
         return inner.setIdleTimeout(idleTimeout);
     }

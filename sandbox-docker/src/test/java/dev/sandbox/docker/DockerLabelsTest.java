@@ -1,0 +1,109 @@
+package dev.sandbox.docker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.sandbox.InvalidArgumentException;
+import dev.sandbox.SandboxSession;
+import dev.sandbox.SessionClosedException;
+import dev.sandbox.SessionInfo;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/**
+ * Labels added to a running Docker session (a container's own labels cannot change): kept in the reaper's state,
+ * shown by this provider's and another provider's {@code list} and {@code attach}, checked on the way in.
+ */
+@RequiresDocker
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class DockerLabelsTest {
+    private static final Duration WAIT = Duration.ofSeconds(60);
+
+    private DockerTestSupport support;
+    private DockerSandboxProvider provider;
+    private DockerSandboxProvider other;
+
+    @BeforeAll
+    void start() {
+        support = new DockerTestSupport();
+        provider = DockerTestSupport.unsweptProvider();
+        other = DockerTestSupport.unsweptProvider();
+    }
+
+    @AfterAll
+    void stop() {
+        other.close();
+        support.finish(provider);
+    }
+
+    private java.util.List<String> ids(DockerSandboxProvider p, Map<String, String> labels) {
+        return p.list(labels).map(SessionInfo::id).collectList().block(WAIT);
+    }
+
+    @Test
+    void addedLabelsAreFoundByThisAndAnotherProviderAndReplaceOldValues() {
+        SandboxSession s = provider.create(support.sessionOptions().withLabel("stage", "warm"))
+                .block(WAIT);
+        try {
+            Map<String, String> added = new LinkedHashMap<>();
+            added.put("stage", "claimed");
+            added.put("query", "a=b&c d\nsecond line, \u00e9t\u00e9 \u2603");
+            added.put("tenant", support.runId);
+            s.addLabels(added).block(WAIT);
+
+            assertThat(s.labels()).containsAllEntriesOf(added);
+            Map<String, String> tenant = Map.of("tenant", support.runId);
+            assertThat(ids(provider, tenant)).containsExactly(s.id());
+            assertThat(ids(other, Map.of("tenant", support.runId, "stage", "claimed")))
+                    .containsExactly(s.id());
+            assertThat(ids(other, Map.of("tenant", support.runId, "stage", "warm")))
+                    .as("the value replaced")
+                    .isEmpty();
+            assertThat(ids(other, Map.of(DockerTestSupport.RUN_LABEL, support.runId)))
+                    .as("a label from the create still matches")
+                    .contains(s.id());
+            SandboxSession attached = other.attach(s.id()).block(WAIT);
+            assertThat(attached.labels()).containsAllEntriesOf(added);
+            assertThat(attached.labels()).containsEntry(DockerTestSupport.RUN_LABEL, support.runId);
+            attached.close().block(WAIT);
+        } finally {
+            s.destroy().block(WAIT);
+        }
+        assertThat(ids(other, Map.of("tenant", support.runId)))
+                .as("a destroyed session")
+                .isEmpty();
+    }
+
+    @Test
+    void badLabelsAreRefusedNamingTheFieldAndChangeNothing() {
+        SandboxSession s = provider.create(support.sessionOptions()).block(WAIT);
+        try {
+            assertThatThrownBy(() ->
+                            s.addLabels(Map.of("dev.sandbox.session", "other")).block(WAIT))
+                    .isInstanceOf(InvalidArgumentException.class)
+                    .satisfies(e ->
+                            assertThat(((InvalidArgumentException) e).field()).isEqualTo("labels"))
+                    .hasMessageContaining("dev.sandbox.");
+            assertThatThrownBy(() -> s.addLabels(Map.of()).block(WAIT))
+                    .isInstanceOf(InvalidArgumentException.class)
+                    .hasMessageContaining("labels");
+            assertThatThrownBy(
+                            () -> s.addLabels(Map.of("big", "x".repeat(5000))).block(WAIT))
+                    .isInstanceOf(InvalidArgumentException.class)
+                    .hasMessageContaining("big");
+            assertThat(s.labels()).doesNotContainKeys("dev.sandbox.session", "big");
+            SandboxSession attached = other.attach(s.id()).block(WAIT);
+            assertThat(attached.labels()).doesNotContainKeys("big");
+            attached.close().block(WAIT);
+        } finally {
+            s.destroy().block(WAIT);
+        }
+        assertThatThrownBy(() -> s.addLabels(Map.of("late", "yes")).block(WAIT))
+                .isInstanceOf(SessionClosedException.class);
+    }
+}
