@@ -310,10 +310,10 @@ public final class SandboxMcpServer implements AutoCloseable {
         }
 
         /**
-         * Serves {@code create_session} from a warm pool: a call without labels takes a warm session (its lifetime,
-         * when the call gives one, set at the claim); one with labels is created cold, as without a pool (a warm
-         * session cannot take labels after its create). {@code destroy_session} gives the session back to the pool,
-         * which destroys it and makes a fresh one.
+         * Serves {@code create_session} from a warm pool: the call takes a warm session, with its labels and lifetime
+         * (when it gives them) set at the claim; on a provider that cannot label a running session a call with labels
+         * is created cold, as without a pool. {@code destroy_session} gives the session back to the pool, which
+         * destroys it and makes a fresh one.
          *
          * <p>The pool must be built on this server's provider with the {@linkplain #sessionOptions(SessionOptions)
          * session options} as its template; the server does not own it: close the server, then the pool, then the

@@ -22,8 +22,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The MCP tools with a warm pool ({@link SandboxMcpServer.Builder#pool}), over the streamable HTTP transport of a real
- * server on loopback: {@code create_session} without labels takes a warm session (with the lifetime the call asked
- * for), {@code destroy_session} gives it back and a fresh one takes its place, a create with labels is cold, and
+ * server on loopback: {@code create_session} takes a warm session (with the lifetime and labels the call asked for,
+ * which the provider's list finds it by), {@code destroy_session} gives it back and a fresh one takes its place, and
  * closing the server and the pool leaves no session of the provider.
  */
 class SandboxMcpPoolTest {
@@ -103,19 +103,26 @@ class SandboxMcpPoolTest {
     }
 
     @Test
-    void aCreateWithLabelsIsColdAndClosingLeavesNothing() throws Exception {
-        String labelled = sessionId(call(client, "create_session", Map.of("labels", Map.of("purpose", "cold"))));
+    void aCreateWithLabelsIsWarmAndLabelledAndClosingLeavesNothing() throws Exception {
+        List<String> warm = existing();
+        String labelled = sessionId(call(client, "create_session", Map.of("labels", Map.of("purpose", "pooled"))));
+        await("refilled", s -> s.warm() == 2);
+        List<String> warmAgain = existing();
         String pooled = sessionId(call(client, "create_session", Map.of()));
 
-        assertThat(pool.stats().acquired()).as("only the one without labels").isEqualTo(1);
-        assertThat(provider.list(Map.of("purpose", "cold"))
+        assertThat(warm).contains(labelled);
+        assertThat(warmAgain).contains(pooled);
+        assertThat(pool.stats().acquired()).isEqualTo(2);
+        assertThat(pool.stats().coldAcquires()).isZero();
+        assertThat(provider.list(Map.of("purpose", "pooled"))
                         .map(SessionInfo::id)
                         .collectList()
                         .block(WAIT))
                 .containsExactly(labelled);
         assertThat(call(client, "list_sessions", Map.of()).text())
                 .contains(labelled)
-                .contains(pooled);
+                .contains(pooled)
+                .contains("purpose=pooled");
 
         mcp.close();
         pool.close();

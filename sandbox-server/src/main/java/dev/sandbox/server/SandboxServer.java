@@ -486,11 +486,12 @@ public final class SandboxServer implements AutoCloseable {
 
         /**
          * Serves session creates from a warm pool: a create whose options differ from the defaults only in environment
-         * variables, lifetime and idle timeout takes a warm session, customised with a {@link dev.sandbox.pool.Claim};
-         * one with labels, secrets or a workdir is created cold, as without a pool. Destroying a pooled session gives
-         * it back to the pool, which destroys it and makes a fresh one. The server lists and attaches a pooled session
-         * for its tenant from its own record (a warm session cannot carry the tenant's label), so a restarted server
-         * does not take it over: it ends with the pool's provider's lease.
+         * variables, labels, lifetime and idle timeout takes a warm session, customised with a {@link
+         * dev.sandbox.pool.Claim} that also adds the server's own labels (the tenant's, the lease's), so that it is
+         * listed, attached and leased like a session created for the request; one with secrets or a workdir, or without
+         * a lifetime, is created cold, as without a pool, and so is every session when the provider cannot label a
+         * running session. Destroying a pooled session gives it back to the pool, which destroys it and makes a fresh
+         * one.
          *
          * <p>The pool must be built on this server's provider with the default template ({@link
          * SessionOptions#defaults()}); the server does not own it: stop the server, then close the pool, then the

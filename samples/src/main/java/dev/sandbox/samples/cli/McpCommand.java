@@ -70,8 +70,8 @@ final class McpCommand extends SessionSubcommand {
             names = "--pool",
             paramLabel = "N",
             converter = Values.WholeNumber.class,
-            description = "keep N sessions created ahead: create_session without labels takes one at once and a"
-                    + " fresh one takes its place; 0 for none [0]")
+            description = "keep N sessions created ahead: create_session takes one at once, its labels and lifetime"
+                    + " set then, and a fresh one takes its place; 0 for none [0]")
     long pool;
 
     /** How long the default's probe waits for the Docker daemon's answer. */

@@ -136,9 +136,9 @@ final class ServeCommand extends Subcommand {
             paramLabel = "N",
             converter = Values.WholeNumber.class,
             order = -2,
-            description = "keep N sessions created ahead: a create without labels, secrets or a workdir (here and"
-                    + " by the tools under /mcp) takes one at once and a fresh one takes its place; GET /pool shows"
-                    + " the counts; 0 for none [0]")
+            description = "keep N sessions created ahead: a create without secrets or a workdir (here and by the"
+                    + " tools under /mcp) takes one at once, its environment, labels and lifetime set then, and a"
+                    + " fresh one takes its place; GET /pool shows the counts; 0 for none [0]")
     long pool;
 
     @Option(

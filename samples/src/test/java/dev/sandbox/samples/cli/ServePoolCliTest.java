@@ -23,9 +23,9 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * {@code sandbox serve --pool 2} as a real process of the CLI (its main class on this test's class path) with a
  * temporary directory of its own, where the local provider makes each session's workdir: a client's plain create over
- * HTTP takes a warm session ({@code GET /pool} counts it, and no new workdir is made for it), a fresh one takes its
- * place, the destroy removes the session and the pool replaces it, a create with labels is cold, and SIGTERM leaves no
- * session's workdir behind.
+ * HTTP takes a warm session ({@code GET /pool} counts it, and no new workdir is made for it) labelled as asked, a
+ * fresh one takes its place, the destroy removes the session and the pool replaces it, a create with a secret is cold,
+ * and SIGTERM leaves no session's workdir behind.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 class ServePoolCliTest {
@@ -63,7 +63,9 @@ class ServePoolCliTest {
                     .baseUrl(url)
                     .token(TOKEN.toCharArray())
                     .build()) {
-                SandboxSession s = client.create(SessionOptions.defaults().withEnv("TENANT", "acme"))
+                SandboxSession s = client.create(SessionOptions.defaults()
+                                .withEnv("TENANT", "acme")
+                                .withLabel("tenant", "acme"))
                         .block(WAIT);
                 String workdir =
                         s.run(ExecOptions.of("pwd")).block(WAIT).stdout().trim();
@@ -85,10 +87,15 @@ class ServePoolCliTest {
                                 .block(WAIT))
                         .containsExactly(s.id());
 
-                SandboxSession cold = client.create(SessionOptions.defaults().withLabel("kind", "cold"))
+                assertThat(client.list(Map.of("tenant", "acme"))
+                                .map(SessionInfo::id)
+                                .collectList()
+                                .block(WAIT))
+                        .containsExactly(s.id());
+                SandboxSession cold = client.create(SessionOptions.defaults().withSecret("KEY", "cold"))
                         .block(WAIT);
                 assertThat(serve.counts().get("acquired").asInt())
-                        .as("labels: a cold create")
+                        .as("a secret: a cold create")
                         .isEqualTo(1);
                 cold.destroy().block(WAIT);
 

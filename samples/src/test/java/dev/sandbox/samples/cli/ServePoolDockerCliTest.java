@@ -10,6 +10,7 @@ import com.github.dockerjava.core.DockerClientImpl;
 import com.github.dockerjava.zerodep.ZerodepDockerHttpClient;
 import dev.sandbox.ExecOptions;
 import dev.sandbox.SandboxSession;
+import dev.sandbox.SessionInfo;
 import dev.sandbox.SessionOptions;
 import dev.sandbox.docker.RequiresDocker;
 import dev.sandbox.remote.RemoteSandboxProvider;
@@ -25,8 +26,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@code sandbox serve --provider docker --pool 2} on the real daemon, a real process: a plain create over HTTP takes
- * a warm container (one that was there before the create; the time to create and run a first command is printed
- * beside a cold create's, not asserted: on a loaded daemon both vary), a destroyed one is removed and replaced, and
+ * a warm container (one that was there before the create, labelled as asked; the time to create and run a first
+ * command is printed beside a cold create's, not asserted: on a loaded daemon both vary), a destroyed one is removed and replaced, and
  * SIGTERM leaves no container. The server's containers are told from other tests' by the
  * image reference they were created from: a tag of the test image made for this test alone.
  */
@@ -130,7 +131,9 @@ class ServePoolDockerCliTest {
                 // timed once the server has served a pooled create (its first one also loads and compiles the path)
                 List<String> warmIds = sessionIds(docker, image);
                 long t0 = System.nanoTime();
-                SandboxSession warm = client.create(SessionOptions.defaults().withEnv("TENANT", "acme"))
+                SandboxSession warm = client.create(SessionOptions.defaults()
+                                .withEnv("TENANT", "acme")
+                                .withLabel("tenant", "acme"))
                         .block(WAIT);
                 warm.run(ExecOptions.shell("echo $TENANT")).block(WAIT);
                 long warmNanos = System.nanoTime() - t0;
@@ -140,12 +143,18 @@ class ServePoolDockerCliTest {
                 assertThat(serve.counts().get("acquired").asInt()).isEqualTo(2);
 
                 long t1 = System.nanoTime();
-                SandboxSession cold = client.create(SessionOptions.defaults().withLabel("kind", "cold"))
+                assertThat(client.list(Map.of("tenant", "acme"))
+                                .map(SessionInfo::id)
+                                .collectList()
+                                .block(WAIT))
+                        .as("the claim's label, kept in the reaper's state")
+                        .containsExactly(warm.id());
+                SandboxSession cold = client.create(SessionOptions.defaults().withSecret("KEY", "cold"))
                         .block(WAIT);
                 cold.run(ExecOptions.shell("echo cold")).block(WAIT);
                 long coldNanos = System.nanoTime() - t1;
                 assertThat(serve.counts().get("acquired").asInt())
-                        .as("labels: a cold create")
+                        .as("a secret: a cold create")
                         .isEqualTo(2);
                 System.out.printf(
                         "serve --pool (docker): create + first command %.1f ms from the pool, %.1f ms cold%n",

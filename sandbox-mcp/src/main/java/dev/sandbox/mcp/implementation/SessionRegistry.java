@@ -4,6 +4,7 @@ import dev.sandbox.SandboxProvider;
 import dev.sandbox.SandboxSession;
 import dev.sandbox.SandboxStateException;
 import dev.sandbox.SessionOptions;
+import dev.sandbox.UnsupportedFeatureException;
 import dev.sandbox.pool.Claim;
 import dev.sandbox.pool.SandboxPool;
 import java.time.Duration;
@@ -88,19 +89,24 @@ public final class SessionRegistry {
     }
 
     /**
-     * Where a session of these options comes from: the pool when there is one and the options carry no labels (a
-     * warm session was made without them and cannot take them; a claim's labels are not there yet), else a cold
-     * create. The options are the server's session options with, at most, labels and a lifetime the call chose.
+     * Where a session of these options comes from: the pool when there is one, with the labels and the lifetime the
+     * call chose set at the claim, else a cold create. The options are the server's session options with, at most,
+     * labels and a lifetime the call chose, so the claim makes a warm session what the create would have.
      */
     private Mono<SandboxSession> make(SessionOptions options) {
-        if (pool == null || !options.labels().isEmpty()) {
+        if (pool == null) {
             return provider.create(options);
         }
         Claim claim = Claim.defaults();
+        for (Map.Entry<String, String> e : options.labels().entrySet()) {
+            claim = claim.withLabel(e.getKey(), e.getValue());
+        }
         if (options.lifetimeChosen() && options.lifetime().isPresent()) {
             claim = claim.withLifetime(options.lifetime().get());
         }
-        return pool.acquire(claim);
+        return pool.acquire(claim)
+                // a provider that cannot label a running session: the warm one was given back; created with them
+                .onErrorResume(UnsupportedFeatureException.class, t -> provider.create(options));
     }
 
     /**

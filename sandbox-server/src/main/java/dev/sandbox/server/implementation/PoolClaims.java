@@ -9,8 +9,8 @@ import org.jspecify.annotations.Nullable;
  * Which of a client's session creates the server's warm pool can serve, and the claim that makes a warm session what
  * the client asked for. The pool's sessions are made from the server's default options ({@link
  * SessionOptions#defaults()}, what a create with an empty body asks for); a create that differs from them only in what
- * a {@link Claim} gives at once (environment variables, a lifetime, an idle timeout) is served warm, anything else is
- * created cold as without a pool.
+ * a {@link Claim} gives at once (environment variables, labels, a lifetime, an idle timeout) is served warm, anything
+ * else is created cold as without a pool.
  */
 final class PoolClaims {
     private PoolClaims() {}
@@ -18,15 +18,10 @@ final class PoolClaims {
     /**
      * The claim for a client's options, or {@code null} when they need a session of their own.
      *
-     * @param asked the client's options, before the server adds its own labels
+     * @param asked the options to create with: the client's, with the server's own labels
      * @return the claim, or {@code null} for a cold create
      */
     static @Nullable Claim of(SessionOptions asked) {
-        if (!asked.labels().isEmpty()) {
-            // a warm session was made before the client's labels were known, and a claim cannot add labels yet (a
-            // Docker container's labels are fixed at create): created cold, so that list by those labels finds it
-            return null;
-        }
         if (!asked.secrets().isEmpty()) {
             // a claim's environment is added to each command's options; secrets stay in the create, never logged
             return null;
@@ -42,6 +37,9 @@ final class PoolClaims {
         Claim claim = Claim.defaults();
         for (Map.Entry<String, String> e : asked.env().entrySet()) {
             claim = claim.withEnv(e.getKey(), e.getValue());
+        }
+        for (Map.Entry<String, String> e : asked.labels().entrySet()) {
+            claim = claim.withLabel(e.getKey(), e.getValue()); // list and attach find the session by them
         }
         if (asked.lifetimeChosen()) {
             claim = claim.withLifetime(asked.lifetime().orElseThrow());

@@ -8,10 +8,10 @@ import dev.sandbox.SessionEndReason;
 import dev.sandbox.SessionInfo;
 import dev.sandbox.SessionNotFoundException;
 import dev.sandbox.SessionOptions;
+import dev.sandbox.UnsupportedFeatureException;
 import dev.sandbox.pool.Claim;
 import dev.sandbox.pool.SandboxPool;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -70,26 +70,14 @@ public final class Sessions {
         final boolean owned;
         final Tenant tenant;
         final AtomicBoolean counted;
-        /**
-         * When the session came from the server's pool: it does not carry the tenant's label, so the server lists and
-         * attaches it from this entry.
-         */
-        final boolean pooled;
-
-        final Instant createdAt = Instant.now();
         /** When a leased session expires (on the registry's clock of nanoseconds), or 0 when it is not leased. */
         volatile long leaseDeadline;
 
         Entry(SandboxSession handle, boolean owned, Tenant tenant) {
-            this(handle, owned, tenant, false);
-        }
-
-        Entry(SandboxSession handle, boolean owned, Tenant tenant, boolean pooled) {
             this.handle = handle;
             this.owned = owned;
             this.tenant = tenant;
             this.counted = new AtomicBoolean(owned);
-            this.pooled = pooled;
         }
     }
 
@@ -323,11 +311,18 @@ public final class Sessions {
         }
         SessionOptions toCreate = marked;
         SandboxPool warm = pool;
-        Claim claim = warm == null ? null : PoolClaims.of(options);
+        // the server's labels (the tenant's, the lease's) go on a warm session with the client's, at the claim
+        Claim claim = warm == null ? null : PoolClaims.of(toCreate);
         return reserve()
-                .then(Mono.defer(() -> (claim != null ? warm.acquire(claim) : provider.create(toCreate))
+                .then(Mono.defer(() -> (claim == null
+                                ? provider.create(toCreate)
+                                : warm.acquire(claim)
+                                        // a provider that cannot label a running session: the warm one was given
+                                        // back, and the session is created with its labels
+                                        .onErrorResume(
+                                                UnsupportedFeatureException.class, t -> provider.create(toCreate)))
                         .doOnNext(s -> {
-                            Entry e = new Entry(s, true, tenant, claim != null);
+                            Entry e = new Entry(s, true, tenant);
                             if (leased) {
                                 e.leaseDeadline = nanos.getAsLong() + lease.toNanos();
                             }
@@ -426,13 +421,6 @@ public final class Sessions {
             if (e != null && !e.tenant.equals(tenant)) {
                 return Mono.error(new NotTheTenants(id));
             }
-            if (e != null && e.pooled) {
-                // not labelled as the tenant's: the server's own handle says whether it still runs
-                return e.handle.ping().thenReturn(e.handle).onErrorMap(t -> {
-                    observe(id, t);
-                    return t instanceof SessionClosedException ? new SessionNotFoundException(id) : t;
-                });
-            }
             return attachOwn(id, tenant)
                     .onErrorResume(
                             t -> t instanceof SessionNotFoundException && !(t instanceof NotTheTenants),
@@ -470,35 +458,10 @@ public final class Sessions {
                 filter.put(k, v);
             }
         });
-        Map<String, String> asked = Map.copyOf(filter);
         filter.put(Tenant.LABEL, tenant.marker());
         return provider.list(filter)
                 .filter(i -> tenant.owns(i.labels()))
-                .map(i -> new SessionInfo(i.id(), i.provider(), Tenant.visible(i.labels()), i.createdAt()))
-                .concatWith(pooled(asked, tenant))
-                .distinct(SessionInfo::id);
-    }
-
-    /**
-     * The tenant's live sessions from the pool with the labels asked for: they do not carry the tenant's label, so the
-     * provider's list does not find them by it. Each is pinged, and one that ended is left out and forgotten.
-     */
-    private Flux<SessionInfo> pooled(Map<String, String> labels, Tenant tenant) {
-        if (pool == null) {
-            return Flux.empty();
-        }
-        return Flux.fromIterable(new ArrayList<>(live.values()))
-                .filter(e -> e.pooled
-                        && e.tenant.equals(tenant)
-                        && e.handle.labels().entrySet().containsAll(labels.entrySet()))
-                .concatMap(e -> e.handle
-                        .ping()
-                        .map(status -> new SessionInfo(
-                                e.handle.id(), provider.name(), Tenant.visible(e.handle.labels()), e.createdAt))
-                        .onErrorResume(t -> {
-                            observe(e.handle.id(), t);
-                            return Mono.empty();
-                        }));
+                .map(i -> new SessionInfo(i.id(), i.provider(), Tenant.visible(i.labels()), i.createdAt()));
     }
 
     /**
