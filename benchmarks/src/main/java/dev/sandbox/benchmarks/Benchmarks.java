@@ -33,11 +33,13 @@ public final class Benchmarks {
         add(r, DockerExecThroughput::new);
         add(r, DockerSessionCreate::new);
         add(r, DockerSessionCreatePooled::new);
+        add(r, DockerPoolBurst::new);
         add(r, DockerStreamThroughput::new);
         add(r, DockerCopyThroughput::new);
         add(r, DockerWatchLatency::new);
         add(r, KubernetesExecLatency::new);
         add(r, KubernetesSessionCreate::new);
+        add(r, KubernetesSessionCreatePooled::new);
         add(r, KubernetesStreamThroughput::new);
         add(r, KubernetesConcurrentCreate::new);
         add(r, RemoteExecLatency::new);

@@ -85,8 +85,8 @@ public final class KubernetesSessionCreate implements Benchmark {
         }
     }
 
-    /** What a user writes with fabric8 alone. */
-    private static double baselineOnce(KubeBench kube, Pod template) throws Exception {
+    /** What a user writes with fabric8 alone (also the pooled row's baseline: a cold pod). */
+    static double baselineOnce(KubeBench kube, Pod template) throws Exception {
         long t0 = System.nanoTime();
         String pod = kube.createRunningPod(template);
         try {

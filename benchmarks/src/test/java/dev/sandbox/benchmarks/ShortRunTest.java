@@ -40,6 +40,14 @@ class ShortRunTest {
     private static final Pattern SDK_ONLY_STATS = Pattern.compile(
             "STATS (\\S+) sdk_min=" + NUMBER + " sdk_max=" + NUMBER + " reps=1 warmup=0 target=none met=n/a");
 
+    /** The burst row: percentiles of the waits beside those of cold creates. */
+    private static final Pattern BURST = Pattern.compile("RESULT (\\S+) sdk_p50=" + NUMBER + " sdk_p99=" + NUMBER
+            + " baseline_p99=" + NUMBER + " ratio_p99=" + NUMBER + " acquires=(\\d+) unit=ms");
+
+    private static final Pattern BURST_STATS = Pattern.compile("STATS (\\S+) sdk_max=" + NUMBER + " baseline_p50="
+            + NUMBER + " cold_creates=(\\d+) cold_acquires=(\\d+) warm=(\\d+) cap=(\\d+) alive_max=(\\d+)"
+            + " reps=(\\d+) warmup=(\\d+) target=none met=n/a");
+
     private static final Map<String, String> UNITS = Map.ofEntries(
             Map.entry("local-exec-latency", "ms"),
             Map.entry("local-stream-throughput", "lines/s"),
@@ -48,11 +56,13 @@ class ShortRunTest {
             Map.entry("docker-exec-throughput", "execs/s"),
             Map.entry("docker-session-create", "ms"),
             Map.entry("docker-session-create-pooled", "ms"),
+            Map.entry("docker-pool-burst", "ms"),
             Map.entry("docker-stream-throughput", "lines/s"),
             Map.entry("docker-copy-throughput", "MiB/s"),
             Map.entry("docker-watch-latency", "ms"),
             Map.entry("kubernetes-exec-latency", "ms"),
             Map.entry("kubernetes-session-create", "ms"),
+            Map.entry("kubernetes-session-create-pooled", "ms"),
             Map.entry("kubernetes-stream-throughput", "lines/s"),
             Map.entry("kubernetes-concurrent-create", "ms"),
             Map.entry("remote-exec-latency", "ms"),
@@ -130,6 +140,10 @@ class ShortRunTest {
                 assertSdkOnly(name, line, run.out());
                 continue;
             }
+            if (name.equals("docker-pool-burst")) {
+                assertBurst(name, line, run.out());
+                continue;
+            }
             Matcher m = RESULT.matcher(line);
             assertThat(m.matches()).as(line).isTrue();
             double sdk = Double.parseDouble(m.group(2));
@@ -174,6 +188,40 @@ class ShortRunTest {
         assertThat(s.matches()).as(stats.get(0)).isTrue();
         assertThat(Double.parseDouble(s.group(2))).isLessThanOrEqualTo(p50);
         assertThat(Double.parseDouble(s.group(3))).isGreaterThanOrEqualTo(p99);
+    }
+
+    /**
+     * The burst row: every acquire of the short burst was served, the percentiles are ordered, the printed ratio is
+     * the printed p99s' ratio, at least the callers past the warm sessions waited for a create, and the pool never
+     * had more sessions alive than its cap.
+     */
+    private static void assertBurst(String name, String line, List<String> out) {
+        Matcher m = BURST.matcher(line);
+        assertThat(m.matches()).as(line).isTrue();
+        double p50 = Double.parseDouble(m.group(2));
+        double p99 = Double.parseDouble(m.group(3));
+        double coldP99 = Double.parseDouble(m.group(4));
+        assertThat(p50).as("p50 of %s", name).isPositive();
+        assertThat(p99).as("p99 of %s", name).isGreaterThanOrEqualTo(p50);
+        assertThat(coldP99).as("cold p99 of %s", name).isPositive();
+        assertThat(Double.parseDouble(m.group(5)))
+                .as(line)
+                .isCloseTo(p99 / coldP99, org.assertj.core.data.Percentage.withPercentage(1));
+        assertThat(Integer.parseInt(m.group(6))).as("acquires").isEqualTo(DockerPoolBurst.SHORT_ACQUIRES);
+        List<String> stats =
+                out.stream().filter(l -> l.startsWith("STATS " + name + " ")).toList();
+        assertThat(stats).hasSize(1);
+        Matcher s = BURST_STATS.matcher(stats.get(0));
+        assertThat(s.matches()).as(stats.get(0)).isTrue();
+        assertThat(Double.parseDouble(s.group(2))).as("max wait").isGreaterThanOrEqualTo(p99);
+        assertThat(Integer.parseInt(s.group(4))).as("cold creates").isEqualTo(DockerPoolBurst.SHORT_COLD);
+        assertThat(Long.parseLong(s.group(5)))
+                .as("acquires that waited for a create")
+                .isGreaterThanOrEqualTo(DockerPoolBurst.SHORT_ACQUIRES - DockerPoolBurst.WARM);
+        assertThat(Integer.parseInt(s.group(8)))
+                .as("most sessions alive")
+                .isPositive()
+                .isLessThanOrEqualTo(DockerPoolBurst.CAP);
     }
 
     /** Every pod a Kubernetes row made carries its run's label; none may be left once the rows are done. */
@@ -331,6 +379,36 @@ class ShortRunTest {
                 .endsWith(" met=yes");
         assertThat(Target.sdkAtLeast(10).met(9.9, 100)).isFalse();
         assertThat(Target.atLeast(10).met(9.9, 100)).isTrue();
+    }
+
+    @Test
+    void aBurstReportPrintsTheWaitsPercentilesBesideTheColdP99AndTheirRatio() {
+        double[] waits = new double[200];
+        for (int i = 0; i < 200; i++) {
+            waits[i] = i + 1; // 1..200 ms
+        }
+        double[] cold = new double[100];
+        for (int i = 0; i < 100; i++) {
+            cold[i] = 301 + i; // 301..400 ms
+        }
+        PoolBurstReport r = new PoolBurstReport(
+                "docker-pool-burst",
+                8,
+                16,
+                new Samples(waits, false),
+                new Samples(cold, false),
+                192,
+                16,
+                new Reps(1, 2));
+        // nearest rank: p50 of 200 is the 100th, p99 the 198th; p99 of 100 is the 99th
+        assertThat(r.resultLine())
+                .isEqualTo("RESULT docker-pool-burst sdk_p50=100 sdk_p99=198 baseline_p99=399 ratio_p99=0.4962"
+                        + " acquires=200 unit=ms")
+                .matches(BURST);
+        assertThat(r.statsLine())
+                .isEqualTo("STATS docker-pool-burst sdk_max=200 baseline_p50=350 cold_creates=100 cold_acquires=192"
+                        + " warm=8 cap=16 alive_max=16 reps=2 warmup=1 target=none met=n/a")
+                .matches(BURST_STATS);
     }
 
     @Test

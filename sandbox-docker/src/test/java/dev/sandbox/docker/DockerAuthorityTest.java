@@ -11,13 +11,19 @@ import dev.sandbox.ExecResult;
 import dev.sandbox.InvalidArgumentException;
 import dev.sandbox.SandboxSession;
 import dev.sandbox.SessionStatus;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -133,6 +139,67 @@ class DockerAuthorityTest {
         } finally {
             living.close();
         }
+    }
+
+    @Test
+    void theWarmSessionsOfAPoolWhoseJvmWasKilledAreGoneAboutALeaseLater() throws Exception {
+        Duration lease = DockerSandboxProvider.MIN_LEASE; // the child's provider leases for the shortest time
+        String java = ProcessHandle.current().info().command().orElse("java");
+        Process owner = new ProcessBuilder(
+                        java,
+                        "--enable-native-access=ALL-UNNAMED",
+                        "-cp",
+                        System.getProperty("java.class.path"),
+                        WarmPoolOwner.class.getName(),
+                        support.runId)
+                .redirectError(ProcessBuilder.Redirect.INHERIT)
+                .start();
+        try {
+            List<String> ids = warmSessionIds(owner);
+            assertThat(ids).as("the warm sessions the child printed").hasSize(WarmPoolOwner.WARM);
+            for (String id : ids) {
+                assertThat(running(id)).as("%s before the kill", id).isTrue();
+            }
+            owner.destroyForcibly(); // SIGKILL: no shutdown hook, no pool or provider close
+            assertThat(owner.waitFor(30, TimeUnit.SECONDS)).isTrue();
+            Instant killed = Instant.now();
+
+            // the lease (renewed a third of a lease apart, counted in whole seconds), the reaper's one-second round
+            // and the removals of three containers on a busy machine
+            Instant deadline = killed.plus(lease).plusSeconds(9);
+            for (String id : ids) {
+                assertThat(goneBy(id, deadline))
+                        .as(
+                                "the warm session %s of the killed JVM, %s after the kill",
+                                id, Duration.between(killed, Instant.now()))
+                        .isTrue();
+            }
+        } finally {
+            owner.destroyForcibly();
+        }
+    }
+
+    /** Reads the child's {@code session <id>} lines until {@code ready}, at most a minute. */
+    private static List<String> warmSessionIds(Process owner) throws Exception {
+        BufferedReader out = new BufferedReader(new InputStreamReader(owner.getInputStream(), StandardCharsets.UTF_8));
+        CompletableFuture<List<String>> ready = new CompletableFuture<>();
+        // bounded: the reader ends when the child exits, and the wait below is bounded
+        Thread.ofPlatform().daemon().start(() -> {
+            List<String> ids = new ArrayList<>();
+            try {
+                for (String line; (line = out.readLine()) != null; ) {
+                    if (line.startsWith("session ")) {
+                        ids.add(line.substring("session ".length()));
+                    } else if (line.equals("ready")) {
+                        ready.complete(List.copyOf(ids));
+                    }
+                }
+                ready.completeExceptionally(new IllegalStateException("the child ended before it was ready"));
+            } catch (IOException e) {
+                ready.completeExceptionally(e);
+            }
+        });
+        return ready.get(60, TimeUnit.SECONDS);
     }
 
     @Test

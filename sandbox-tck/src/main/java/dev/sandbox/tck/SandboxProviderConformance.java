@@ -43,7 +43,8 @@ public interface SandboxProviderConformance
                 SessionEndConformance,
                 ExecOutputConformance,
                 WatchConformance,
-                DirectoryTransferConformance {
+                DirectoryTransferConformance,
+                LabelConformance {
 
     private SandboxSession newSession() {
         return provider().create(sessionOptions()).block(WAIT);
