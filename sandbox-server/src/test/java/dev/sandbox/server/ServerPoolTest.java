@@ -163,4 +163,39 @@ class ServerPoolTest {
         PoolStats closed = pool.stats();
         assertThat(closed.alive()).isZero();
     }
+
+    /** A full pool whose queue gives up: the client gets 503, retryable, not an internal error. */
+    @Test
+    void aCreateTheFullPoolCannotServeInTimeIs503Retryable() throws Exception {
+        try (SandboxPool full = SandboxPool.builder(local)
+                        .warm(1)
+                        .maxSessions(1)
+                        .acquireTimeout(Duration.ofMillis(300))
+                        .build();
+                SandboxServer small = SandboxServer.builder(local)
+                        .port(0)
+                        .token("alice", ALICE.toCharArray())
+                        .pool(full)
+                        .start()) {
+            java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
+            java.util.function.Supplier<java.net.http.HttpResponse<String>> create = () -> {
+                try {
+                    return http.send(
+                            java.net.http.HttpRequest.newBuilder(java.net.URI.create(small.baseUrl() + "/v1/sessions"))
+                                    .timeout(WAIT)
+                                    .header("Authorization", "Bearer " + ALICE)
+                                    .header("Content-Type", "application/json")
+                                    .POST(java.net.http.HttpRequest.BodyPublishers.ofString("{}"))
+                                    .build(),
+                            java.net.http.HttpResponse.BodyHandlers.ofString());
+                } catch (java.io.IOException | InterruptedException e) {
+                    throw new AssertionError(e);
+                }
+            };
+            assertThat(create.get().statusCode()).as("the one session").isBetween(200, 201);
+            java.net.http.HttpResponse<String> refused = create.get();
+            assertThat(refused.statusCode()).isEqualTo(503);
+            assertThat(refused.body()).contains("\"retryable\":true");
+        }
+    }
 }

@@ -57,6 +57,8 @@ public final class ErrorMapping {
             case UnsupportedFeatureException e -> 501;
             case SandboxTimeoutException e -> 504;
             case ProcessLaunchException e -> 422;
+            // the server's warm pool is full and its queue too: busy, not broken; retryable as the exception says
+            case dev.sandbox.pool.PoolAtCapacityException e -> 503;
             case BackendException e -> 502;
             case SandboxException e -> 500;
             default -> 500;
