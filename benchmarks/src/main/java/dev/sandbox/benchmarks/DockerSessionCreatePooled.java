@@ -11,7 +11,7 @@ import java.util.List;
 
 /**
  * {@code docker-session-create-pooled}: milliseconds from asking a warm {@link SandboxPool} for a sandbox, customised
- * with one environment variable, until a command has run in it. SDK: {@code pool.acquire(claim)} and then {@code
+ * with one environment variable and one label, until a command has run in it. SDK: {@code pool.acquire(claim)} and then {@code
  * session.run(true)}, both blocked on, with at least one warm session in the pool when the trial starts (the pool
  * refills while the baseline runs). Baseline: what the caller would pay without a pool, plain docker-java's cold
  * create and start of a container of the same image and settings and the same first exec of {@code true}, as in
@@ -46,7 +46,7 @@ public final class DockerSessionCreatePooled implements Benchmark {
     public Result run(RunConfig config) throws Exception {
         Reps reps = config.reps(new Reps(1, 3), new Reps(3, 25));
         ExecOptions trueCommand = ExecOptions.of(TRUE);
-        Claim claim = Claim.defaults().withEnv("TENANT", "bench");
+        Claim claim = Claim.defaults().withEnv("TENANT", "bench").withLabel("tenant", "bench");
         try (DockerBench docker = DockerBench.open(name(), config);
                 DockerSandboxProvider provider = docker.provider();
                 SandboxPool pool = SandboxPool.builder(provider)

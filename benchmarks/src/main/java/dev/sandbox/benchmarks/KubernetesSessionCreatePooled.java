@@ -12,7 +12,7 @@ import java.util.List;
 
 /**
  * {@code kubernetes-session-create-pooled}: milliseconds from asking a warm {@link SandboxPool} over the Kubernetes
- * provider for a sandbox, customised with one environment variable, until a command has run in it. SDK: {@code
+ * provider for a sandbox, customised with one environment variable and one label, until a command has run in it. SDK: {@code
  * pool.acquire(claim)} and then {@code session.run(true)}, both blocked on, with at least one warm session in the
  * pool when the trial starts (the pool refills while the baseline runs; waiting for a refill is not timed). Baseline:
  * what the caller pays without a pool, the cold pod of {@code kubernetes-session-create}: plain fabric8 creates a pod
@@ -48,7 +48,7 @@ public final class KubernetesSessionCreatePooled implements Benchmark {
     public Result run(RunConfig config) throws Exception {
         Reps reps = config.reps(new Reps(1, 3), new Reps(3, 25));
         ExecOptions trueCommand = ExecOptions.of(TRUE);
-        Claim claim = Claim.defaults().withEnv("TENANT", "bench");
+        Claim claim = Claim.defaults().withEnv("TENANT", "bench").withLabel("tenant", "bench");
         try (KubeBench kube = KubeBench.open(name(), config);
                 KubernetesSandboxProvider provider = kube.provider()) {
             // the baseline's pod spec is a session's own, as in kubernetes-session-create

@@ -207,4 +207,38 @@ class DockerPoolTest {
             }
         }
     }
+
+    @Test
+    void aHundredWaitingAcquiresCancelledLeakNothing() throws InterruptedException {
+        try (SandboxPool pool = SandboxPool.builder(provider)
+                .template(support.sessionOptions())
+                .warm(1)
+                .maxSessions(1)
+                .acquireTimeout(Duration.ofSeconds(60))
+                .build()) {
+            SandboxSession held = pool.acquire().block(WAIT);
+            List<reactor.core.Disposable> waiters = new java.util.ArrayList<>();
+            ConcurrentLinkedQueue<SandboxSession> leaked = new ConcurrentLinkedQueue<>();
+            for (int i = 0; i < 100; i++) {
+                waiters.add(pool.acquire().subscribe(leaked::add, e -> {}));
+            }
+            long deadline = System.nanoTime() + WAIT.toNanos();
+            while (pool.stats().waiting() < 100 && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+            assertThat(pool.stats().waiting()).isEqualTo(100);
+            waiters.forEach(reactor.core.Disposable::dispose);
+            assertThat(pool.stats().waiting()).isZero();
+            held.destroy().block(WAIT);
+            // the place the held session frees goes to a refill, not to a cancelled waiter
+            while ((pool.stats().warm() != 1 || pool.stats().inUse() != 0) && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+            assertThat(pool.stats().warm()).isEqualTo(1);
+            assertThat(pool.stats().inUse()).isZero();
+            assertThat(leaked).as("sessions handed to cancelled callers").isEmpty();
+            assertThat(containers()).as("containers: the one warm session").isEqualTo(1);
+        }
+        assertThat(containers()).isZero();
+    }
 }
