@@ -26,7 +26,7 @@
  *     A malformed expires-at or lease-seconds label counts as absent.
  *  4. Remove = DELETE /v1.41/containers/<Id>?force=1&v=1; 204, 404 and 409 are success.
  *     Logged as "removed <session> (deadline|lease|exited|never-started)".
- *  5. Files in deadlines/, leases/ and labels/ whose session was not listed and whose mtime is over 600 s old are deleted.
+ *  5. Files in deadlines/ and leases/ whose session was not listed and whose mtime is over 600 s old are deleted.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -596,8 +596,8 @@ static int cmp_str(const void *a, const void *b) {
 
 /* sessions: sorted array of listed session ids */
 static void collect_garbage(const char *state, char **sessions, size_t ns, long long now) {
-    static const char *const subs[] = {"deadlines", "leases", "labels"};
-    for (int s = 0; s < 3; s++) {
+    static const char *const subs[] = {"deadlines", "leases"};
+    for (int s = 0; s < 2; s++) {
         char path[4096];
         if (snprintf(path, sizeof path, "%s/%s", state, subs[s]) >= (int)sizeof path) return;
         DIR *d = opendir(path);

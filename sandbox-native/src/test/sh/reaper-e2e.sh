@@ -72,9 +72,7 @@ docker run --label "$run_label" --label "$session_label=$run-exited" --label dev
 # the state store, written the way the provider writes it
 docker volume create --label "$run_label" "$volume" >/dev/null
 docker run --rm --label "$run_label" -v "$volume:/state" "$TEST_IMAGE" sh -c "
-  mkdir -p /state/deadlines /state/leases /state/labels &&
-  echo team=a > /state/labels/$run-renewed && touch -d '2020-01-01 00:00:00' /state/labels/$run-renewed &&
-  echo team=b > /state/labels/$run-gone && touch -d '2020-01-01 00:00:00' /state/labels/$run-gone &&
+  mkdir -p /state/deadlines /state/leases &&
   echo $((now + 600)) > /state/leases/$run-renewed &&
   echo $((now + 600)) > /state/deadlines/$run-extended &&
   echo $((now - 5)) > /state/deadlines/$run-shortened &&
@@ -114,12 +112,11 @@ for want in "removed $run-deadline (deadline)" "removed $run-lease (lease)" "rem
   grep -qxF "$want" <<<"$out" || fail "missing log line: $want"
 done
 grep -qxF "collected deadlines/$run-gone" <<<"$out" || fail "the old state file of a gone session was not collected"
-grep -qxF "collected labels/$run-gone" <<<"$out" || fail "the old labels file of a gone session was not collected"
-[ "$(wc -l <<<"$out")" -eq 6 ] || fail "expected exactly six log lines"
-files=$(docker run --rm --label "$run_label" -v "$volume:/state" "$TEST_IMAGE" sh -c 'cd /state && ls deadlines labels leases' |
+[ "$(wc -l <<<"$out")" -eq 5 ] || fail "expected exactly five log lines"
+files=$(docker run --rm --label "$run_label" -v "$volume:/state" "$TEST_IMAGE" sh -c 'cd /state && ls deadlines leases' |
   sed "s/$run-//" | tr '\n' ' ')
 say "state files left: $files"
-[ "$files" = "deadlines: extended shortened  labels: renewed  leases: gone-recently renewed " ] || fail "unexpected state files: $files"
+[ "$files" = "deadlines: extended shortened  leases: gone-recently renewed " ] || fail "unexpected state files: $files"
 
 # the long-running mode: it removes what ends later, and a SIGTERM (docker stop) ends it with status 0, not a kill
 docker run -d --name "$run-loop" --label "$run_label" -v "$SOCKET:/var/run/docker.sock" -v "$volume:/state" \

@@ -3,12 +3,14 @@ package dev.sandbox.docker;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.github.dockerjava.api.command.InspectVolumeResponse;
 import dev.sandbox.InvalidArgumentException;
 import dev.sandbox.SandboxSession;
 import dev.sandbox.SessionClosedException;
 import dev.sandbox.SessionInfo;
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -16,8 +18,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
 /**
- * Labels added to a running Docker session (a container's own labels cannot change): kept in the reaper's state,
- * shown by this provider's and another provider's {@code list} and {@code attach}, checked on the way in.
+ * Labels added to a running Docker session (a container's own labels cannot change): recorded in a volume, shown by
+ * this provider's and another provider's {@code list} and {@code attach}, checked on the way in, removed with the
+ * session or by a sweep once the session is gone.
  */
 @RequiresDocker
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -41,7 +44,7 @@ class DockerLabelsTest {
         support.finish(provider);
     }
 
-    private java.util.List<String> ids(DockerSandboxProvider p, Map<String, String> labels) {
+    private List<String> ids(DockerSandboxProvider p, Map<String, String> labels) {
         return p.list(labels).map(SessionInfo::id).collectList().block(WAIT);
     }
 
@@ -71,12 +74,57 @@ class DockerLabelsTest {
             assertThat(attached.labels()).containsAllEntriesOf(added);
             assertThat(attached.labels()).containsEntry(DockerTestSupport.RUN_LABEL, support.runId);
             attached.close().block(WAIT);
+            s.addLabels(Map.of("stage", "running")).block(WAIT);
+            assertThat(ids(other, Map.of("tenant", support.runId, "stage", "running")))
+                    .containsExactly(s.id());
+            assertThat(labelVolumes(s.id()))
+                    .as("one record per session, the newest")
+                    .hasSize(1);
         } finally {
             s.destroy().block(WAIT);
         }
         assertThat(ids(other, Map.of("tenant", support.runId)))
                 .as("a destroyed session")
                 .isEmpty();
+        assertThat(labelVolumes(s.id())).as("records of a destroyed session").isEmpty();
+    }
+
+    private List<String> labelVolumes(String sessionId) {
+        List<InspectVolumeResponse> found = support.docker
+                .listVolumesCmd()
+                .withFilter("label", List.of("dev.sandbox.labels-of=" + sessionId))
+                .exec()
+                .getVolumes();
+        return found == null
+                ? List.of()
+                : found.stream().map(InspectVolumeResponse::getName).toList();
+    }
+
+    @Test
+    void aSweepRemovesTheRecordsOfSessionsThatAreGoneOnceTheyAreAMinuteOld() {
+        String gone = "gone-" + support.runId.substring(0, 8);
+        String fresh = "fresh-" + support.runId.substring(0, 8);
+        long now = System.currentTimeMillis();
+        for (String[] v : new String[][] {{gone, Long.toString(now - 120_000)}, {fresh, Long.toString(now)}}) {
+            support.docker
+                    .createVolumeCmd()
+                    .withName("dev-sandbox-labels-" + v[0] + "-0")
+                    .withLabels(Map.of(
+                            "dev.sandbox.labels-of", v[0], "dev.sandbox.labels-at", v[1], "dev.sandbox.labels", "k=v"))
+                    .exec();
+        }
+        try {
+            other.sweep().block(WAIT);
+            assertThat(labelVolumes(gone)).as("a gone session's old record").isEmpty();
+            assertThat(labelVolumes(fresh)).as("a record too young to tell").hasSize(1);
+        } finally {
+            support.docker.removeVolumeCmd("dev-sandbox-labels-" + fresh + "-0").exec();
+            if (!labelVolumes(gone).isEmpty()) {
+                support.docker
+                        .removeVolumeCmd("dev-sandbox-labels-" + gone + "-0")
+                        .exec();
+            }
+        }
     }
 
     @Test

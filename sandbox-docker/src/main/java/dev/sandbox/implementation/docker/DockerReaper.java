@@ -351,45 +351,6 @@ public final class DockerReaper {
     }
 
     /**
-     * Records the labels a session has after an addition ({@link ReaperLabels}).
-     *
-     * @param sessionId the session
-     * @param labels every user label the session has
-     * @return completes when recorded
-     */
-    public Mono<Void> writeLabels(String sessionId, Map<String, String> labels) {
-        return Mono.fromRunnable(() -> {
-                    String text = ReaperLabels.encode(labels);
-                    ensureBlocking();
-                    write(
-                            ReaperLabels.DIR + "/",
-                            List.<String[]>of(new String[] {ReaperLabels.DIR + "/" + checked(sessionId), text}));
-                })
-                .subscribeOn(Schedulers.boundedElastic())
-                .then();
-    }
-
-    /**
-     * The labels recorded for sessions after their create, by session id; blocking. Empty when there are none or the
-     * reaper's container does not exist (it is not started for this).
-     *
-     * @return labels by session id
-     */
-    Map<String, Map<String, String>> readLabels() {
-        try (InputStream tar = control.client()
-                .copyArchiveFromContainerCmd(CONTAINER_NAME, STATE_DIR + "/" + ReaperLabels.DIR)
-                .exec()) {
-            return ReaperLabels.readArchive(tar);
-        } catch (NotFoundException e) {
-            return Map.of();
-        } catch (IOException e) {
-            throw DockerErrors.connection(control.dockerHost(), "read the sandbox reaper's state", e);
-        } catch (RuntimeException e) {
-            throw control.translate("read the sandbox reaper's state", e);
-        }
-    }
-
-    /**
      * Writes files into the reaper's state. When the reaper's container is gone (404: it ended after its idle time,
      * or someone removed it) since it was last checked, it is started again and the write made once more.
      */

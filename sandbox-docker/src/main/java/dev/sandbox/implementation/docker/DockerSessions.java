@@ -14,7 +14,6 @@ import dev.sandbox.SessionEndReason;
 import dev.sandbox.SessionInfo;
 import dev.sandbox.SessionNotFoundException;
 import dev.sandbox.SessionOptions;
-import dev.sandbox.UnsupportedFeatureException;
 import dev.sandbox.docker.DockerSandboxProvider;
 import dev.sandbox.docker.DockerSettings;
 import dev.sandbox.implementation.ProviderCloser;
@@ -60,6 +59,8 @@ public final class DockerSessions {
     /** The sessions' direct channels to their agents, where this host shares the daemon's files. */
     private final AgentChannels channels;
 
+    private final LabelVolumes labelVolumes;
+
     private final DockerReaper reaper;
     private final Duration lease;
     private final Map<String, DockerSessionState> sessions = new ConcurrentHashMap<>();
@@ -103,6 +104,7 @@ public final class DockerSessions {
         this.data = data;
         this.agentInstaller = installer;
         this.channels = channels;
+        this.labelVolumes = new LabelVolumes(control);
         this.events = new DockerEvents(data, this::onEvent);
         this.reaper = reaper;
         this.lease = lease;
@@ -365,9 +367,7 @@ public final class DockerSessions {
         DockerAgentHost host = new DockerAgentHost(control, data, channels, sessionId, container.getId(), runtime);
         SessionAgent agent = new SessionAgent(host, sessionId);
         Mono<OptionalLong> recorded = reaper == null ? Mono.just(OptionalLong.empty()) : reaper.readDeadline(sessionId);
-        Mono<Map<String, String>> added = reaper == null
-                ? Mono.just(Map.of())
-                : blocking(() -> reaper.readLabels().getOrDefault(sessionId, Map.of()));
+        Mono<Map<String, String>> added = blocking(() -> labelVolumes.readAll().getOrDefault(sessionId, Map.of()));
         // the idle timeout as the container's agent was last told (only a hint: sandboxed code may lie)
         Mono<long[]> hint = agent.connection()
                 .map(c -> new long[] {
@@ -420,9 +420,9 @@ public final class DockerSessions {
                     ensureOpen();
                     Map<String, String> filter = Map.copyOf(labels);
                     return blocking(() -> {
-                        // labels added after create live in the reaper's state: when any exist, the daemon cannot
+                        // labels added after create live in volumes (LabelVolumes): when any exist, the daemon cannot
                         // filter by them, and every session container is listed and matched here
-                        Map<String, Map<String, String>> added = reaper == null ? Map.of() : reaper.readLabels();
+                        Map<String, Map<String, String>> added = labelVolumes.readAll();
                         List<SessionInfo> found = new ArrayList<>();
                         for (Container c : control.listSessions(added.isEmpty() ? filter : Map.of(), false)) {
                             String id = c.getLabels().get(DockerControl.SESSION_LABEL);
@@ -447,19 +447,24 @@ public final class DockerSessions {
     }
 
     /**
-     * Records a session's labels after an addition in the reaper's state, where every provider of this daemon reads
-     * them.
+     * Records a session's labels after an addition where every provider of this daemon reads them ({@link
+     * LabelVolumes}).
      *
      * @param state the session
      * @param labels every label the session will have
      * @return completes when recorded
      */
     Mono<Void> recordLabels(DockerSessionState state, Map<String, String> labels) {
-        if (reaper == null) {
-            return Mono.error(new UnsupportedFeatureException(
-                    DockerSandboxProvider.NAME + " (without its reaper)", "adding labels"));
-        }
-        return reaper.writeLabels(state.id, labels);
+        return blocking(() -> {
+                    labelVolumes.write(state.id, labels);
+                    return Boolean.TRUE;
+                })
+                .then();
+    }
+
+    /** Removes the label records of sessions the daemon no longer has (a dead client's); blocking. */
+    void sweepLabels(Set<String> alive) {
+        labelVolumes.sweep(alive);
     }
 
     private DockerSessionState newState(
@@ -535,7 +540,12 @@ public final class DockerSessions {
             return false;
         }
         sessions.remove(state.id, state);
-        Schedulers.boundedElastic().schedule(() -> channels.remove(state.id)); // files, not the events' thread
+        Schedulers.boundedElastic()
+                .schedule(
+                        () -> { // files and daemon calls, not on the events' thread
+                            channels.remove(state.id);
+                            labelVolumes.removeAll(state.id);
+                        });
         LOG.debug("docker session {} terminated: {}", state.id, cause);
         return true;
     }
@@ -571,6 +581,7 @@ public final class DockerSessions {
         return blocking(() -> {
                     control.removeContainer(state.containerId, "session " + state.id);
                     channels.remove(state.id);
+                    labelVolumes.removeAll(state.id);
                     state.markEnded(reason);
                     sessions.remove(state.id, state);
                     LOG.debug("destroyed docker session {}", state.id);

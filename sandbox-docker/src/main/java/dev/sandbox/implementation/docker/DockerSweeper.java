@@ -82,6 +82,7 @@ public final class DockerSweeper implements AutoCloseable {
                 }
                 sessions.forget(s -> !alive.contains(s.id) && s.registeredNanos - listedAt < 0);
                 sessions.sweepChannels(alive);
+                sessions.sweepLabels(alive);
                 if (!removed.isEmpty()) {
                     LOG.info("swept expired docker sessions {}", removed);
                 }
