@@ -273,6 +273,37 @@ class CommandChannelTest {
     }
 
     @Test
+    void commandsOverTheExecLimitWaitForASlotInsteadOfFailing() throws Exception {
+        try (SandboxServer small = SandboxServer.builder(local)
+                        .port(0)
+                        .maxExecs(4)
+                        .token("alice", ALICE.toCharArray())
+                        .start();
+                RemoteSandboxProvider remote = RemoteSandboxProvider.builder()
+                        .baseUrl(small.baseUrl())
+                        .token(ALICE.toCharArray())
+                        .build()) {
+            SandboxSession s = remote.create(SessionOptions.defaults()).block(WAIT);
+            List<String> outputs = Flux.range(0, 200)
+                    .flatMap(
+                            i -> i % 4 == 0
+                                    ? s.exec(ExecOptions.of("echo", "e" + i))
+                                            .filter(e -> e instanceof ExecEvent.Stdout)
+                                            .map(e -> ((ExecEvent.Stdout) e).text())
+                                            .single()
+                                    : s.run(ExecOptions.of("echo", "r" + i))
+                                            .map(r -> r.stdout().trim()),
+                            200)
+                    .collectList()
+                    .block(WAIT);
+            assertThat(outputs).hasSize(200);
+            for (int i = 0; i < 200; i++) {
+                assertThat(outputs).contains((i % 4 == 0 ? "e" : "r") + i);
+            }
+        }
+    }
+
+    @Test
     void theRestPathCanBeChosenAndNeverTouchesTheChannel() throws Exception {
         try (RemoteSandboxProvider rest = RemoteSandboxProvider.builder()
                 .baseUrl(server.baseUrl())

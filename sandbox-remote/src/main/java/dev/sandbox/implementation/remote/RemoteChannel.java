@@ -207,6 +207,16 @@ public final class RemoteChannel {
         return d;
     }
 
+    /**
+     * The error an error frame stands for; a {@code 503 ServerBusy} (the server's queue for a slot was full or its
+     * wait over: nothing was done) becomes a retryable {@link dev.sandbox.remote.ServerBusyException}, as the guard's
+     * answer with {@code Retry-After: 1} does.
+     */
+    private static RuntimeException error(ChannelFrames.Frame f) {
+        int status = ChannelFrames.errorStatus(f);
+        return BusyRetry.answer(status, status == 503 ? "1" : null, ChannelFrames.errorBody(f));
+    }
+
     private static BackendException queueFull() {
         return new BackendException("too many commands are waiting to be sent on the command channel", null, true);
     }
@@ -273,8 +283,7 @@ public final class RemoteChannel {
                         sink.success(n);
                     }
                 }
-                case ChannelFrames.ERROR ->
-                    sink.error(BusyRetry.answer(ChannelFrames.errorStatus(f), null, ChannelFrames.errorBody(f)));
+                case ChannelFrames.ERROR -> sink.error(error(f));
                 default ->
                     sink.error(RemoteErrors.protocol("the sandbox server sent frame type " + f.type() + " for a run"));
             }
@@ -370,8 +379,7 @@ public final class RemoteChannel {
                 }
                 case ChannelFrames.ERROR -> {
                     conn.streams.remove(f.stream());
-                    queue.tryEmitError(
-                            BusyRetry.answer(ChannelFrames.errorStatus(f), null, ChannelFrames.errorBody(f)));
+                    queue.tryEmitError(error(f));
                 }
                 default ->
                     fail(RemoteErrors.protocol("the sandbox server sent frame type " + f.type() + " on an exec"));

@@ -130,6 +130,7 @@ public final class RemoteSession implements SandboxSession {
             Mono<JsonNode> answer = channel == null
                     ? t.runCall(HttpMethod.POST, path + "/run", body)
                     : channel.run(id, WireJson.bytes(body))
+                            .retryWhen(t.busyRetry())
                             .onErrorResume(
                                     RemoteChannel.Refused.class, e -> t.runCall(HttpMethod.POST, path + "/run", body))
                             .onErrorMap(t::transportError);

@@ -118,16 +118,22 @@ public final class RemoteStreams {
                         if (st.started || channel == null) {
                             lines = rest;
                         } else {
-                            RemoteChannel.ExecStream onChannel = channel.exec(sessionId, WireJson.bytes(body), w -> {
-                                st.window = w;
-                                st.started = true;
-                            });
-                            st.onChannel = onChannel;
-                            // a server that refuses the channel never saw the command: send it over REST
-                            lines = onChannel.items().onErrorResume(RemoteChannel.Refused.class, e -> {
-                                st.onChannel = null;
-                                return rest;
-                            });
+                            byte[] json = WireJson.bytes(body);
+                            // a server that refuses the channel never saw the command: send it over REST; one
+                            // whose queue for a slot was full did nothing either: send it again later
+                            lines = Flux.defer(() -> {
+                                        RemoteChannel.ExecStream onChannel = channel.exec(sessionId, json, w -> {
+                                            st.window = w;
+                                            st.started = true;
+                                        });
+                                        st.onChannel = onChannel;
+                                        return onChannel.items();
+                                    })
+                                    .retryWhen(t.busyRetry())
+                                    .onErrorResume(RemoteChannel.Refused.class, e -> {
+                                        st.onChannel = null;
+                                        return rest;
+                                    });
                         }
                         // items arrive on a parallel worker (see RemoteTransport.stream)
                         return lines.doOnNext(sized -> {

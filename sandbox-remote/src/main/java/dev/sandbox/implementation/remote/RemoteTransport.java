@@ -120,6 +120,15 @@ public final class RemoteTransport implements AutoCloseable {
     }
 
     /**
+     * The policy that sends a request again after a {@code 503 ServerBusy} answer.
+     *
+     * @return the policy
+     */
+    public BusyRetry busyRetry() {
+        return busy;
+    }
+
+    /**
      * The command channel, when it is on and the server has it.
      *
      * @return the channel, or {@code null} to send commands as REST requests

@@ -51,6 +51,11 @@ final class ChannelSocket {
     private static final Logger LOG = LoggerFactory.getLogger(ChannelSocket.class);
     /** Frames of one stream taken ahead of the socket: the window's own arrays, so a deep prefetch costs little. */
     private static final int PREFETCH = 32;
+    /**
+     * How long a command waits for a slot of the exec limit before it is answered {@code 503 ServerBusy}: the guard's
+     * default queue timeout. REST clients are paced by the connection limit; here one connection carries thousands.
+     */
+    static final java.time.Duration QUEUE_WAIT = java.time.Duration.ofSeconds(5);
 
     private final ChannelRoutes routes;
     private final Tenant tenant;
@@ -225,7 +230,19 @@ final class ChannelSocket {
                     String execId = n.id() != null ? n.id() : ExecRoutes.newExecId();
                     return withSession(
                                     sessionId,
-                                    s -> Mono.fromCallable(() -> routes.openExec(s, options, n.stdinId(), execId)))
+                                    s -> routes.limit.acquireQueued(QUEUE_WAIT).map(slot -> {
+                                        boolean[] taken = {false};
+                                        try {
+                                            return routes.openExec(s, options, n.stdinId(), execId, () -> {
+                                                taken[0] = true;
+                                                return slot;
+                                            });
+                                        } finally {
+                                            if (!taken[0]) {
+                                                slot.run(); // joined an exec that runs already, or failed
+                                            }
+                                        }
+                                    }))
                             .flatMapMany(channel -> {
                                 st.exec = channel;
                                 if (st.cancelled) {
@@ -253,8 +270,7 @@ final class ChannelSocket {
                     String stdinId = n.stdinId();
                     return withSession(
                                     sessionId,
-                                    s -> Mono.defer(() -> {
-                                        Runnable slot = routes.limit.acquire();
+                                    s -> routes.limit.acquireQueued(QUEUE_WAIT).flatMap(slot -> {
                                         // answered on this connection's event loop, where it is written (as over REST)
                                         Mono<ExecResult> result = s instanceof BatchedExec direct
                                                 ? direct.run(options, loopScheduler)

@@ -190,6 +190,25 @@ abstract class Routes {
      * @return the exec's channel, started
      */
     ExecChannel openExec(SandboxSession s, ExecOptions options, String stdinId, String execId) {
+        return openExec(s, options, stdinId, execId, limit::acquire);
+    }
+
+    /**
+     * Opens (or joins) the streaming exec of a command, with a slot of the exec limit taken as given.
+     *
+     * @param s the session
+     * @param options the options, stdin joined
+     * @param stdinId the stdin upload's id, abandoned when the command ends, or {@code null}
+     * @param execId the exec's id
+     * @param slot takes the slot (called only when the exec is new), giving its release action
+     * @return the exec's channel, started
+     */
+    ExecChannel openExec(
+            SandboxSession s,
+            ExecOptions options,
+            String stdinId,
+            String execId,
+            java.util.function.Supplier<Runnable> slot) {
         return execs.open(
                 execId,
                 s.id(),
@@ -197,7 +216,7 @@ abstract class Routes {
                 options.byteOutput()
                         ? Math.max(options.maxLineLength(), ExecEvent.Chunk.MAX_BYTES / 3 * 4 + 256)
                         : options.maxLineLength(),
-                limit::acquire,
+                slot,
                 // a session that batches lines itself saves a string and an event per line
                 () -> batchedExec(s, options).doFinally(sig -> {
                     if (stdinId != null) {
