@@ -52,10 +52,11 @@ final class ChannelSocket {
     /** Frames of one stream taken ahead of the socket: the window's own arrays, so a deep prefetch costs little. */
     private static final int PREFETCH = 32;
     /**
-     * How long a command waits for a slot of the exec limit before it is answered {@code 503 ServerBusy}: the guard's
-     * default queue timeout. REST clients are paced by the connection limit; here one connection carries thousands.
+     * How long a command waits for a slot of the exec limit before it is answered {@code 429 TooManyExecs}, as a REST
+     * request over the limit is at once: REST clients are paced by the connection limit, while one channel carries
+     * thousands of commands, which a burst should not turn into errors.
      */
-    static final java.time.Duration QUEUE_WAIT = java.time.Duration.ofSeconds(5);
+    static final java.time.Duration QUEUE_WAIT = java.time.Duration.ofSeconds(10);
 
     private final ChannelRoutes routes;
     private final Tenant tenant;

@@ -13,8 +13,9 @@ import reactor.core.scheduler.Schedulers;
 /**
  * Counts the commands running through the server (runs, streaming execs, background processes) against a limit. A
  * REST request over the limit is answered 429 at once (the connection limit already paces REST clients); a command of
- * the command channel, where one connection carries thousands, waits for a slot in a bounded FIFO queue instead, and
- * is answered {@code 503 ServerBusy} (nothing done, safe to send again) when the queue is full or its wait is over.
+ * the command channel, where one connection carries thousands, waits for a slot in a bounded FIFO queue instead: it
+ * is answered {@code 503 ServerBusy} (nothing done, safe to send again) when the queue is full, and 429 as over REST
+ * when no slot freed within its wait.
  */
 public final class ExecLimit {
     /** The most commands waiting for a slot at once, server-wide. */
@@ -80,8 +81,9 @@ public final class ExecLimit {
     }
 
     /**
-     * Takes a slot, waiting for one in FIFO order up to {@code wait}; fails with {@code 503 ServerBusy} when the
-     * queue is full or the wait is over. Cancelling leaves the queue.
+     * Takes a slot, waiting for one in FIFO order up to {@code wait}; fails with {@code 503 ServerBusy} (nothing done,
+     * send it again) when the queue is full, and with {@code 429 TooManyExecs} as {@link #acquire} does when no
+     * command ended within the wait. Cancelling leaves the queue.
      *
      * @param wait the longest wait
      * @return the release action, safe to run more than once
@@ -108,7 +110,12 @@ public final class ExecLimit {
                             () -> {
                                 if (settle(w)) {
                                     waiters.remove(w);
-                                    w.sink.error(busy("for " + wait.toMillis() + " ms"));
+                                    w.sink.error(new HttpError(
+                                            429,
+                                            "TooManyExecs",
+                                            "the server already runs its maximum of " + max
+                                                    + " commands and none ended within " + wait.toMillis()
+                                                    + " ms; wait for one to end"));
                                 }
                             },
                             wait.toMillis(),
