@@ -304,6 +304,62 @@ class CommandChannelTest {
     }
 
     @Test
+    void aCutChannelResumesItsExecOverRestAndFailsItsRunRetryably() throws Exception {
+        try (DroppingProxy proxy = new DroppingProxy(server.port());
+                RemoteSandboxProvider viaProxy = RemoteSandboxProvider.builder()
+                        .baseUrl(proxy.baseUrl())
+                        .token(ALICE.toCharArray())
+                        .build()) {
+            SandboxSession s = viaProxy.create(SessionOptions.defaults()).block(WAIT);
+            long before = ping().path("channelCommands").asLong();
+            int n = 300_000;
+            AtomicInteger dropped = new AtomicInteger();
+            List<Long> offsets = new java.util.ArrayList<>();
+            StringBuilder text = new StringBuilder();
+            ExecEvent last = s.exec(ExecOptions.of("seq", "1", Integer.toString(n)))
+                    .doOnNext(e -> {
+                        if (e instanceof ExecEvent.Stdout l) {
+                            offsets.add(l.offset());
+                            if (!l.partial()) {
+                                text.append(l.text()).append('\n');
+                            } else {
+                                text.append(l.text());
+                            }
+                            if (offsets.size() == 50_000) {
+                                // cut the channel (and every other connection) while lines are in flight
+                                reactor.core.scheduler.Schedulers.boundedElastic()
+                                        .schedule(() -> dropped.addAndGet(proxy.dropAll()));
+                            }
+                        }
+                    })
+                    .blockLast(WAIT);
+            assertThat(dropped.get()).as("connections were cut").isPositive();
+            assertThat(ping().path("channelCommands").asLong() - before)
+                    .as("the exec started on the channel")
+                    .isEqualTo(1);
+            assertThat(((ExecEvent.Exit) last).code()).isZero();
+            StringBuilder expected = new StringBuilder();
+            for (int i = 1; i <= n; i++) {
+                expected.append(i).append('\n');
+            }
+            assertThat(text.toString()).as("every line once, in order").isEqualTo(expected.toString());
+
+            // a run in flight when the channel is cut fails as a REST run cut with its connection does
+            Mono<ExecResult> run = s.run(ExecOptions.of("sleep", "3"));
+            java.util.concurrent.CompletableFuture<Throwable> failure = new java.util.concurrent.CompletableFuture<>();
+            run.subscribe(r -> failure.complete(null), failure::complete);
+            await(() -> execsRunning() == 1);
+            assertThat(proxy.dropAll()).isPositive();
+            Throwable t = failure.get(WAIT.toSeconds(), java.util.concurrent.TimeUnit.SECONDS);
+            assertThat(t).isInstanceOf(dev.sandbox.BackendException.class);
+            assertThat(((dev.sandbox.BackendException) t).isRetryable()).isTrue();
+            // and the next command opens a new channel
+            assertThat(s.run(ExecOptions.of("echo", "again")).block(WAIT).stdout())
+                    .isEqualTo("again\n");
+        }
+    }
+
+    @Test
     void theRestPathCanBeChosenAndNeverTouchesTheChannel() throws Exception {
         try (RemoteSandboxProvider rest = RemoteSandboxProvider.builder()
                 .baseUrl(server.baseUrl())
