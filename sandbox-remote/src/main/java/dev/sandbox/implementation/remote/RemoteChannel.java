@@ -114,7 +114,10 @@ public final class RemoteChannel {
     private final class Conn {
         final Sinks.Many<byte[]> out = Sinks.many()
                 .unicast()
-                .onBackpressureBuffer(Queues.<byte[]>get(OUT_QUEUE).get());
+                .onBackpressureBuffer(Queues.<byte[]>unbounded(256).get());
+        /** Frames in {@link #out} not yet taken by the socket; at most {@link #OUT_QUEUE}. */
+        final AtomicInteger queued = new AtomicInteger();
+
         final Map<Integer, Receiver> streams = new ConcurrentHashMap<>();
         final AtomicInteger next = new AtomicInteger();
         volatile boolean ended;
@@ -122,8 +125,10 @@ public final class RemoteChannel {
 
         void start() {
             socket = t.<Void>websocket("/v1/channel", MAX_MESSAGE, (in, o) -> {
-                        Mono<Void> send = o.sendObject(
-                                        out.asFlux().map(b -> new BinaryWebSocketFrame(Unpooled.wrappedBuffer(b))))
+                        Mono<Void> send = o.sendObject(out.asFlux().map(b -> {
+                                    queued.decrementAndGet();
+                                    return new BinaryWebSocketFrame(Unpooled.wrappedBuffer(b));
+                                }))
                                 .then();
                         Mono<Void> receive = in.aggregateFrames(MAX_MESSAGE)
                                 .receiveFrames()
@@ -167,7 +172,11 @@ public final class RemoteChannel {
 
         boolean send(byte[] frame) {
             synchronized (this) {
-                return !ended && out.tryEmitNext(frame).isSuccess();
+                if (ended || queued.get() >= OUT_QUEUE) {
+                    return false;
+                }
+                queued.incrementAndGet();
+                return out.tryEmitNext(frame).isSuccess();
             }
         }
 
