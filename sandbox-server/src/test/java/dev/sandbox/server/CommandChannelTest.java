@@ -263,6 +263,34 @@ class CommandChannelTest {
                 ChannelFrames.Frame f = aliceRaw.next(WAIT);
                 assertThat(f.type()).isEqualTo(ChannelFrames.ERROR);
                 assertThat(ChannelFrames.errorStatus(f)).isEqualTo(404);
+                // nor can either resume the other's exec: bob's exec through alice's session, alice's through bob's
+                aliceRaw.send(ChannelFrames.resume(2, other.id(), "e-1", -1, -1));
+                ChannelFrames.Frame resumed = aliceRaw.next(WAIT);
+                assertThat(resumed.type()).isEqualTo(ChannelFrames.ERROR);
+                assertThat(ChannelFrames.errorStatus(resumed)).isEqualTo(404);
+                assertThat(JSON.readTree(ChannelFrames.errorBody(resumed))
+                                .path("error")
+                                .path("type")
+                                .asText())
+                        .isEqualTo("ExecNotFound");
+                aliceRaw.send(ChannelFrames.open(
+                        ChannelFrames.OPEN_EXEC,
+                        3,
+                        other.id(),
+                        body("{\"argv\":[\"sleep\",\"1\"],\"id\":\"alices-exec\"}")));
+                assertThat(aliceRaw.next(WAIT).type()).isEqualTo(ChannelFrames.OPENED);
+                bob.send(ChannelFrames.resume(101, bobs.id(), "alices-exec", -1, -1));
+                ChannelFrames.Frame stolen = bob.next(WAIT);
+                assertThat(stolen.type()).isEqualTo(ChannelFrames.ERROR);
+                assertThat(ChannelFrames.errorStatus(stolen)).isEqualTo(404);
+                bob.send(ChannelFrames.resume(102, other.id(), "alices-exec", -1, -1));
+                ChannelFrames.Frame foreign = bob.next(WAIT);
+                assertThat(ChannelFrames.errorStatus(foreign)).isEqualTo(404);
+                assertThat(JSON.readTree(ChannelFrames.errorBody(foreign))
+                                .path("error")
+                                .path("type")
+                                .asText())
+                        .isEqualTo("SessionNotFoundException");
             }
         }
         List<String> lines = alicesExec.block(WAIT).stream()
@@ -304,7 +332,7 @@ class CommandChannelTest {
     }
 
     @Test
-    void aCutChannelResumesItsExecOverRestAndFailsItsRunRetryably() throws Exception {
+    void aCutChannelResumesItsExecOnTheNextOneAndFailsItsRunRetryably() throws Exception {
         try (DroppingProxy proxy = new DroppingProxy(server.port());
                 RemoteSandboxProvider viaProxy = RemoteSandboxProvider.builder()
                         .baseUrl(proxy.baseUrl())
@@ -312,6 +340,7 @@ class CommandChannelTest {
                         .build()) {
             SandboxSession s = viaProxy.create(SessionOptions.defaults()).block(WAIT);
             long before = ping().path("channelCommands").asLong();
+            int acceptedBefore = proxy.accepted();
             int n = 300_000;
             AtomicInteger dropped = new AtomicInteger();
             List<Long> offsets = new java.util.ArrayList<>();
@@ -337,6 +366,9 @@ class CommandChannelTest {
             assertThat(ping().path("channelCommands").asLong() - before)
                     .as("the exec started on the channel")
                     .isEqualTo(1);
+            assertThat(proxy.accepted() - acceptedBefore)
+                    .as("one channel, then one more that the exec resumed on (with its acknowledgements)")
+                    .isEqualTo(2);
             assertThat(((ExecEvent.Exit) last).code()).isZero();
             StringBuilder expected = new StringBuilder();
             for (int i = 1; i <= n; i++) {

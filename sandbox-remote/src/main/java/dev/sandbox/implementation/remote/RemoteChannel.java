@@ -17,6 +17,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.IntFunction;
 import java.util.function.LongConsumer;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
@@ -34,8 +35,8 @@ import reactor.util.concurrent.Queues;
  * <p>A run answers its result on the event loop that read it. An exec's items are queued per stream (bounded: the
  * server sends at most its window of unacknowledged output, which this side checks) and decoded on a worker, as the
  * REST streams are. When the socket breaks, every command on it fails with a {@link RemoteTransport.StreamDropped}:
- * an exec the server had opened is resumed by {@link RemoteStreams} over REST from its offsets (it has the same exec
- * id there); a run fails with the retryable error a REST run gets for a cut connection. When the server refuses the
+ * an exec the server had opened is resumed by {@link RemoteStreams} from its offsets on the next socket ({@link
+ * #resume}); a run fails with the retryable error a REST run gets for a cut connection. When the server refuses the
  * upgrade (an older server without the route answers 404), the commands waiting fail with {@link Refused}, which
  * sends them over REST; after a 404 or 405 every later command goes over REST too.
  */
@@ -315,13 +316,28 @@ public final class RemoteChannel {
      * @return the stream
      */
     public ExecStream exec(String sessionId, byte[] body, LongConsumer onOpened) {
-        return new ExecStream(sessionId, body, onOpened);
+        return new ExecStream(n -> ChannelFrames.open(ChannelFrames.OPEN_EXEC, n, sessionId, body), onOpened);
+    }
+
+    /**
+     * Continues an exec the server holds (opened on a channel that broke, or over REST) on a new stream, from the
+     * offsets of the last lines delivered.
+     *
+     * @param sessionId the session
+     * @param execId the exec's id
+     * @param afterStdout the offset of the last stdout line delivered, or -1
+     * @param afterStderr the offset of the last stderr line delivered, or -1
+     * @param onOpened called with the server's window once the exec is attached
+     * @return the stream
+     */
+    public ExecStream resume(
+            String sessionId, String execId, long afterStdout, long afterStderr, LongConsumer onOpened) {
+        return new ExecStream(n -> ChannelFrames.resume(n, sessionId, execId, afterStdout, afterStderr), onOpened);
     }
 
     /** One exec on the channel: its items, and the acknowledgements and the cancel going back. */
     public final class ExecStream implements Receiver {
-        private final String sessionId;
-        private final byte[] body;
+        private final IntFunction<byte[]> open;
         private final LongConsumer onOpened;
         private final Sinks.Many<ChannelFrames.Frame> queue = Sinks.many()
                 .unicast()
@@ -331,9 +347,8 @@ public final class RemoteChannel {
         private volatile Conn conn;
         private volatile int id;
 
-        ExecStream(String sessionId, byte[] body, LongConsumer onOpened) {
-            this.sessionId = sessionId;
-            this.body = body;
+        ExecStream(IntFunction<byte[]> open, LongConsumer onOpened) {
+            this.open = open;
             this.onOpened = onOpened;
         }
 
@@ -351,7 +366,7 @@ public final class RemoteChannel {
                         }
                         conn = c;
                         id = n;
-                        if (!c.send(ChannelFrames.open(ChannelFrames.OPEN_EXEC, n, sessionId, body))) {
+                        if (!c.send(open.apply(n))) {
                             c.streams.remove(n);
                             return Flux.error(
                                     c.ended

@@ -19,6 +19,7 @@ import java.util.Spliterators;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
+import java.util.function.LongConsumer;
 import org.reactivestreams.Publisher;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -79,7 +80,8 @@ public final class RemoteStreams {
      *
      * <p>With the command channel ({@link RemoteChannel}) on, the exec opens as a stream of the channel and is
      * acknowledged and released there; if the channel breaks once the server has opened the exec, the exec is
-     * resumed over REST from its offsets, as a dropped REST stream is.
+     * resumed from its offsets on the next channel (over REST when the server refuses the channel), as a dropped
+     * REST stream is.
      *
      * @param t the transport
      * @param sessionId the session's id
@@ -115,17 +117,23 @@ public final class RemoteStreams {
                                         true);
                         RemoteChannel channel = t.channel();
                         Flux<LineSplitter.Sized> lines;
-                        if (st.started || channel == null) {
+                        if (channel == null) {
                             lines = rest;
                         } else {
-                            byte[] json = WireJson.bytes(body);
+                            boolean resume = st.started;
+                            long afterStdout = st.lastStdout;
+                            long afterStderr = st.lastStderr;
+                            byte[] json = resume ? null : WireJson.bytes(body);
                             // a server that refuses the channel never saw the command: send it over REST; one
                             // whose queue for a slot was full did nothing either: send it again later
                             lines = Flux.defer(() -> {
-                                        RemoteChannel.ExecStream onChannel = channel.exec(sessionId, json, w -> {
+                                        LongConsumer opened = w -> {
                                             st.window = w;
                                             st.started = true;
-                                        });
+                                        };
+                                        RemoteChannel.ExecStream onChannel = resume
+                                                ? channel.resume(sessionId, st.id, afterStdout, afterStderr, opened)
+                                                : channel.exec(sessionId, json, opened);
                                         st.onChannel = onChannel;
                                         return onChannel.items();
                                     })

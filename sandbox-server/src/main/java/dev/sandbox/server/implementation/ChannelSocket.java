@@ -34,8 +34,8 @@ import reactor.util.concurrent.Queues;
 /**
  * One client's command channel (see {@link ChannelFrames}). Each open frame starts a command on the stream the client
  * named: an exec is a {@link ExecChannel} like a REST exec's (same window, same exec id, so a client whose connection
- * drops resumes it over REST from its offsets), read by a sender on this connection's event loop; a run answers one
- * result. The streams' frames are merged onto the socket, each stream read only as its window allows, so a client
+ * drops resumes it from its offsets, on a new channel or over REST), read by a sender on this connection's event
+ * loop; a run answers one result. The streams' frames are merged onto the socket, each stream read only as its window allows, so a client
  * that stops acknowledging one exec stops that command only.
  *
  * <p>Everything the client sends is checked: a malformed frame (see {@link ChannelFrames#decode}), a text frame, or
@@ -163,7 +163,7 @@ final class ChannelSocket {
     private void handle(ChannelFrames.Frame f) {
         int id = f.stream();
         switch (f.type()) {
-            case ChannelFrames.OPEN_EXEC, ChannelFrames.OPEN_RUN -> {
+            case ChannelFrames.OPEN_EXEC, ChannelFrames.OPEN_RUN, ChannelFrames.RESUME_EXEC -> {
                 if (streams.containsKey(id)) {
                     throw new ChannelFrames.MalformedFrameException("stream " + id + " is already open");
                 }
@@ -179,10 +179,19 @@ final class ChannelSocket {
                                     "TooManyStreams",
                                     "a channel has at most " + MAX_STREAMS + " commands open at once")));
                 } else {
-                    routes.state.channelCommands.increment();
                     Stream st = new Stream(id);
                     streams.put(id, st);
-                    p = f.type() == ChannelFrames.OPEN_EXEC ? exec(st, sessionId, body) : run(st, sessionId, body);
+                    if (f.type() == ChannelFrames.RESUME_EXEC) {
+                        p = resume(
+                                st,
+                                sessionId,
+                                ChannelFrames.resumeExecId(f),
+                                ChannelFrames.resumeStdout(f),
+                                ChannelFrames.resumeStderr(f));
+                    } else {
+                        routes.state.channelCommands.increment();
+                        p = f.type() == ChannelFrames.OPEN_EXEC ? exec(st, sessionId, body) : run(st, sessionId, body);
+                    }
                 }
                 if (opened.tryEmitNext(p).isFailure()) {
                     throw new ChannelFrames.MalformedFrameException("too many opens waiting");
@@ -244,23 +253,40 @@ final class ChannelSocket {
                                             }
                                         }
                                     }))
-                            .flatMapMany(channel -> {
-                                st.exec = channel;
-                                if (st.cancelled) {
-                                    channel.release();
-                                    return Flux.<WebSocketFrame>empty();
-                                }
-                                Publisher<Http.Frame> frames = channel.attach(-1, -1, Http.Format.NDJSON, true, loop);
-                                return Flux.concat(
-                                        Mono.fromSupplier(
-                                                () -> binary(ChannelFrames.opened(id, channel.windowLimit()))),
-                                        Flux.from(frames).map(f -> event(id, f.json())));
-                            });
+                            .flatMapMany(channel -> attached(st, channel, -1, -1));
                 })
                 .onErrorResume(t -> {
                     streams.remove(id, st);
                     return Mono.just(error(id, t));
                 });
+    }
+
+    /**
+     * An exec opened earlier, continued on this stream after the client's offsets: the same checks as {@code GET
+     * .../execs/{exec}/events} (the tenant's session, an exec of that session, offsets not acknowledged past).
+     */
+    private Publisher<WebSocketFrame> resume(Stream st, String sessionId, String execId, long stdout, long stderr) {
+        int id = st.id;
+        return withSession(sessionId, s -> Mono.fromCallable(() -> routes.execs.get(execId, s.id())))
+                .flatMapMany(channel -> attached(st, channel, stdout, stderr))
+                .onErrorResume(t -> {
+                    streams.remove(id, st);
+                    return Mono.just(error(id, t));
+                });
+    }
+
+    /** The frames of an exec's window read from the client's offsets: opened, then the items as the window has them. */
+    private Flux<WebSocketFrame> attached(Stream st, ExecChannel channel, long stdout, long stderr) {
+        int id = st.id;
+        st.exec = channel;
+        if (st.cancelled) {
+            channel.release();
+            return Flux.empty();
+        }
+        Publisher<Http.Frame> frames = channel.attach(stdout, stderr, Http.Format.NDJSON, true, loop);
+        return Flux.concat(
+                Mono.fromSupplier(() -> binary(ChannelFrames.opened(id, channel.windowLimit()))),
+                Flux.from(frames).map(f -> event(id, f.json())));
     }
 
     private Publisher<WebSocketFrame> run(Stream st, String sessionId, byte[] json) {

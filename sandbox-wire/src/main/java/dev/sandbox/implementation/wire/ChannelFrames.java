@@ -20,6 +20,10 @@ import java.nio.charset.StandardCharsets;
  *   <li>{@link #OPEN_EXEC} and {@link #OPEN_RUN}: a command on a new stream. Payload: the session id's length (u16,
  *       1 to {@value #MAX_SESSION_ID} bytes), the session id in UTF-8, then the exec body exactly as {@code POST
  *       /v1/sessions/{id}/exec} takes it (JSON, with the exec id the client chose for a REST resume).
+ *   <li>{@link #RESUME_EXEC}: an exec opened earlier (on a connection that broke, or over REST) continued on a new
+ *       stream, from the offsets (i64 each, -1 for none) of the last stdout and stderr line the client delivered.
+ *       Payload: the session id as in an open, the two offsets, then the exec's id in UTF-8 (1 to {@value
+ *       #MAX_EXEC_ID} bytes).
  *   <li>{@link #ACK}: what the client delivered of an exec: the offsets (i64 each, -1 for none) of the last stdout
  *       and stderr line. The server keeps at most its window of unacknowledged output per exec, so a stream whose
  *       reader stops stops its command only.
@@ -45,11 +49,15 @@ public final class ChannelFrames {
     public static final int HEADER = 9;
     /** The longest session id an open frame may name, in UTF-8 bytes. */
     public static final int MAX_SESSION_ID = 256;
+    /** The longest exec id a resume frame may name, in UTF-8 bytes. */
+    public static final int MAX_EXEC_ID = 128;
 
     /** Client: start a streaming exec. */
     public static final byte OPEN_EXEC = 1;
     /** Client: start a run (one result). */
     public static final byte OPEN_RUN = 2;
+    /** Client: continue an exec from offsets on a new stream. */
+    public static final byte RESUME_EXEC = 5;
     /** Client: acknowledge what was delivered of an exec. */
     public static final byte ACK = 3;
     /** Client: end a stream, killing its command. */
@@ -139,7 +147,7 @@ public final class ChannelFrames {
     private static void check(Frame f, boolean fromClient) {
         int len = f.length();
         switch (f.type()) {
-            case OPEN_EXEC, OPEN_RUN -> {
+            case OPEN_EXEC, OPEN_RUN, RESUME_EXEC -> {
                 client(f, fromClient);
                 if (len < 2) {
                     throw new MalformedFrameException("an open frame needs a session id");
@@ -148,6 +156,16 @@ public final class ChannelFrames {
                 if (idLen < 1 || idLen > MAX_SESSION_ID || idLen > len - 2) {
                     throw new MalformedFrameException("an open frame's session id must be 1 to " + MAX_SESSION_ID
                             + " bytes within the payload, got " + idLen);
+                }
+                if (f.type() == RESUME_EXEC) {
+                    int rest = len - 2 - idLen;
+                    if (rest < 17 || rest > 16 + MAX_EXEC_ID) {
+                        throw new MalformedFrameException("a resume frame needs two offsets and an exec id of 1 to "
+                                + MAX_EXEC_ID + " bytes, got " + rest + " bytes");
+                    }
+                    if (resumeStdout(f) < -1 || resumeStderr(f) < -1) {
+                        throw new MalformedFrameException("a resume offset must be -1 or more");
+                    }
                 }
             }
             case ACK -> {
@@ -238,7 +256,7 @@ public final class ChannelFrames {
     /**
      * An open frame.
      *
-     * @param type {@link #OPEN_EXEC} or {@link #OPEN_RUN}
+     * @param type {@link #OPEN_EXEC}, {@link #OPEN_RUN} or {@link #RESUME_EXEC}
      * @param stream the stream
      * @param sessionId the session
      * @param body the exec body's JSON
@@ -256,6 +274,59 @@ public final class ChannelFrames {
         System.arraycopy(id, 0, b, HEADER + 2, id.length);
         System.arraycopy(body, 0, b, HEADER + 2 + id.length, body.length);
         return b;
+    }
+
+    /**
+     * A resume frame.
+     *
+     * @param stream the new stream
+     * @param sessionId the session
+     * @param execId the exec's id
+     * @param afterStdout the offset of the last stdout line delivered, or -1
+     * @param afterStderr the offset of the last stderr line delivered, or -1
+     * @return the frame's bytes
+     */
+    public static byte[] resume(int stream, String sessionId, String execId, long afterStdout, long afterStderr) {
+        byte[] id = execId.getBytes(StandardCharsets.UTF_8);
+        if (id.length < 1 || id.length > MAX_EXEC_ID) {
+            throw new IllegalArgumentException("an exec id must be 1 to " + MAX_EXEC_ID + " bytes");
+        }
+        byte[] body = new byte[16 + id.length];
+        putLong(body, 0, afterStdout);
+        putLong(body, 8, afterStderr);
+        System.arraycopy(id, 0, body, 16, id.length);
+        return open(RESUME_EXEC, stream, sessionId, body);
+    }
+
+    /**
+     * The stdout offset of a resume.
+     *
+     * @param f the frame
+     * @return the offset
+     */
+    public static long resumeStdout(Frame f) {
+        return getLong(f.bytes(), openBodyOffset(f));
+    }
+
+    /**
+     * The stderr offset of a resume.
+     *
+     * @param f the frame
+     * @return the offset
+     */
+    public static long resumeStderr(Frame f) {
+        return getLong(f.bytes(), openBodyOffset(f) + 8);
+    }
+
+    /**
+     * The exec id of a resume.
+     *
+     * @param f the frame
+     * @return the id
+     */
+    public static String resumeExecId(Frame f) {
+        int from = openBodyOffset(f) + 16;
+        return new String(f.bytes(), from, f.end() - from, StandardCharsets.UTF_8);
     }
 
     /**

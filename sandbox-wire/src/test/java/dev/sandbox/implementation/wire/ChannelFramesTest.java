@@ -40,6 +40,31 @@ class ChannelFramesTest {
     }
 
     @Test
+    void aResumeCarriesTheSessionTheOffsetsAndTheExecId() {
+        ChannelFrames.Frame f = fromClient(ChannelFrames.resume(9, "s-1", "0123abcd", 77, -1));
+        assertThat(f.type()).isEqualTo(ChannelFrames.RESUME_EXEC);
+        assertThat(f.stream()).isEqualTo(9);
+        assertThat(ChannelFrames.openSession(f)).isEqualTo("s-1");
+        assertThat(ChannelFrames.resumeStdout(f)).isEqualTo(77);
+        assertThat(ChannelFrames.resumeStderr(f)).isEqualTo(-1);
+        assertThat(ChannelFrames.resumeExecId(f)).isEqualTo("0123abcd");
+    }
+
+    @Test
+    void aResumeWithoutAnExecIdOrWithABadOffsetIsRefused() {
+        byte[] noExecId = ChannelFrames.open(ChannelFrames.RESUME_EXEC, 1, "s", new byte[16]);
+        assertThatThrownBy(() -> fromClient(noExecId))
+                .isInstanceOf(ChannelFrames.MalformedFrameException.class)
+                .hasMessageContaining("two offsets and an exec id");
+        byte[] badOffset = ChannelFrames.resume(1, "s", "e", -5, 0);
+        assertThatThrownBy(() -> fromClient(badOffset))
+                .isInstanceOf(ChannelFrames.MalformedFrameException.class)
+                .hasMessageContaining("-1 or more");
+        assertThatThrownBy(() -> ChannelFrames.resume(1, "s", "x".repeat(129), 0, 0))
+                .isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
     void anAckCarriesBothOffsets() {
         ChannelFrames.Frame f = fromClient(ChannelFrames.ack(Integer.MAX_VALUE, 123_456_789_012L, -1));
         assertThat(f.type()).isEqualTo(ChannelFrames.ACK);
