@@ -178,6 +178,7 @@ public final class RemoteSandboxProvider implements SandboxProvider {
         private int reconnectAttempts = 8;
         private Duration reconnectBackoff = Duration.ofMillis(50);
         private int busyAttempts = 10;
+        private boolean commandChannel = true;
         private Duration busyWithin = Duration.ofSeconds(60);
         private @Nullable Path trustedCertificates;
 
@@ -307,6 +308,22 @@ public final class RemoteSandboxProvider implements SandboxProvider {
         }
 
         /**
+         * Whether {@code run} and {@code exec} go over the command channel: one WebSocket to the server ({@code GET
+         * /v1/channel}) per provider, opened on the first command and again after it breaks, carrying every command
+         * as frames rather than each as its own HTTP request. On by default; a server that answers the upgrade with
+         * 404 (one older than the channel) gets REST requests from then on. Turn it off to send every command as a
+         * REST request (through a proxy that does not pass WebSockets, or to compare). Everything other than {@code
+         * run} and {@code exec} is a REST request either way.
+         *
+         * @param enabled {@code false} for a REST request per command
+         * @return this builder
+         */
+        public Builder commandChannel(boolean enabled) {
+            this.commandChannel = enabled;
+            return this;
+        }
+
+        /**
          * Builds the provider.
          *
          * @return the provider
@@ -361,7 +378,8 @@ public final class RemoteSandboxProvider implements SandboxProvider {
                     reconnectBackoff,
                     busyAttempts,
                     busyWithin,
-                    https ? RemoteTls.clientContext(trustedCertificates) : null));
+                    https ? RemoteTls.clientContext(trustedCertificates) : null,
+                    commandChannel));
         }
 
         private static void positive(String field, Duration d) {
@@ -373,7 +391,8 @@ public final class RemoteSandboxProvider implements SandboxProvider {
         @Override
         public String toString() {
             return "RemoteSandboxProvider.Builder{baseUrl=" + baseUrl + ", token=" + (token == null ? "unset" : "***")
-                    + ", connectTimeout=" + connectTimeout + ", responseTimeout=" + responseTimeout
+                    + ", connectTimeout=" + connectTimeout + ", commandChannel=" + commandChannel + ", responseTimeout="
+                    + responseTimeout
                     + (trustedCertificates == null ? "" : ", trustedCertificates=" + trustedCertificates) + "}";
         }
     }

@@ -17,6 +17,7 @@ import dev.sandbox.SessionEndReason;
 import dev.sandbox.SessionStatus;
 import dev.sandbox.implementation.wire.RequestBodies;
 import dev.sandbox.implementation.wire.ResourceBodies;
+import dev.sandbox.implementation.wire.WireJson;
 import io.netty.handler.codec.http.HttpMethod;
 import java.time.Duration;
 import java.util.Map;
@@ -113,7 +114,7 @@ public final class RemoteSession implements SandboxSession {
         return Flux.defer(() -> {
             checkOpen();
             options.validate();
-            return RemoteStreams.exec(t, path, options);
+            return RemoteStreams.exec(t, id, path, options);
         });
     }
 
@@ -125,8 +126,15 @@ public final class RemoteSession implements SandboxSession {
             String stdinId = options.stdin().isPresent() ? RemoteTransport.newId() : null;
             RequestBodies.ExecBody body = RequestBodies.ExecBody.of(options, stdinId);
             Disposable[] upload = new Disposable[1];
-            return t.runCall(HttpMethod.POST, path + "/run", body)
-                    .map(ResourceBodies::execResult)
+            RemoteChannel channel = t.channel();
+            Mono<JsonNode> answer = channel == null
+                    ? t.runCall(HttpMethod.POST, path + "/run", body)
+                    : channel.run(id, WireJson.bytes(body))
+                            .retryWhen(t.busyRetry())
+                            .onErrorResume(
+                                    RemoteChannel.Refused.class, e -> t.runCall(HttpMethod.POST, path + "/run", body))
+                            .onErrorMap(t::transportError);
+            return answer.map(ResourceBodies::execResult)
                     .switchIfEmpty(Mono.error(() -> RemoteErrors.protocol("the server sent no result for run")))
                     .doOnSubscribe(s -> {
                         if (stdinId != null) {

@@ -6,6 +6,7 @@ import dev.sandbox.FileEvent;
 import dev.sandbox.implementation.wire.LineSplitter;
 import dev.sandbox.implementation.wire.RequestBodies;
 import dev.sandbox.implementation.wire.StreamFrames;
+import dev.sandbox.implementation.wire.WireJson;
 import io.netty.handler.codec.http.HttpMethod;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -18,6 +19,7 @@ import java.util.Spliterators;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
+import java.util.function.LongConsumer;
 import org.reactivestreams.Publisher;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -65,6 +67,8 @@ public final class RemoteStreams {
         final AtomicReference<long[]> pendingAck = new AtomicReference<>();
 
         final AtomicBoolean acking = new AtomicBoolean();
+        /** The exec's stream on the command channel, while it is the one delivering. */
+        volatile RemoteChannel.ExecStream onChannel;
 
         ExecState(String id) {
             this.id = id;
@@ -74,12 +78,18 @@ public final class RemoteStreams {
     /**
      * Streams a command run on the server, resuming after a dropped connection.
      *
+     * <p>With the command channel ({@link RemoteChannel}) on, the exec opens as a stream of the channel and is
+     * acknowledged and released there; if the channel breaks once the server has opened the exec, the exec is
+     * resumed from its offsets on the next channel (over REST when the server refuses the channel), as a dropped
+     * REST stream is.
+     *
      * @param t the transport
+     * @param sessionId the session's id
      * @param sessionPath {@code /v1/sessions/{id}}
      * @param options validated options
      * @return the events
      */
-    public static Flux<ExecEvent> exec(RemoteTransport t, String sessionPath, ExecOptions options) {
+    public static Flux<ExecEvent> exec(RemoteTransport t, String sessionId, String sessionPath, ExecOptions options) {
         return Flux.defer(() -> {
             ExecState st = new ExecState(RemoteTransport.newId());
             String stdinId = options.stdin().isPresent() ? RemoteTransport.newId() : null;
@@ -87,7 +97,8 @@ public final class RemoteStreams {
                     RequestBodies.ExecBody.of(options, stdinId).withId(st.id);
             String execPath = sessionPath + "/execs/" + st.id;
             Flux<LineSplitter.Sized> events = Flux.defer(() -> {
-                        Flux<LineSplitter.Sized> lines = st.started
+                        st.onChannel = null;
+                        Flux<LineSplitter.Sized> rest = st.started
                                 ? t.stream(
                                         HttpMethod.GET,
                                         execPath + "/events?afterStdout=" + st.lastStdout + "&afterStderr="
@@ -104,6 +115,34 @@ public final class RemoteStreams {
                                             window(st, res.responseHeaders().get(StreamFrames.ACK_WINDOW_HEADER));
                                         },
                                         true);
+                        RemoteChannel channel = t.channel();
+                        Flux<LineSplitter.Sized> lines;
+                        if (channel == null) {
+                            lines = rest;
+                        } else {
+                            boolean resume = st.started;
+                            long afterStdout = st.lastStdout;
+                            long afterStderr = st.lastStderr;
+                            byte[] json = resume ? null : WireJson.bytes(body);
+                            // a server that refuses the channel never saw the command: send it over REST; one
+                            // whose queue for a slot was full did nothing either: send it again later
+                            lines = Flux.defer(() -> {
+                                        LongConsumer opened = w -> {
+                                            st.window = w;
+                                            st.started = true;
+                                        };
+                                        RemoteChannel.ExecStream onChannel = resume
+                                                ? channel.resume(sessionId, st.id, afterStdout, afterStderr, opened)
+                                                : channel.exec(sessionId, json, opened);
+                                        st.onChannel = onChannel;
+                                        return onChannel.items();
+                                    })
+                                    .retryWhen(t.busyRetry())
+                                    .onErrorResume(RemoteChannel.Refused.class, e -> {
+                                        st.onChannel = null;
+                                        return rest;
+                                    });
+                        }
                         // items arrive on a parallel worker (see RemoteTransport.stream)
                         return lines.doOnNext(sized -> {
                                     if (sized.item() instanceof StreamFrames.ErrorItem
@@ -135,7 +174,10 @@ public final class RemoteStreams {
                             upload[0].dispose();
                         }
                         // releases the server's window; kills the process if it still runs (a cancel)
-                        t.fireAndForget(HttpMethod.DELETE, execPath);
+                        RemoteChannel.ExecStream onChannel = st.onChannel;
+                        if (onChannel == null || !onChannel.cancel()) {
+                            t.fireAndForget(HttpMethod.DELETE, execPath);
+                        }
                     })
                     // last, so that the operators above see one item per frame: a lines frame becomes its line
                     // events one at a time, as they are asked for, and what is handed out here is what was delivered
@@ -264,6 +306,10 @@ public final class RemoteStreams {
      * acknowledgement would stall a stream whose window is full).
      */
     private static void ack(RemoteTransport t, String execPath, ExecState st) {
+        RemoteChannel.ExecStream onChannel = st.onChannel;
+        if (onChannel != null && onChannel.ack(st.lastStdout, st.lastStderr)) {
+            return;
+        }
         st.pendingAck.set(new long[] {st.lastStdout, st.lastStderr});
         sendAcks(t, execPath, st);
     }

@@ -61,6 +61,7 @@ public final class RemoteTransport implements AutoCloseable {
     private final Duration reconnectBackoff;
     private final BusyRetry busy;
     private final AtomicBoolean closed = new AtomicBoolean();
+    private final RemoteChannel channel;
 
     /**
      * Creates the transport.
@@ -76,6 +77,8 @@ public final class RemoteTransport implements AutoCloseable {
      * @param busyWithin the longest time such a request is retried for
      * @param tls the TLS context of an {@code https} URL ({@link RemoteTls#clientContext}), {@code null} for {@code
      *     http}
+     * @param commandChannel whether {@code run} and {@code exec} go over one WebSocket ({@link RemoteChannel}) rather
+     *     than a request each
      */
     public RemoteTransport(
             String baseUrl,
@@ -87,7 +90,8 @@ public final class RemoteTransport implements AutoCloseable {
             Duration reconnectBackoff,
             int busyAttempts,
             Duration busyWithin,
-            SslContext tls) {
+            SslContext tls,
+            boolean commandChannel) {
         this.baseUrl = baseUrl.endsWith("/") ? baseUrl.substring(0, baseUrl.length() - 1) : baseUrl;
         this.token = token;
         this.reconnectAttempts = reconnectAttempts;
@@ -112,6 +116,26 @@ public final class RemoteTransport implements AutoCloseable {
         this.streaming = base;
         Version.get(); // reads a resource: load it here, not on an event loop
         this.control = base.responseTimeout(responseTimeout);
+        this.channel = commandChannel ? new RemoteChannel(this) : null;
+    }
+
+    /**
+     * The policy that sends a request again after a {@code 503 ServerBusy} answer.
+     *
+     * @return the policy
+     */
+    public BusyRetry busyRetry() {
+        return busy;
+    }
+
+    /**
+     * The command channel, when it is on and the server has it.
+     *
+     * @return the channel, or {@code null} to send commands as REST requests
+     */
+    public RemoteChannel channel() {
+        RemoteChannel c = channel;
+        return c != null && c.usable() ? c : null;
     }
 
     /** The bearer header of a request; refuses every request once the transport is closed. */
@@ -514,6 +538,9 @@ public final class RemoteTransport implements AutoCloseable {
      */
     public Mono<Void> closeAsync() {
         closed.set(true);
+        if (channel != null) {
+            channel.close();
+        }
         return pool.disposeLater();
     }
 }

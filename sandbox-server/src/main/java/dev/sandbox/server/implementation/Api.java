@@ -45,7 +45,8 @@ public final class Api {
                 new ProcessRoutes(state),
                 new FileRoutes(state),
                 new WatchRoutes(state),
-                new PtyRoutes(state));
+                new PtyRoutes(state),
+                new ChannelRoutes(state));
     }
 
     /**
@@ -132,7 +133,9 @@ public final class Api {
                         state.ptys.running(),
                         state.ptys.attached(),
                         state.sessions.ownedCount(),
-                        state.sessions.provider().name()));
+                        state.sessions.provider().name(),
+                        state.channelsOpen.get(),
+                        state.channelCommands.sum()));
     }
 
     /** Hands a request to an extra endpoint and writes its answer, each body chunk flushed as it comes. */

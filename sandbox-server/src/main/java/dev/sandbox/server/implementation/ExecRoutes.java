@@ -1,18 +1,12 @@
 package dev.sandbox.server.implementation;
 
-import dev.sandbox.ExecEvent;
 import dev.sandbox.ExecOptions;
 import dev.sandbox.ExecResult;
 import dev.sandbox.InvalidArgumentException;
-import dev.sandbox.SandboxSession;
-import dev.sandbox.Wrapped;
 import dev.sandbox.implementation.exec.BatchedExec;
-import dev.sandbox.implementation.exec.Framed;
-import dev.sandbox.implementation.wire.LineBatch;
 import dev.sandbox.implementation.wire.RequestBodies;
 import dev.sandbox.implementation.wire.ResourceBodies;
 import dev.sandbox.implementation.wire.StreamFrames;
-import java.util.Optional;
 import java.util.concurrent.Executor;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
@@ -77,45 +71,18 @@ final class ExecRoutes extends Routes {
             ExecOptions options = options(n);
             String stdinId = n.stdinId();
             String execId = n.id() != null ? n.id() : newExecId();
-            return withSession(
-                            req,
-                            s -> Mono.fromCallable(() -> execs.open(
-                                    execId,
-                                    s.id(),
-                                    // bounds one event: a line, or a chunk of byte output in base64
-                                    options.byteOutput()
-                                            ? Math.max(options.maxLineLength(), ExecEvent.Chunk.MAX_BYTES / 3 * 4 + 256)
-                                            : options.maxLineLength(),
-                                    limit::acquire,
-                                    // a session that batches lines itself saves a string and an event per line
-                                    () -> batchedExec(s, options).doFinally(sig -> {
-                                        if (stdinId != null) {
-                                            stdins.abandon(stdinId);
-                                        }
-                                    }))))
+            return withSession(req, s -> Mono.fromCallable(() -> openExec(s, options, stdinId, execId)))
                     .flatMap(channel -> sendExec(req, res, channel, -1, -1, format));
         });
     }
 
-    /**
-     * A command's items with runs of lines batched by the session itself when it can, saving a string per line: the
-     * session's own {@link BatchedExec}, found through the decorators that say what they wrap ({@link Wrapped}).
-     */
-    private static Flux<Framed<LineBatch>> batchedExec(SandboxSession s, ExecOptions options) {
-        Optional<BatchedExec> batched = Wrapped.find(s, BatchedExec.class);
-        if (batched.isPresent()) {
-            return batched.get().execBatches(options, LineBatch.RUNS);
-        }
-        return s.exec(options).map(Framed.Event::new);
-    }
-
-    private static Scheduler loopScheduler(HttpServerResponse res) {
+    static Scheduler loopScheduler(HttpServerResponse res) {
         Executor[] loop = new Executor[1];
         res.withConnection(c -> loop[0] = c.channel().eventLoop());
         return loop[0] == null ? Schedulers.parallel() : Schedulers.fromExecutor(loop[0]);
     }
 
-    private static String newExecId() {
+    static String newExecId() {
         java.util.concurrent.ThreadLocalRandom r = java.util.concurrent.ThreadLocalRandom.current();
         return String.format("%016x%016x", r.nextLong(), r.nextLong());
     }

@@ -1,17 +1,24 @@
 package dev.sandbox.server.implementation;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.sandbox.ExecEvent;
 import dev.sandbox.ExecOptions;
 import dev.sandbox.InvalidArgumentException;
 import dev.sandbox.SandboxSession;
+import dev.sandbox.Wrapped;
+import dev.sandbox.implementation.exec.BatchedExec;
+import dev.sandbox.implementation.exec.Framed;
+import dev.sandbox.implementation.wire.LineBatch;
 import dev.sandbox.implementation.wire.RequestBodies;
 import io.netty.handler.codec.http.HttpHeaderNames;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiFunction;
 import java.util.function.Function;
 import org.reactivestreams.Publisher;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.netty.http.server.HttpServerRequest;
 import reactor.netty.http.server.HttpServerResponse;
@@ -50,7 +57,7 @@ abstract class Routes {
     final ExecLimit limit;
     final StdinRelays stdins;
     final PtySockets ptys;
-    private final State state;
+    final State state;
 
     /**
      * Routes over the server's state.
@@ -173,6 +180,77 @@ abstract class Routes {
         return body(req).map(n -> RequestBodies.read(n, RequestBodies.ExecBody.class));
     }
 
+    /**
+     * Opens (or joins, for an id already open in the same session) the streaming exec of a command.
+     *
+     * @param s the session
+     * @param options the options, stdin joined
+     * @param stdinId the stdin upload's id, abandoned when the command ends, or {@code null}
+     * @param execId the exec's id
+     * @return the exec's channel, started
+     */
+    ExecChannel openExec(SandboxSession s, ExecOptions options, String stdinId, String execId) {
+        return openExec(s, options, stdinId, execId, limit::acquire);
+    }
+
+    /**
+     * Opens (or joins) the streaming exec of a command, with a slot of the exec limit taken as given.
+     *
+     * @param s the session
+     * @param options the options, stdin joined
+     * @param stdinId the stdin upload's id, abandoned when the command ends, or {@code null}
+     * @param execId the exec's id
+     * @param slot takes the slot (called only when the exec is new), giving its release action
+     * @return the exec's channel, started
+     */
+    ExecChannel openExec(
+            SandboxSession s,
+            ExecOptions options,
+            String stdinId,
+            String execId,
+            java.util.function.Supplier<Runnable> slot) {
+        return execs.open(
+                execId,
+                s.id(),
+                // bounds one event: a line, or a chunk of byte output in base64
+                options.byteOutput()
+                        ? Math.max(options.maxLineLength(), ExecEvent.Chunk.MAX_BYTES / 3 * 4 + 256)
+                        : options.maxLineLength(),
+                slot,
+                // a session that batches lines itself saves a string and an event per line
+                () -> batchedExec(s, options).doFinally(sig -> {
+                    if (stdinId != null) {
+                        stdins.abandon(stdinId);
+                    }
+                }));
+    }
+
+    /**
+     * A command's items with runs of lines batched by the session itself when it can, saving a string per line: the
+     * session's own {@link BatchedExec}, found through the decorators that say what they wrap ({@link Wrapped}).
+     */
+    static Flux<Framed<LineBatch>> batchedExec(SandboxSession s, ExecOptions options) {
+        Optional<BatchedExec> batched = Wrapped.find(s, BatchedExec.class);
+        if (batched.isPresent()) {
+            return batched.get().execBatches(options, LineBatch.RUNS);
+        }
+        return s.exec(options).map(Framed.Event::new);
+    }
+
+    /**
+     * Whether the server is shutting down.
+     *
+     * @return {@code true} once it drains
+     */
+    boolean draining() {
+        return state.draining();
+    }
+
+    /** Notes activity (a command started), which keeps an idle-shutdown server up. */
+    void active() {
+        state.lastActivityMillis.set(System.currentTimeMillis());
+    }
+
     /** The state every route shares: the settings, the registries, the limits, and whether the server is draining. */
     static final class State {
         private static final Logger LOG = LoggerFactory.getLogger(Api.class);
@@ -187,6 +265,11 @@ abstract class Routes {
         final Auth auth;
         final long startedNanos = System.nanoTime();
         final AtomicLong lastActivityMillis = new AtomicLong(System.currentTimeMillis());
+        /** Command channels open now. */
+        final java.util.concurrent.atomic.AtomicInteger channelsOpen = new java.util.concurrent.atomic.AtomicInteger();
+        /** Commands started over command channels. */
+        final java.util.concurrent.atomic.LongAdder channelCommands = new java.util.concurrent.atomic.LongAdder();
+
         private final ConnectionGuard connections;
         private volatile boolean draining;
 

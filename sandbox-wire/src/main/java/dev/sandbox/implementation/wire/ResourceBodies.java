@@ -69,6 +69,8 @@ public final class ResourceBodies {
      * @param ptysAttached open PTY sockets
      * @param sessions live sessions it created
      * @param provider its provider's name
+     * @param channelsOpen open command channels ({@code /v1/channel} sockets)
+     * @param channelCommands commands started over command channels since the server started
      */
     public record ServerStatusBody(
             String status,
@@ -79,7 +81,9 @@ public final class ResourceBodies {
             int ptysRunning,
             int ptysAttached,
             int sessions,
-            String provider) {}
+            String provider,
+            int channelsOpen,
+            long channelCommands) {}
 
     /**
      * A session handle ({@code {"id","provider","labels"}}, answered by create and attach) or summary (with {@code

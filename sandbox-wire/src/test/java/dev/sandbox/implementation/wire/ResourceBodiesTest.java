@@ -147,12 +147,13 @@ class ResourceBodiesTest {
     @Test
     void theServerStatusRoundTrips() {
         ResourceBodies.ServerStatusBody ping =
-                new ResourceBodies.ServerStatusBody("ok", "0.1.0", 1234, T, 1, 2, 3, 4, "local");
+                new ResourceBodies.ServerStatusBody("ok", "0.1.0", 1234, T, 1, 2, 3, 4, "local", 5, 6);
         String wire = json(ping);
         assertThat(wire)
                 .isEqualTo("{\"status\":\"ok\",\"version\":\"0.1.0\",\"uptimeMs\":1234,"
                         + "\"lastActivity\":\"2026-01-02T03:04:05.123456789Z\",\"execsRunning\":1,\"ptysRunning\":2,"
-                        + "\"ptysAttached\":3,\"sessions\":4,\"provider\":\"local\"}");
+                        + "\"ptysAttached\":3,\"sessions\":4,\"provider\":\"local\",\"channelsOpen\":5,"
+                        + "\"channelCommands\":6}");
         assertThat(read(wire, ResourceBodies.ServerStatusBody.class)).isEqualTo(ping);
     }
 
