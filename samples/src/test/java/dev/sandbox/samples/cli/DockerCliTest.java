@@ -105,12 +105,15 @@ class DockerCliTest {
         }
     }
 
+    /**
+     * Session containers with no label but the provider's own: what a one-shot {@code exec} makes (the sessions of
+     * other tests, in this JVM or another on the same daemon, carry their run labels and do not count).
+     */
     private int sessionContainers() {
-        return docker.listContainersCmd()
-                .withShowAll(true)
-                .withLabelFilter(List.of(SESSION_LABEL))
-                .exec()
-                .size();
+        return (int)
+                docker.listContainersCmd().withShowAll(true).withLabelFilter(List.of(SESSION_LABEL)).exec().stream()
+                        .filter(c -> c.getLabels().keySet().stream().allMatch(k -> k.startsWith("dev.sandbox.")))
+                        .count();
     }
 
     @Test
