@@ -27,6 +27,8 @@ import java.util.Arrays;
  *       the record the second byte picks, and its conversion to SDK values. Only {@link BackendException} may escape.
  *   <li>3, error answers: {@link ErrorBodies#exception} with the status the second byte gives always returns an
  *       exception and never throws one.
+ *   <li>4, command channel messages ({@link ChannelFrames#decode}), read as the server or the client by the second
+ *       byte's parity, each frame's fields read: only {@link ChannelFrames.MalformedFrameException} may escape.
  * </ul>
  *
  * <p>Without JAZZER_FUZZ it replays the kept inputs ({@code WireDecodersFuzzTestInputs/decodeWire} in the test
@@ -71,11 +73,54 @@ class WireDecodersFuzzTest {
         }
         int pick = input[1] & 0xFF;
         byte[] rest = Arrays.copyOfRange(input, 2, input.length);
-        switch ((input[0] & 0xFF) % 4) {
+        switch ((input[0] & 0xFF) % 5) {
             case 0 -> streamLines(pick, rest);
             case 1 -> requestBody(pick, rest);
             case 2 -> answer(pick, rest);
-            default -> errorAnswer(pick, rest);
+            case 3 -> errorAnswer(pick, rest);
+            default -> channelFrames(pick, rest);
+        }
+    }
+
+    /**
+     * A message of the command channel, read as the server (odd pick) or the client (even) would: every frame in it is
+     * decoded and its payload read with the accessors of its type. Only {@link ChannelFrames.MalformedFrameException}
+     * may escape, and no frame claims bytes past the message.
+     */
+    private static void channelFrames(int pick, byte[] message) {
+        boolean fromClient = (pick & 1) == 1;
+        int at = 0;
+        try {
+            while (at < message.length) {
+                ChannelFrames.Frame f = ChannelFrames.decode(message, at, 1 << 20, fromClient);
+                assertThat(f.offset() + f.length()).isLessThanOrEqualTo(message.length);
+                switch (f.type()) {
+                    case ChannelFrames.OPEN_EXEC, ChannelFrames.OPEN_RUN -> {
+                        assertThat(ChannelFrames.openSession(f)).isNotNull();
+                        assertThat(ChannelFrames.openBodyOffset(f)).isBetween(f.offset(), f.offset() + f.length());
+                    }
+                    case ChannelFrames.RESUME_EXEC -> {
+                        ChannelFrames.resumeExecId(f);
+                        ChannelFrames.resumeStdout(f);
+                        ChannelFrames.resumeStderr(f);
+                    }
+                    case ChannelFrames.ACK -> {
+                        ChannelFrames.ackStdout(f);
+                        ChannelFrames.ackStderr(f);
+                    }
+                    case ChannelFrames.OPENED -> ChannelFrames.openedWindow(f);
+                    case ChannelFrames.ERROR -> {
+                        ChannelFrames.errorStatus(f);
+                        assertThat(ChannelFrames.errorBody(f)).isNotNull();
+                    }
+                    default -> {
+                        // a frame without fields of its own
+                    }
+                }
+                at = f.end();
+            }
+        } catch (ChannelFrames.MalformedFrameException refused) {
+            assertThat(refused.getMessage()).isNotBlank();
         }
     }
 
