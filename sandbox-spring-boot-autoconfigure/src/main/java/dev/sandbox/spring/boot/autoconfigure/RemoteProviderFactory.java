@@ -39,7 +39,8 @@ final class RemoteProviderFactory implements SandboxProviderFactory {
         RemoteSandboxProvider.Builder builder = RemoteSandboxProvider.builder()
                 .baseUrl(url)
                 .connectTimeout(Settings.positive(PREFIX + "connect-timeout", remote.connectTimeout()))
-                .responseTimeout(Settings.positive(PREFIX + "response-timeout", remote.responseTimeout()));
+                .responseTimeout(Settings.positive(PREFIX + "response-timeout", remote.responseTimeout()))
+                .commandChannel(remote.commandChannel());
         if (remote.trustedCertificates() != null) {
             builder.trustedCertificates(remote.trustedCertificates());
         }

@@ -154,6 +154,7 @@ public record SandboxProperties(
      * sandbox.remote.url=http://127.0.0.1:7070
      * sandbox.remote.token-file=/etc/sandbox/token
      * sandbox.remote.trusted-certificates=/etc/sandbox/ca.pem
+     * sandbox.remote.command-channel=true
      * }</pre>
      *
      * @param url the server's base URL, such as http://127.0.0.1:7070 or https://sandbox.internal:7443 (required with
@@ -164,13 +165,16 @@ public record SandboxProperties(
      * @param responseTimeout how long a control call (create, stat, signal...) may wait for the server
      * @param trustedCertificates for an https URL: a PEM file of the certificates to trust (the server's own, or the
      *     authority's that signed it) instead of the JVM's trust store
+     * @param commandChannel whether commands go over the server's one WebSocket command channel (the default) or each
+     *     as its own HTTP request
      */
     public record Remote(
             @Nullable String url,
             @Nullable Path tokenFile,
             @DefaultValue("10s") Duration connectTimeout,
             @DefaultValue("30s") Duration responseTimeout,
-            @Nullable Path trustedCertificates) {}
+            @Nullable Path trustedCertificates,
+            @DefaultValue("true") boolean commandChannel) {}
 
     /**
      * What every session created through the application's provider gets when its own options leave it unset, under

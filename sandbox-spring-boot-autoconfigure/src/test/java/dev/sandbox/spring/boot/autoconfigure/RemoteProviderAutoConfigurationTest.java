@@ -98,6 +98,41 @@ class RemoteProviderAutoConfigurationTest {
         });
     }
 
+    /** The server's count of commands that came over its command channel, from its ping. */
+    private long channelCommands() throws Exception {
+        java.net.http.HttpResponse<String> ping = java.net.http.HttpClient.newHttpClient()
+                .send(
+                        java.net.http.HttpRequest.newBuilder(java.net.URI.create(server.baseUrl() + "/v1/ping"))
+                                .header("Authorization", "Bearer " + TOKEN)
+                                .timeout(WAIT)
+                                .build(),
+                        java.net.http.HttpResponse.BodyHandlers.ofString());
+        java.util.regex.Matcher m =
+                java.util.regex.Pattern.compile("\"channelCommands\":(\\d+)").matcher(ping.body());
+        assertThat(m.find()).as(ping.body()).isTrue();
+        return Long.parseLong(m.group(1));
+    }
+
+    @Test
+    void commands_go_over_the_command_channel_unless_the_property_turns_it_off() throws Exception {
+        remote().withPropertyValues("sandbox.remote.command-channel=false").run(context -> {
+            try (SandboxClient client =
+                    context.getBean(SandboxClientFactory.class).create()) {
+                assertThat(run(client, "echo over-rest")).isEqualTo("over-rest");
+            }
+        });
+        assertThat(channelCommands())
+                .as("commands over the channel with it off")
+                .isZero();
+        remote().run(context -> {
+            try (SandboxClient client =
+                    context.getBean(SandboxClientFactory.class).create()) {
+                assertThat(run(client, "echo over-the-channel")).isEqualTo("over-the-channel");
+            }
+        });
+        assertThat(channelCommands()).as("commands over the channel by default").isPositive();
+    }
+
     @Test
     void closing_the_context_destroys_the_applications_sessions_on_the_server_and_no_others() throws Exception {
         try (RemoteSandboxProvider otherClient = RemoteSandboxProvider.builder()
