@@ -52,7 +52,7 @@ public final class DockerCopyThroughput implements Benchmark {
 
     @Override
     public Target target() {
-        return Target.atLeast(1.0);
+        return Target.atLeast(1.2);
     }
 
     @Override

@@ -41,7 +41,7 @@ public final class DockerExecLatency implements Benchmark {
 
     @Override
     public Target target() {
-        return Target.atMost(0.10);
+        return Target.atMost(0.05);
     }
 
     @Override

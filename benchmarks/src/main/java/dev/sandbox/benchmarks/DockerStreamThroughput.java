@@ -43,7 +43,7 @@ public final class DockerStreamThroughput implements Benchmark {
 
     @Override
     public Target target() {
-        return Target.atLeast(1.0);
+        return Target.atLeast(1.2);
     }
 
     @Override

@@ -32,7 +32,7 @@ public final class RemoteExecLatency implements Benchmark {
 
     @Override
     public Target target() {
-        return Target.atMost(1.5);
+        return Target.atMost(1.2);
     }
 
     @Override

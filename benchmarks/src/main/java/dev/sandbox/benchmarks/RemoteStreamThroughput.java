@@ -31,7 +31,7 @@ public final class RemoteStreamThroughput implements Benchmark {
 
     @Override
     public Target target() {
-        return Target.atLeast(0.5);
+        return Target.atLeast(0.8);
     }
 
     @Override
