@@ -9,6 +9,7 @@ import dev.sandbox.SessionEndReason;
 import dev.sandbox.SessionInfo;
 import dev.sandbox.SessionNotFoundException;
 import dev.sandbox.SessionOptions;
+import dev.sandbox.UnsupportedFeatureException;
 import dev.sandbox.implementation.agentsession.AgentSessionState;
 import dev.sandbox.implementation.agentsession.SessionAgent;
 import dev.sandbox.kubernetes.KubernetesSandboxProvider;
@@ -202,6 +203,10 @@ public final class KubernetesSessions implements AutoCloseable {
         return Mono.defer(() -> {
             ensureOpen();
             options.validate();
+            if (options.name().isPresent()) {
+                // not yet: refused rather than ignored, so a name never silently fails to be unique
+                throw new UnsupportedFeatureException(KubernetesSandboxProvider.NAME, "named sessions");
+            }
             for (String key : options.labels().keySet()) {
                 if (key.startsWith("dev.sandbox/") || key.startsWith(LABEL_PREFIX)) {
                     throw new InvalidArgumentException(
