@@ -71,8 +71,8 @@ public interface SandboxProvider extends AutoCloseable {
     /**
      * Attaches to the session with this name, or creates it with these options when there is none; callers racing
      * on one name all get the same session, exactly one of them creating it. The create is atomic at the provider
-     * (its name is taken in one step: a map entry on the local provider, the container name on Docker, the pod name
-     * on Kubernetes), so this never checks and then creates blindly: it tries to attach, creates when there is
+     * (its name is taken in one step: a map entry on the local provider, the container name on Docker, a Lease named
+     * after it on Kubernetes), so this never checks and then creates blindly: it tries to attach, creates when there is
      * nothing to attach to, and on {@link SessionNameInUseException} (another caller won) attaches to the winner.
      *
      * <p>A name held by a session that is ending (destroyed, its container or pod not yet removed, such as a pod that
