@@ -1,11 +1,13 @@
 package dev.sandbox;
 
+import java.time.Duration;
 import java.util.Map;
 import java.util.function.Function;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
+import reactor.util.retry.Retry;
 
 /**
  * Creates and finds sandbox sessions of one kind: local processes, Docker containers, or sessions on a remote
@@ -41,6 +43,79 @@ public interface SandboxProvider extends AutoCloseable {
      * @return a handle, or {@link SessionNotFoundException}
      */
     Mono<SandboxSession> attach(String sessionId);
+
+    /**
+     * Returns a new handle to the live session with this name ({@link SessionOptions#withName(String)}).
+     *
+     * <p>A method of its own, not {@link #attach(String)} taking either an id or a name: ids and names are different
+     * keys, and one lookup that accepted both would let a name that happens to look like another session's id (or an
+     * id chosen to look like a name) reach the wrong session. Here the argument is only ever compared with names, and
+     * {@code attach} only ever with ids. A session that is ending (destroyed, its container or pod not yet gone) is
+     * not found.
+     *
+     * <p>The default fails with {@link UnsupportedFeatureException}, for a provider without names.
+     *
+     * <pre>{@code
+     * provider.attachByName("nightly-build")
+     *     .flatMap(s -> s.run(ExecOptions.of("make")));
+     * }</pre>
+     *
+     * @param name the session's name
+     * @return a handle, {@link SessionNotFoundException} when no live session has the name, or {@link
+     *     InvalidArgumentException} naming {@code name} for a name no session can have
+     */
+    default Mono<SandboxSession> attachByName(String name) {
+        return Mono.error(new UnsupportedFeatureException(name(), "named sessions"));
+    }
+
+    /**
+     * Attaches to the session with this name, or creates it with these options when there is none; callers racing
+     * on one name all get the same session, exactly one of them creating it. The create is atomic at the provider
+     * (its name is taken in one step: a map entry on the local provider, the container name on Docker, a Lease named
+     * after it on Kubernetes), so this never checks and then creates blindly: it tries to attach, creates when there is
+     * nothing to attach to, and on {@link SessionNameInUseException} (another caller won) attaches to the winner.
+     *
+     * <p>A name held by a session that is ending (destroyed, its container or pod not yet removed, such as a pod that
+     * is still {@code Terminating}) is waited for, up to {@value #NAME_WAIT_SECONDS} seconds, polling every 100 ms;
+     * then this fails with a retryable {@link SessionNameInUseException}. The options' own name, when set, must be
+     * this name. The session created has the options given; one attached to keeps the options it was created with.
+     *
+     * <pre>{@code
+     * Mono<SandboxSession> shared = provider.createOrAttach("team-cache", SessionOptions.defaults());
+     * }</pre>
+     *
+     * <p>The default works from {@link #attachByName(String)} and a {@link #create(SessionOptions)} that takes the
+     * name atomically; on a provider without names it fails with {@link UnsupportedFeatureException}.
+     *
+     * @param name the session's name
+     * @param options options for the session when it is created
+     * @return the session, created or attached to
+     */
+    default Mono<SandboxSession> createOrAttach(String name, SessionOptions options) {
+        return Mono.defer(() -> {
+            SessionOptions.validateName(name);
+            if (options.name().isPresent() && !options.name().get().equals(name)) {
+                throw new InvalidArgumentException(
+                        "name",
+                        "name '" + name + "' differs from the options' name '"
+                                + options.name().get() + "'");
+            }
+            SessionOptions named = options.withName(name);
+            Mono<SandboxSession> once = attachByName(name)
+                    .onErrorResume(
+                            SessionNotFoundException.class,
+                            absent -> create(named)
+                                    .onErrorResume(SessionNameInUseException.class, taken -> attachByName(name)));
+            return once.retryWhen(Retry.fixedDelay(NAME_WAIT_SECONDS * 10L, Duration.ofMillis(100))
+                    // not found after the create was refused: the holder is ending (or still starting)
+                    .filter(e -> e instanceof SessionNotFoundException
+                            || (e instanceof SessionNameInUseException taken && taken.isRetryable()))
+                    .onRetryExhaustedThrow((spec, signal) -> new SessionNameInUseException(name, true)));
+        });
+    }
+
+    /** How long {@link #createOrAttach(String, SessionOptions)} waits for an ending session to free its name. */
+    int NAME_WAIT_SECONDS = 30;
 
     /**
      * Lists the sessions whose labels include every given label.

@@ -2,6 +2,7 @@ package dev.sandbox;
 
 import java.time.Duration;
 import java.util.Map;
+import java.util.Optional;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -32,6 +33,16 @@ public interface SandboxSession {
      * @return the id
      */
     String id();
+
+    /**
+     * The session's name, given at create with {@link SessionOptions#withName(String)}: unique among the provider's
+     * sessions while it lives, and what {@link SandboxProvider#attachByName(String)} finds it by.
+     *
+     * @return the name, or empty for an unnamed session (and on a provider without names)
+     */
+    default Optional<String> name() {
+        return Optional.empty();
+    }
 
     /**
      * The session's labels: those it was created with and those {@link #addLabels added} since through this handle

@@ -9,7 +9,7 @@ import java.util.Optional;
 import org.jspecify.annotations.Nullable;
 
 /**
- * How to create a session: its working directory, environment, secrets and labels. Providers read their own extra
+ * How to create a session: its name, working directory, environment, secrets and labels. Providers read their own extra
  * settings (an image, resource limits) from their own option types. Instances are immutable.
  *
  * <p>Secrets are environment variables like {@link #env()}, except that they are never logged and never shown by
@@ -27,8 +27,11 @@ public final class SessionOptions {
     /** The lifetime a session gets unless told otherwise: five minutes, as Modal's sandboxes. */
     public static final Duration DEFAULT_LIFETIME = Duration.ofMinutes(5);
 
+    /** The longest session name, in characters: see {@link #withName(String)}. */
+    public static final int MAX_NAME_LENGTH = 40;
+
     private static final SessionOptions DEFAULTS =
-            new SessionOptions(null, Map.of(), Map.of(), Map.of(), DEFAULT_LIFETIME, null, false);
+            new SessionOptions(null, Map.of(), Map.of(), Map.of(), DEFAULT_LIFETIME, null, false, null);
 
     private final @Nullable String workdir;
     private final Map<String, String> env;
@@ -37,6 +40,7 @@ public final class SessionOptions {
     private final @Nullable Duration lifetime;
     private final @Nullable Duration idleTimeout;
     private final boolean lifetimeChosen;
+    private final @Nullable String name;
 
     private SessionOptions(
             @Nullable String workdir,
@@ -45,7 +49,9 @@ public final class SessionOptions {
             Map<String, String> labels,
             @Nullable Duration lifetime,
             @Nullable Duration idleTimeout,
-            boolean lifetimeChosen) {
+            boolean lifetimeChosen,
+            @Nullable String name) {
+        this.name = name;
         this.workdir = workdir;
         this.env = env;
         this.secrets = secrets;
@@ -72,7 +78,7 @@ public final class SessionOptions {
      * @return a copy with the workdir set
      */
     public SessionOptions withWorkdir(String workdir) {
-        return new SessionOptions(workdir, env, secrets, labels, lifetime, idleTimeout, lifetimeChosen);
+        return new SessionOptions(workdir, env, secrets, labels, lifetime, idleTimeout, lifetimeChosen, name);
     }
 
     /**
@@ -84,7 +90,7 @@ public final class SessionOptions {
      */
     public SessionOptions withEnv(String name, String value) {
         return new SessionOptions(
-                workdir, put(env, name, value), secrets, labels, lifetime, idleTimeout, lifetimeChosen);
+                workdir, put(env, name, value), secrets, labels, lifetime, idleTimeout, lifetimeChosen, this.name);
     }
 
     /**
@@ -98,7 +104,7 @@ public final class SessionOptions {
         for (Map.Entry<String, String> e : vars.entrySet()) {
             merged = put(merged, e.getKey(), e.getValue());
         }
-        return new SessionOptions(workdir, merged, secrets, labels, lifetime, idleTimeout, lifetimeChosen);
+        return new SessionOptions(workdir, merged, secrets, labels, lifetime, idleTimeout, lifetimeChosen, name);
     }
 
     /**
@@ -110,7 +116,7 @@ public final class SessionOptions {
      */
     public SessionOptions withSecret(String name, String value) {
         return new SessionOptions(
-                workdir, env, put(secrets, name, value), labels, lifetime, idleTimeout, lifetimeChosen);
+                workdir, env, put(secrets, name, value), labels, lifetime, idleTimeout, lifetimeChosen, this.name);
     }
 
     /**
@@ -122,7 +128,7 @@ public final class SessionOptions {
      */
     public SessionOptions withLabel(String key, String value) {
         return new SessionOptions(
-                workdir, env, secrets, put(labels, key, value), lifetime, idleTimeout, lifetimeChosen);
+                workdir, env, secrets, put(labels, key, value), lifetime, idleTimeout, lifetimeChosen, name);
     }
 
     /**
@@ -135,7 +141,7 @@ public final class SessionOptions {
      */
     public SessionOptions withLifetime(Duration lifetime) {
         return new SessionOptions(
-                workdir, env, secrets, labels, Objects.requireNonNull(lifetime, "lifetime"), idleTimeout, true);
+                workdir, env, secrets, labels, Objects.requireNonNull(lifetime, "lifetime"), idleTimeout, true, name);
     }
 
     /**
@@ -144,7 +150,7 @@ public final class SessionOptions {
      * @return a copy without a lifetime limit
      */
     public SessionOptions withUnlimitedLifetime() {
-        return new SessionOptions(workdir, env, secrets, labels, null, idleTimeout, false);
+        return new SessionOptions(workdir, env, secrets, labels, null, idleTimeout, false, name);
     }
 
     /**
@@ -162,7 +168,8 @@ public final class SessionOptions {
                 labels,
                 lifetime,
                 Objects.requireNonNull(idleTimeout, "idleTimeout"),
-                lifetimeChosen);
+                lifetimeChosen,
+                name);
     }
 
     /**
@@ -244,6 +251,9 @@ public final class SessionOptions {
      * @throws InvalidArgumentException naming the field that is wrong and its value
      */
     public SessionOptions validate() {
+        if (name != null) {
+            validateName(name);
+        }
         if (workdir != null) {
             ExecOptions.validatePath("workdir", workdir);
         }
@@ -259,6 +269,85 @@ public final class SessionOptions {
         return this;
     }
 
+    /**
+     * Names the session: a name unique among the provider's sessions (on Kubernetes, in its namespace), by which
+     * {@link SandboxProvider#attachByName(String)} finds it and {@link SandboxProvider#createOrAttach(String,
+     * SessionOptions)} creates it once. A second create with a name a session holds fails with {@link
+     * SessionNameInUseException}; the name is free again once that session is destroyed. A provider without names
+     * refuses a named create with {@link UnsupportedFeatureException} rather than ignoring the name.
+     *
+     * <p>A name is 1 to {@value #MAX_NAME_LENGTH} characters of lowercase ASCII letters, digits and {@code -},
+     * starting and ending with a letter or digit: a DNS-1123 label (the strictest of the platforms' rules, Kubernetes
+     * pod names), shorter than its 63 so that a provider's prefix still fits in a Docker container or pod name.
+     * {@link #validate()} refuses any other with {@link InvalidArgumentException} naming {@code name}.
+     *
+     * @param name the session's name
+     * @return a copy with the name set
+     */
+    public SessionOptions withName(String name) {
+        return new SessionOptions(
+                workdir,
+                env,
+                secrets,
+                labels,
+                lifetime,
+                idleTimeout,
+                lifetimeChosen,
+                Objects.requireNonNull(name, "name"));
+    }
+
+    /**
+     * The session's name, if set.
+     *
+     * @return the name, or empty for an unnamed session
+     */
+    public Optional<String> name() {
+        return Optional.ofNullable(name);
+    }
+
+    /**
+     * Checks a session name against the rules of {@link #withName(String)}.
+     *
+     * @param name the name
+     * @return the name
+     * @throws InvalidArgumentException naming {@code name} and the value
+     */
+    public static String validateName(@Nullable String name) {
+        if (name == null || name.isEmpty()) {
+            throw new InvalidArgumentException("name", "name must not be empty, got '" + name + "'");
+        }
+        if (name.length() > MAX_NAME_LENGTH) {
+            throw new InvalidArgumentException(
+                    "name",
+                    "name must be at most " + MAX_NAME_LENGTH + " characters, got " + name.length() + ": '"
+                            + name.substring(0, MAX_NAME_LENGTH) + "...'");
+        }
+        for (int i = 0; i < name.length(); i++) {
+            char c = name.charAt(i);
+            boolean alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+            boolean edge = i == 0 || i == name.length() - 1;
+            if (!alnum && (edge || c != '-')) {
+                throw new InvalidArgumentException(
+                        "name",
+                        "name must be lowercase letters, digits and '-' (not first or last), got '" + printable(name)
+                                + "'");
+            }
+        }
+        return name;
+    }
+
+    private static String printable(String s) {
+        StringBuilder b = new StringBuilder();
+        s.codePoints().forEach(cp -> {
+            if (cp < 0x20 || cp == 0x7f) {
+                b.append(String.format("\\u%04x", cp));
+            } else {
+                b.appendCodePoint(cp);
+            }
+        });
+        return b.toString();
+    }
+
     private static Map<String, String> put(Map<String, String> map, String key, String value) {
         Map<String, String> copy = new LinkedHashMap<>(map);
         copy.put(Objects.requireNonNull(key, "name"), Objects.requireNonNull(value, key));
@@ -267,7 +356,8 @@ public final class SessionOptions {
 
     @Override
     public String toString() {
-        return "SessionOptions{workdir=" + workdir + ", env=" + env.keySet() + ", secrets=" + secrets.keySet()
-                + ", labels=" + labels + ", lifetime=" + lifetime + ", idleTimeout=" + idleTimeout + "}";
+        return "SessionOptions{" + (name == null ? "" : "name=" + name + ", ") + "workdir=" + workdir + ", env="
+                + env.keySet() + ", secrets=" + secrets.keySet() + ", labels=" + labels + ", lifetime=" + lifetime
+                + ", idleTimeout=" + idleTimeout + "}";
     }
 }

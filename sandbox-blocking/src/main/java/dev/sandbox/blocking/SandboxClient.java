@@ -154,6 +154,49 @@ public final class SandboxClient implements AutoCloseable {
     }
 
     /**
+     * A client for the live session of {@code provider} with this name ({@link SandboxProvider#attachByName}), with
+     * the default timeout. {@link #close()} releases the handle only; the session stays with its provider.
+     *
+     * <pre>{@code
+     * try (SandboxClient client = SandboxClient.attachByName(provider, "nightly-build")) {
+     *     client.process().run(ExecOptions.of("make"));
+     * }
+     * }</pre>
+     *
+     * @param provider the provider that holds the session
+     * @param name the session's name
+     * @return the client
+     * @throws dev.sandbox.SessionNotFoundException when no live session has the name
+     * @throws dev.sandbox.UnsupportedFeatureException when the provider has no names
+     */
+    public static SandboxClient attachByName(SandboxProvider provider, String name) {
+        return builder().attachByName(provider, name);
+    }
+
+    /**
+     * A client for the session of {@code provider} with this name, created with {@code options} when there is none
+     * ({@link SandboxProvider#createOrAttach}): callers racing on one name share one session. Because the session is
+     * shared, {@link #close()} releases the handle only, whether this caller created it or not; end it with {@code
+     * provider.attachByName(name).flatMap(SandboxSession::destroy)}.
+     *
+     * <pre>{@code
+     * try (SandboxClient client = SandboxClient.createOrAttach(provider, "team-cache", SessionOptions.defaults())) {
+     *     client.files().write("/tmp/seen", data);
+     * }
+     * }</pre>
+     *
+     * @param provider where the session is found or created
+     * @param name the session's name
+     * @param options options for the session when it is created
+     * @return the client
+     * @throws dev.sandbox.SessionNameInUseException (retryable) when an ending session held the name too long
+     * @throws dev.sandbox.UnsupportedFeatureException when the provider has no names
+     */
+    public static SandboxClient createOrAttach(SandboxProvider provider, String name, SessionOptions options) {
+        return builder().createOrAttach(provider, name, options);
+    }
+
+    /**
      * A client for a session taken from a pool, customised by the claim; {@link #close()} gives the session back to the
      * pool, which destroys it and makes a fresh one. Waits at most for the default timeout, and the pool's acquire
      * timeout.
@@ -357,6 +400,19 @@ public final class SandboxClient implements AutoCloseable {
      */
     public String sessionId() {
         return core.session.id();
+    }
+
+    /**
+     * The session's name, as {@link SandboxSession#name()}.
+     *
+     * <pre>{@code
+     * String name = client.name().orElse("(unnamed)");
+     * }</pre>
+     *
+     * @return the name, or empty for an unnamed session
+     */
+    public java.util.Optional<String> name() {
+        return core.session.name();
     }
 
     /**
@@ -593,6 +649,57 @@ public final class SandboxClient implements AutoCloseable {
                     "SandboxClient.attach",
                     "attach to " + provider.name() + " session " + sessionId);
             return attach(session);
+        }
+
+        /**
+         * Makes a client for the live session with this name; {@link SandboxClient#close()} releases the handle only.
+         *
+         * <pre>{@code
+         * SandboxClient client = SandboxClient.builder().defaultTimeout(Duration.ofMinutes(5)).attachByName(provider, "ci");
+         * }</pre>
+         *
+         * @param provider the provider that holds the session
+         * @param name the session's name
+         * @return the client
+         * @throws dev.sandbox.SessionNotFoundException when no live session has the name
+         * @throws IllegalStateException when called on a Reactor non-blocking thread
+         */
+        public SandboxClient attachByName(SandboxProvider provider, String name) {
+            Objects.requireNonNull(provider, "provider");
+            Objects.requireNonNull(name, "name");
+            Blocking.checkCanBlock("SandboxClient.attachByName");
+            return attach(Blocking.awaitValue(
+                    provider.attachByName(name),
+                    defaultTimeout,
+                    "SandboxClient.attachByName",
+                    "attach to " + provider.name() + " session named " + name));
+        }
+
+        /**
+         * Makes a client for the session with this name, created when there is none; {@link SandboxClient#close()}
+         * releases the handle only, the session being shared by name.
+         *
+         * <pre>{@code
+         * SandboxClient client = SandboxClient.builder().createOrAttach(provider, "ci", SessionOptions.defaults());
+         * }</pre>
+         *
+         * @param provider where the session is found or created
+         * @param name the session's name
+         * @param options options for the session when it is created
+         * @return the client
+         * @throws IllegalStateException when called on a Reactor non-blocking thread
+         */
+        public SandboxClient createOrAttach(SandboxProvider provider, String name, SessionOptions options) {
+            Objects.requireNonNull(provider, "provider");
+            Objects.requireNonNull(name, "name");
+            Objects.requireNonNull(options, "options");
+            Blocking.checkCanBlock("SandboxClient.createOrAttach");
+            // the wait for an ending holder is bounded by the provider; the default timeout bounds the whole call
+            return attach(Blocking.awaitValue(
+                    provider.createOrAttach(name, options),
+                    defaultTimeout,
+                    "SandboxClient.createOrAttach",
+                    "create or attach " + provider.name() + " session named " + name));
         }
 
         /**

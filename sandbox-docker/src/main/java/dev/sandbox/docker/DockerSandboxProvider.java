@@ -373,6 +373,19 @@ public final class DockerSandboxProvider implements SandboxProvider {
         return sessions.attach(sessionId);
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>On Docker a name is the daemon's: a named session's container is called {@code sandbox-named-<name>} and
+     * carries the name as a label, so every provider of the daemon sees the name, and the daemon itself refuses a
+     * second container with it (409 Conflict), which is what makes {@link #createOrAttach} atomic across JVMs. The
+     * name is free once the container is removed, which {@link SandboxSession#destroy()} waits for.
+     */
+    @Override
+    public Mono<SandboxSession> attachByName(String name) {
+        return sessions.attachByName(name);
+    }
+
     @Override
     public Flux<SessionInfo> list(Map<String, String> labels) {
         return sessions.list(labels);

@@ -3,6 +3,7 @@ package dev.sandbox.docker;
 import dev.sandbox.SandboxProvider;
 import dev.sandbox.SessionOptions;
 import dev.sandbox.tck.SandboxProviderConformance;
+import java.util.Optional;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.TestInstance;
@@ -13,21 +14,29 @@ import org.junit.jupiter.api.TestInstance;
 class DockerProviderConformanceTest implements SandboxProviderConformance {
     private DockerTestSupport support;
     private DockerSandboxProvider provider;
+    private DockerSandboxProvider second;
 
     @BeforeAll
     void start() {
         support = new DockerTestSupport();
         provider = DockerSandboxProvider.create(DockerTestSupport.settings());
+        second = DockerSandboxProvider.create(DockerTestSupport.settings());
     }
 
     @AfterAll
     void stop() {
+        second.close();
         support.finish(provider);
     }
 
     @Override
     public SandboxProvider provider() {
         return provider;
+    }
+
+    @Override
+    public Optional<SandboxProvider> secondProvider() {
+        return Optional.of(second);
     }
 
     @Override

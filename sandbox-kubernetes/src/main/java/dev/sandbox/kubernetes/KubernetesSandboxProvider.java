@@ -313,6 +313,22 @@ public final class KubernetesSandboxProvider implements SandboxProvider {
         return sessions.create(options, Objects.requireNonNull(settings, "settings"));
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>On Kubernetes a name is the namespace's: taking it creates a Lease {@code dev-sandbox-name-<name>} (the API
+     * server answers a second create with 409 AlreadyExists, so racing clients in any JVM cannot both win), owned by
+     * the session's pod, and the pod carries the name as the label {@code dev.sandbox/name}. The session id stays
+     * random. A destroy frees the name at once; a pod that ended otherwise frees it when the garbage collector has
+     * removed its lock (seconds), and a create in that time is refused with a retryable {@link
+     * dev.sandbox.SessionNameInUseException} ({@link #createOrAttach} waits for it, up to its bound). The provider's
+     * role needs {@code create}, {@code get}, {@code update} and {@code delete} on leases, as it has.
+     */
+    @Override
+    public Mono<SandboxSession> attachByName(String name) {
+        return sessions.attachByName(name);
+    }
+
     @Override
     public Mono<SandboxSession> attach(String sessionId) {
         return sessions.attach(sessionId);

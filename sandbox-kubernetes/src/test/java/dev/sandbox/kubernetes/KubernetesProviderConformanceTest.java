@@ -13,21 +13,29 @@ import org.junit.jupiter.api.TestInstance;
 class KubernetesProviderConformanceTest implements SandboxProviderConformance {
     private KubernetesTestSupport support;
     private KubernetesSandboxProvider provider;
+    private KubernetesSandboxProvider second;
 
     @BeforeAll
     void start() {
         support = new KubernetesTestSupport();
         provider = KubernetesTestSupport.provider();
+        second = KubernetesTestSupport.provider();
     }
 
     @AfterAll
     void stop() {
+        second.close();
         support.finish(provider);
     }
 
     @Override
     public SandboxProvider provider() {
         return provider;
+    }
+
+    @Override
+    public java.util.Optional<SandboxProvider> secondProvider() {
+        return java.util.Optional.of(second);
     }
 
     @Override

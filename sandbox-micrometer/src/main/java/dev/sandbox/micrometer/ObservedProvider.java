@@ -46,6 +46,18 @@ final class ObservedProvider implements SandboxProvider {
     }
 
     @Override
+    public Mono<SandboxSession> attachByName(String name) {
+        // observed as an attach; the session id is known once found
+        return instrumentation
+                .mono(
+                        SandboxObservationNames.ATTACH,
+                        null,
+                        () -> delegate.attachByName(name),
+                        (call, session) -> call.session(session.id()))
+                .map(this::observed);
+    }
+
+    @Override
     public Flux<SessionInfo> list(Map<String, String> labels) {
         return delegate.list(labels);
     }

@@ -44,6 +44,11 @@ final class ObservedSession implements SandboxSession, Wrapped<SandboxSession> {
     }
 
     @Override
+    public java.util.Optional<String> name() {
+        return delegate.name();
+    }
+
+    @Override
     public Map<String, String> labels() {
         return delegate.labels();
     }

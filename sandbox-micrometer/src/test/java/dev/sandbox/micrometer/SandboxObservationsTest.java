@@ -101,6 +101,27 @@ class SandboxObservationsTest {
     }
 
     @Test
+    void namedSessionsPassThroughTheObservedProviderAndAttachByNameIsTimed() {
+        SandboxSession created = provider.createOrAttach("observed-name", SessionOptions.defaults())
+                .block(WAIT);
+        try {
+            SandboxSession again = provider.createOrAttach("observed-name", SessionOptions.defaults())
+                    .block(WAIT);
+            assertThat(again.id()).isEqualTo(created.id());
+            assertThat(again.name()).contains("observed-name");
+            assertThat(again).isInstanceOf(Wrapped.class);
+            assertThat(timer(CREATE, OUTCOME, OUTCOME_SUCCESS, "error", "none").count())
+                    .isEqualTo(1);
+            // the first caller's lookup found nothing, the second's found the session
+            assertThat(meters.get(ATTACH).tag(PROVIDER, "local").timers())
+                    .extracting(Timer::count)
+                    .containsExactlyInAnyOrder(1L, 1L);
+        } finally {
+            created.destroy().block(WAIT);
+        }
+    }
+
+    @Test
     void anObservedSessionSaysWhichSessionItWraps() {
         SandboxSession session = session();
         try {

@@ -6,6 +6,7 @@ import dev.sandbox.SandboxProvider;
 import dev.sandbox.SandboxSession;
 import dev.sandbox.SessionEndReason;
 import dev.sandbox.SessionInfo;
+import dev.sandbox.SessionNameInUseException;
 import dev.sandbox.SessionNotFoundException;
 import dev.sandbox.SessionOptions;
 import dev.sandbox.implementation.ProviderCloser;
@@ -26,6 +27,7 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Flux;
@@ -103,6 +105,10 @@ public final class LocalSandboxProvider implements SandboxProvider {
     private final ProcessLauncher launcher;
     private final Path tempRoot;
     private final Map<String, LocalSessionState> sessions = new ConcurrentHashMap<>();
+    /** Each name's holder: a session, or {@link #RESERVED} while the session that took it is being made. */
+    private final Map<String, Object> names = new ConcurrentHashMap<>();
+
+    private static final Object RESERVED = new Object();
     private final ProviderCloser closer = new ProviderCloser(NAME, this::release);
     private final LocalWatcher watcher = new LocalWatcher();
     private final SessionRecords records;
@@ -174,48 +180,74 @@ public final class LocalSandboxProvider implements SandboxProvider {
         return Mono.fromCallable(() -> {
                     closer.ensureOpen();
                     options.validate();
-                    String id = "local-" + UUID.randomUUID();
-                    Path workdir;
-                    boolean owns;
-                    if (options.workdir().isPresent()) {
-                        workdir = Path.of(options.workdir().get());
-                        if (!Files.isDirectory(workdir)) {
-                            throw new InvalidArgumentException(
-                                    "workdir", "workdir must be an existing directory, got '" + workdir + "'");
+                    String name = options.name().orElse(null);
+                    if (name != null) {
+                        // the one atomic step that takes the name: a racing create finds it held
+                        Object holder = names.putIfAbsent(name, RESERVED);
+                        if (holder != null) {
+                            throw new SessionNameInUseException(
+                                    name, holder instanceof LocalSessionState s && s.endReason() != null);
                         }
-                        owns = false;
-                    } else {
-                        try {
-                            workdir = Files.createTempDirectory(tempRoot, "sandbox-")
-                                    .toRealPath();
-                        } catch (IOException e) {
-                            throw new BackendException("cannot create a workdir under '" + tempRoot + "'", e);
+                    }
+                    try {
+                        return make(options, name);
+                    } catch (RuntimeException | Error e) {
+                        if (name != null) {
+                            names.remove(name, RESERVED);
                         }
-                        owns = true;
+                        throw e;
                     }
-                    Map<String, String> env = new LinkedHashMap<>();
-                    env.put("PATH", DEFAULT_PATH);
-                    env.put("HOME", workdir.toString());
-                    env.put("LANG", "C.UTF-8");
-                    env.putAll(options.env());
-                    env.putAll(options.secrets());
-                    LocalSessionState state = new LocalSessionState(
-                            id, workdir, owns, Map.copyOf(env), options.labels(), launcher, watcher, s -> {
-                                sessions.remove(s.id, s);
-                                records.remove(s.id);
-                            });
-                    records.write(id, owns ? workdir : null);
-                    sessions.put(id, state);
-                    if (closer.isClosed()) { // closed while this one was being made: the close may not have seen it
-                        state.destroy(SessionEndReason.PROVIDER_CLOSED);
-                        closer.ensureOpen();
-                    }
-                    state.timers.setLifetime(options.lifetime().orElse(null));
-                    options.idleTimeout().ifPresent(state.timers::setIdleTimeout);
-                    LOG.debug("created local session {} in {}", id, workdir);
-                    return (SandboxSession) new LocalSession(state);
                 })
                 .subscribeOn(Schedulers.boundedElastic());
+    }
+
+    private SandboxSession make(SessionOptions options, @Nullable String name) {
+        String id = "local-" + UUID.randomUUID();
+        Path workdir;
+        boolean owns;
+        if (options.workdir().isPresent()) {
+            workdir = Path.of(options.workdir().get());
+            if (!Files.isDirectory(workdir)) {
+                throw new InvalidArgumentException(
+                        "workdir", "workdir must be an existing directory, got '" + workdir + "'");
+            }
+            owns = false;
+        } else {
+            try {
+                workdir = Files.createTempDirectory(tempRoot, "sandbox-").toRealPath();
+            } catch (IOException e) {
+                throw new BackendException("cannot create a workdir under '" + tempRoot + "'", e);
+            }
+            owns = true;
+        }
+        Map<String, String> env = new LinkedHashMap<>();
+        env.put("PATH", DEFAULT_PATH);
+        env.put("HOME", workdir.toString());
+        env.put("LANG", "C.UTF-8");
+        env.putAll(options.env());
+        env.putAll(options.secrets());
+        LocalSessionState state =
+                new LocalSessionState(id, workdir, owns, Map.copyOf(env), options.labels(), launcher, watcher, s -> {
+                    sessions.remove(s.id, s);
+                    records.remove(s.id);
+                    if (s.name() != null) {
+                        names.remove(s.name(), s); // free once the session is gone
+                    }
+                });
+        records.write(id, owns ? workdir : null);
+        if (name != null) {
+            state.name(name);
+            names.put(name, state);
+        }
+        sessions.put(id, state);
+        if (closer.isClosed()) { // closed while this one was being made: the close may not have seen it
+            state.destroy(SessionEndReason.PROVIDER_CLOSED);
+            closer.ensureOpen();
+        }
+        state.timers.setLifetime(options.lifetime().orElse(null));
+        options.idleTimeout().ifPresent(state.timers::setIdleTimeout);
+        LOG.debug("created local session {} in {}", id, workdir);
+        return new LocalSession(state);
     }
 
     @Override
@@ -225,6 +257,23 @@ public final class LocalSandboxProvider implements SandboxProvider {
             LocalSessionState state = sessions.get(sessionId);
             if (state == null || state.endReason() != null) { // ended, or ending right now
                 throw new SessionNotFoundException(sessionId);
+            }
+            return new LocalSession(state);
+        });
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Names are this provider's own: another local provider (in this JVM or another) has its own.
+     */
+    @Override
+    public Mono<SandboxSession> attachByName(String name) {
+        return Mono.fromCallable(() -> {
+            closer.ensureOpen();
+            SessionOptions.validateName(name);
+            if (!(names.get(name) instanceof LocalSessionState state) || state.endReason() != null) {
+                throw SessionNotFoundException.named(name); // none, still being made, or ending
             }
             return new LocalSession(state);
         });

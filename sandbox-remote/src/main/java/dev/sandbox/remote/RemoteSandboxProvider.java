@@ -109,6 +109,25 @@ public final class RemoteSandboxProvider implements SandboxProvider {
         });
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Asks the server ({@code GET /v1/named-sessions/{name}}), which looks the name up among the sessions of this
+     * client's tenant only: names are per tenant, and another tenant's session of the same name is never found. A
+     * server whose provider has no names answers with {@link dev.sandbox.UnsupportedFeatureException}.
+     */
+    @Override
+    public Mono<SandboxSession> attachByName(String name) {
+        return Mono.defer(() -> {
+            closer.ensureOpen();
+            SessionOptions.validateName(name);
+            return transport
+                    .call(HttpMethod.GET, "/v1/named-sessions/" + RemoteTransport.enc(name), null)
+                    .switchIfEmpty(Mono.error(() -> RemoteErrors.protocol("the server sent no session")))
+                    .map(n -> RemoteSession.of(transport, n, leases));
+        });
+    }
+
     @Override
     public Flux<SessionInfo> list(Map<String, String> labels) {
         return Flux.defer(() -> {

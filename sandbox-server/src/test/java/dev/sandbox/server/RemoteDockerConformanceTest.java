@@ -30,6 +30,7 @@ class RemoteDockerConformanceTest implements SandboxProviderConformance {
     private DockerSandboxProvider docker;
     private SandboxServer server;
     private RemoteSandboxProvider remote;
+    private RemoteSandboxProvider second;
 
     @BeforeAll
     void start() {
@@ -40,12 +41,17 @@ class RemoteDockerConformanceTest implements SandboxProviderConformance {
                 .baseUrl(server.baseUrl())
                 .token(TOKEN)
                 .build();
+        second = RemoteSandboxProvider.builder()
+                .baseUrl(server.baseUrl())
+                .token(TOKEN)
+                .build();
     }
 
     @AfterAll
     void stop() {
         try {
             remote.close();
+            second.close();
             server.close();
             // the server destroyed what it made; nothing of this run is left on the daemon
             assertThat(docker.list(Map.of(RUN_LABEL, run)).collectList().block(Duration.ofSeconds(30)))
@@ -59,6 +65,11 @@ class RemoteDockerConformanceTest implements SandboxProviderConformance {
     @Override
     public boolean supportsPty() {
         return true;
+    }
+
+    @Override
+    public java.util.Optional<SandboxProvider> secondProvider() {
+        return java.util.Optional.of(second);
     }
 
     @Override

@@ -16,6 +16,7 @@ class RemoteProviderConformanceTest implements SandboxProviderConformance {
     private LocalSandboxProvider local;
     private SandboxServer server;
     private RemoteSandboxProvider remote;
+    private RemoteSandboxProvider second;
 
     @BeforeAll
     void start() {
@@ -25,11 +26,16 @@ class RemoteProviderConformanceTest implements SandboxProviderConformance {
                 .baseUrl(server.baseUrl())
                 .token(TOKEN)
                 .build();
+        second = RemoteSandboxProvider.builder()
+                .baseUrl(server.baseUrl())
+                .token(TOKEN)
+                .build();
     }
 
     @AfterAll
     void stop() {
         remote.close();
+        second.close();
         server.close();
         local.close();
     }
@@ -37,6 +43,11 @@ class RemoteProviderConformanceTest implements SandboxProviderConformance {
     @Override
     public boolean supportsPty() {
         return true;
+    }
+
+    @Override
+    public java.util.Optional<SandboxProvider> secondProvider() {
+        return java.util.Optional.of(second);
     }
 
     @Override

@@ -71,6 +71,48 @@ class TenantIsolationTest {
     }
 
     @Test
+    void twoTenantsSameNameAreTwoSessionsNeitherFindsTheOthers() {
+        SandboxSession a =
+                alice.createOrAttach("workspace", SessionOptions.defaults()).block(WAIT);
+        SandboxSession b =
+                bob.createOrAttach("workspace", SessionOptions.defaults()).block(WAIT);
+        assertThat(a.id()).isNotEqualTo(b.id());
+        assertThat(a.name()).contains("workspace");
+        assertThat(b.name()).contains("workspace");
+        assertThat(alice.attachByName("workspace").block(WAIT).id()).isEqualTo(a.id());
+        assertThat(bob.attachByName("workspace").block(WAIT).id()).isEqualTo(b.id());
+        // each tenant's list shows its own, under the name it gave
+        assertThat(alice.list(Map.of()).collectList().block(WAIT))
+                .extracting(SessionInfo::id, SessionInfo::name)
+                .containsExactly(org.assertj.core.groups.Tuple.tuple(a.id(), java.util.Optional.of("workspace")));
+        // the provider holds two other names, neither of them the tenants' own
+        List<SessionInfo> inner = local.list(Map.of()).collectList().block(WAIT);
+        assertThat(inner)
+                .extracting(i -> i.name().orElseThrow())
+                .doesNotContain("workspace")
+                .hasSize(2);
+        // a name only alice has is not found by bob, and an error names the tenant's name, never the provider's
+        alice.create(SessionOptions.defaults().withName("alice-only")).block(WAIT);
+        assertThatThrownBy(() -> bob.attachByName("alice-only").block(WAIT))
+                .isInstanceOf(SessionNotFoundException.class)
+                .hasMessageContaining("alice-only");
+        assertThatThrownBy(() -> alice.create(SessionOptions.defaults().withName("workspace"))
+                        .block(WAIT))
+                .isInstanceOfSatisfying(
+                        dev.sandbox.SessionNameInUseException.class,
+                        e -> assertThat(e.name()).isEqualTo("workspace"));
+        // the inner names are not the tenants' to use: bob cannot reach alice's session by its provider name
+        String alicesInner = local.attach(a.id()).block(WAIT).name().orElseThrow();
+        assertThatThrownBy(() -> bob.attachByName(alicesInner).block(WAIT))
+                .isInstanceOf(SessionNotFoundException.class);
+        // destroying bob's leaves alice's
+        b.destroy().block(WAIT);
+        assertThat(alice.attachByName("workspace").block(WAIT).id()).isEqualTo(a.id());
+        assertThatThrownBy(() -> bob.attachByName("workspace").block(WAIT))
+                .isInstanceOf(SessionNotFoundException.class);
+    }
+
+    @Test
     void aSessionAnotherClientOfTheProviderMadeIsInvisible() {
         SandboxSession direct =
                 local.create(SessionOptions.defaults().withLabel("team", "x")).block(WAIT);

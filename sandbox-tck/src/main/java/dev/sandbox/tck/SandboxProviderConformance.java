@@ -44,7 +44,8 @@ public interface SandboxProviderConformance
                 ExecOutputConformance,
                 WatchConformance,
                 DirectoryTransferConformance,
-                LabelConformance {
+                LabelConformance,
+                NameConformance {
 
     private SandboxSession newSession() {
         return provider().create(sessionOptions()).block(WAIT);

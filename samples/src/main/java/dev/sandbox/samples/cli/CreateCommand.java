@@ -11,7 +11,7 @@ import picocli.CommandLine.Option;
         name = "create",
         customSynopsis = {
             "sandbox create [PROVIDER] [--label K=V]... [--lifetime D] [--idle-timeout D]",
-            "                      [--from-snapshot REF]"
+            "                      [--from-snapshot REF] [--name NAME]"
         },
         description = {
             "Makes a session that outlives this command and prints its id; with --from-snapshot, from a snapshot"
@@ -42,9 +42,18 @@ final class CreateCommand extends SessionSubcommand {
             description = "start from this snapshot (docker)")
     String fromSnapshot;
 
+    @Option(
+            names = "--name",
+            paramLabel = "NAME",
+            description = "name the session (unique at the provider; 1 to 40 of a-z, 0-9 and '-')")
+    String name;
+
     @Override
     int execute() throws UsageException {
         SessionOptions options = SessionOptions.defaults();
+        if (name != null) {
+            options = options.withName(name);
+        }
         for (Values.KeyValue label : labels) {
             options = options.withLabel(label.name(), label.value());
         }

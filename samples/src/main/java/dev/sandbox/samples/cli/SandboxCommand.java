@@ -64,7 +64,7 @@ final class SandboxCommand implements Callable<Integer> {
                                 -- CMD [ARG...]
                    sandbox run [OPTIONS] [--max-output BYTES] [--session SESSION] -- CMD [ARG...]
                    sandbox create [PROVIDER] [--label K=V]... [--lifetime D] [--idle-timeout D]
-                                  [--from-snapshot REF]
+                                  [--from-snapshot REF] [--name NAME]
                    sandbox ls [PROVIDER] [--label K=V]...
                    sandbox destroy [PROVIDER] SESSION...
                    sandbox snapshot [PROVIDER] SESSION

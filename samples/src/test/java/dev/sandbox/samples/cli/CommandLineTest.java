@@ -324,7 +324,7 @@ class CommandLineTest {
                         remote, got 'dokcer'
                         did you mean 'docker'?
                         usage: sandbox create [PROVIDER] [--label K=V]... [--lifetime D] [--idle-timeout D]
-                                              [--from-snapshot REF]
+                                              [--from-snapshot REF] [--name NAME]
                         see 'sandbox help create'
                         """));
         assertThat(cli("exec", "--timeout", "soon", "--", "true").err())

@@ -117,6 +117,25 @@ class DockerCliTest {
     }
 
     @Test
+    void aNamedSessionIsCreatedOnceAndItsNameIsFreeAfterDestroy() {
+        String name = "cli-" + run.substring(0, 8);
+        Outcome first = docker("create", "--label", "cli-test=" + run, "--lifetime", "3m", "--name", name);
+        assertThat(first.code()).as(first.err()).isZero();
+        String id = first.out().strip();
+        Outcome second = docker("create", "--label", "cli-test=" + run, "--lifetime", "3m", "--name", name);
+        assertThat(second.code()).isNotZero();
+        assertThat(second.err()).contains("name '" + name + "' is in use");
+        Outcome bad = docker("create", "--label", "cli-test=" + run, "--name", "Bad_Name");
+        assertThat(bad.code()).isNotZero();
+        assertThat(bad.err()).contains("name must be").contains("Bad_Name");
+        assertThat(docker("destroy", id).code()).isZero();
+        Outcome again = docker("create", "--label", "cli-test=" + run, "--lifetime", "3m", "--name", name);
+        assertThat(again.code()).as(again.err()).isZero();
+        assertThat(again.out().strip()).isNotEqualTo(id);
+        assertThat(docker("destroy", again.out().strip()).code()).isZero();
+    }
+
+    @Test
     void sessionsOutliveEachCommandFromCreateToDestroy() throws IOException {
         Outcome created = docker("create", "--label", "cli-test=" + run, "--memory", "64m", "--lifetime", "3m");
         assertThat(created.code()).as(created.err()).isZero();

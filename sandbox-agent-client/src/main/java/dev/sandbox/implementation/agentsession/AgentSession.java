@@ -94,6 +94,11 @@ public abstract class AgentSession extends RunnerSession {
     protected abstract Mono<Void> destroySession();
 
     @Override
+    public java.util.Optional<String> name() {
+        return java.util.Optional.ofNullable(state.name());
+    }
+
+    @Override
     public Map<String, String> labels() {
         return state.labels();
     }

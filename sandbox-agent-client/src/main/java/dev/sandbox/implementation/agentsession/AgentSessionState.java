@@ -20,6 +20,7 @@ public class AgentSessionState {
     public final String id;
 
     private volatile Map<String, String> labels;
+    private volatile String name;
     /** When the session was created. */
     public final Instant createdAt;
     /** Known only to the provider instance that created or restored the session; empty otherwise. */
@@ -80,6 +81,26 @@ public class AgentSessionState {
      */
     public Map<String, String> labels() {
         return labels;
+    }
+
+    /**
+     * The session's name.
+     *
+     * @return the name, or {@code null} for an unnamed session
+     */
+    public String name() {
+        return name;
+    }
+
+    /**
+     * Names the session; called by its provider before any handle sees it.
+     *
+     * @param name the name, or {@code null} for none
+     * @return this state
+     */
+    public AgentSessionState named(String name) {
+        this.name = name;
+        return this;
     }
 
     /**
@@ -215,6 +236,6 @@ public class AgentSessionState {
      * @return its id, provider, labels and creation time
      */
     public SessionInfo info() {
-        return new SessionInfo(id, providerName, labels, createdAt);
+        return new SessionInfo(id, providerName, labels, createdAt, java.util.Optional.ofNullable(name));
     }
 }

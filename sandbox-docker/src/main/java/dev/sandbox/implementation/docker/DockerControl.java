@@ -59,6 +59,14 @@ public final class DockerControl implements AutoCloseable {
     public static final String SNAPSHOT_SOURCE_LABEL = "dev.sandbox.snapshot.source";
     /** The prefix of every label the SDK manages; users may not set labels with it. */
     public static final String INTERNAL_PREFIX = "dev.sandbox.";
+    /** The label holding a named session's name ({@link dev.sandbox.SessionOptions#withName}). */
+    public static final String NAME_LABEL = "dev.sandbox.name";
+    /**
+     * What a named session's container name starts with; the rest is the session's name. The daemon keeps container
+     * names unique: a second create with the name is refused (409), which is what makes a name atomic. Unnamed
+     * sessions' containers are named by their ids ({@code docker-<hex>}), which never start with this.
+     */
+    public static final String NAMED_CONTAINER_PREFIX = "sandbox-named-";
 
     /**
      * The bridge network sessions with {@code Network.BRIDGE} join: outbound access like Docker's default bridge,
@@ -329,6 +337,13 @@ public final class DockerControl implements AutoCloseable {
                 create.withVolumes(spec.writableDirs().stream().map(Volume::new).toArray(Volume[]::new));
             }
             id = create.exec().getId();
+        } catch (ConflictException e) {
+            String sessionName = spec.labels().get(NAME_LABEL);
+            if (sessionName != null && !sessionName.isEmpty()) {
+                // the daemon holds the container name: another session has (or is still removing) it
+                throw new dev.sandbox.SessionNameInUseException(sessionName, false);
+            }
+            throw translate("create a container from '" + spec.image() + "'", e);
         } catch (RuntimeException e) {
             if (spec.diskLimit() != null && message(e).contains("storage-opt")) {
                 throw new InvalidArgumentException(

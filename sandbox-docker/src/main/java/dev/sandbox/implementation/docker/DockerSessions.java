@@ -12,6 +12,7 @@ import dev.sandbox.InvalidArgumentException;
 import dev.sandbox.SandboxSession;
 import dev.sandbox.SessionEndReason;
 import dev.sandbox.SessionInfo;
+import dev.sandbox.SessionNameInUseException;
 import dev.sandbox.SessionNotFoundException;
 import dev.sandbox.SessionOptions;
 import dev.sandbox.docker.DockerSandboxProvider;
@@ -193,6 +194,9 @@ public final class DockerSessions {
                 long deadline = lifetime == null ? 0 : now.plus(lifetime).getEpochSecond() + 1;
                 Map<String, String> labels = new LinkedHashMap<>(options.labels());
                 labels.put(DockerControl.SESSION_LABEL, id);
+                String name = options.name().orElse(null);
+                // always set: a container made from a snapshot of a named session would otherwise inherit its name
+                labels.put(DockerControl.NAME_LABEL, name == null ? "" : name);
                 // always set: a container made from a snapshot would otherwise inherit the snapshotted session's values
                 labels.put(
                         DockerControl.EXPIRES_LABEL,
@@ -221,7 +225,7 @@ public final class DockerSessions {
                     entrypoint.addAll(AgentChannels.agentArguments());
                 }
                 ContainerSpec spec = new ContainerSpec(
-                        id,
+                        name == null ? id : DockerControl.NAMED_CONTAINER_PREFIX + name,
                         settings.image(),
                         entrypoint,
                         List.of(),
@@ -251,7 +255,12 @@ public final class DockerSessions {
                                 settings.image(), settings.pullPolicy().name());
                         // one look at the agent's volume; installs it when missing (another program may remove it)
                         agentInstaller.ensure(settings.image());
-                        String containerId = createAndStart(spec, channel);
+                        String containerId;
+                        try {
+                            containerId = createAndStart(id, spec, channel);
+                        } catch (SessionNameInUseException taken) {
+                            throw new SessionNameInUseException(taken.name(), nameEnding(taken.name()));
+                        }
                         Map<String, String> visible = new LinkedHashMap<>(userLabels(imageLabels));
                         visible.putAll(options.labels());
                         DockerAgentHost host = new DockerAgentHost(
@@ -264,6 +273,7 @@ public final class DockerSessions {
                         SessionAgent agent = new SessionAgent(host, id);
                         DockerSessionState state =
                                 newState(id, containerId, visible, now, options.secrets(), agent, host);
+                        state.named(name);
                         state.timers.setLifetime(lifetime);
                         state.timers.setIdleTimeout(idle);
                         sessions.put(id, state);
@@ -282,7 +292,7 @@ public final class DockerSessions {
      * Creates and starts a session container; when the start fails because the agent's volume lost the agent (removed
      * and made again empty between the look and the start), installs it again and tries once more.
      */
-    private String createAndStart(ContainerSpec spec, Mount channel) {
+    private String createAndStart(String id, ContainerSpec spec, Mount channel) {
         try {
             return control.createAndStart(spec, mounts(channel));
         } catch (RuntimeException e) {
@@ -293,13 +303,13 @@ public final class DockerSessions {
                         channel.getSource(),
                         e.getMessage());
                 channels.missed(spec.runtime() == null ? "runc" : spec.runtime());
-                channels.remove(spec.name());
-                return createAndStart(withoutChannel(spec), null);
+                channels.remove(id);
+                return createAndStart(id, withoutChannel(spec), null);
             }
             if (!AgentInstaller.agentMissing(e)) {
                 throw e;
             }
-            LOG.warn("docker session {} found no sandbox agent: {}", spec.name(), e.getMessage());
+            LOG.warn("docker session {} found no sandbox agent: {}", id, e.getMessage());
             agentInstaller.reinstall(spec.image());
             return control.createAndStart(spec, mounts(channel));
         }
@@ -360,6 +370,52 @@ public final class DockerSessions {
         });
     }
 
+    /** A container's session name from its labels; {@code null} for an unnamed session (an empty label). */
+    private static String nameOf(Map<String, String> labels) {
+        String name = labels.get(DockerControl.NAME_LABEL);
+        return name == null || name.isEmpty() ? null : name;
+    }
+
+    /**
+     * Whether the session holding a name is ending: none of the daemon's running session containers has it (the
+     * holder is stopping or being removed), or this provider is destroying the one that has.
+     */
+    private boolean nameEnding(String name) {
+        for (Container c : control.listSessions(Map.of(DockerControl.NAME_LABEL, name), false)) {
+            DockerSessionState known = sessions.get(c.getLabels().get(DockerControl.SESSION_LABEL));
+            if (known == null || !known.ending()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * A handle to the running session with this name, whichever client created it: the daemon's running session
+     * containers are looked up by the name's label, and the one found attached by its id.
+     *
+     * @param name the session's name
+     * @return the handle, or {@link SessionNotFoundException}
+     */
+    public Mono<SandboxSession> attachByName(String name) {
+        return Mono.defer(() -> {
+            ensureOpen();
+            SessionOptions.validateName(name);
+            return blocking(() -> {
+                        for (Container c : control.listSessions(Map.of(DockerControl.NAME_LABEL, name), false)) {
+                            String id = c.getLabels().get(DockerControl.SESSION_LABEL);
+                            DockerSessionState known = id == null ? null : sessions.get(id);
+                            if (id != null && (known == null || !known.ending())) {
+                                return id;
+                            }
+                        }
+                        throw SessionNotFoundException.named(name);
+                    })
+                    .flatMap(id -> attach(id)
+                            .onErrorMap(SessionNotFoundException.class, e -> SessionNotFoundException.named(name)));
+        });
+    }
+
     /** Makes state for a session this provider did not create; reads its OOM count when it has a memory limit. */
     private Mono<SandboxSession> adopt(String sessionId, Container container, InspectContainerResponse inspect) {
         String runtime =
@@ -398,6 +454,7 @@ public final class DockerSessions {
                                     ? Duration.ofMillis(Math.max(1, deadline - System.currentTimeMillis()))
                                     : null);
                     state.timers.setIdleTimeout(idleMillis > 0 ? Duration.ofMillis(idleMillis) : null);
+                    state.named(nameOf(container.getLabels()));
                     DockerSessionState existing = sessions.putIfAbsent(sessionId, state);
                     return (SandboxSession)
                             new DockerSession(this, existing != null && !existing.destroyed() ? existing : state);
@@ -428,7 +485,12 @@ public final class DockerSessions {
                             String id = c.getLabels().get(DockerControl.SESSION_LABEL);
                             Map<String, String> all = withAdded(userLabels(c.getLabels()), added.get(id));
                             if (all.entrySet().containsAll(filter.entrySet())) {
-                                found.add(new SessionInfo(id, DockerSandboxProvider.NAME, all, createdAt(c)));
+                                found.add(new SessionInfo(
+                                        id,
+                                        DockerSandboxProvider.NAME,
+                                        all,
+                                        createdAt(c),
+                                        java.util.Optional.ofNullable(nameOf(c.getLabels()))));
                             }
                         }
                         return found;

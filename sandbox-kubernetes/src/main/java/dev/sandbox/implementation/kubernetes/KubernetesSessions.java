@@ -7,6 +7,7 @@ import dev.sandbox.SandboxSession;
 import dev.sandbox.SandboxTimeoutException;
 import dev.sandbox.SessionEndReason;
 import dev.sandbox.SessionInfo;
+import dev.sandbox.SessionNameInUseException;
 import dev.sandbox.SessionNotFoundException;
 import dev.sandbox.SessionOptions;
 import dev.sandbox.implementation.agentsession.AgentSessionState;
@@ -66,6 +67,7 @@ public final class KubernetesSessions implements AutoCloseable {
     private final Duration leaseDuration;
     private final ClientLease lease;
     private final PodWatch watch;
+    private final NameLocks names;
     private final Map<String, KubeSessionState> sessions = new ConcurrentHashMap<>();
     private final Map<String, Starting> starting = new ConcurrentHashMap<>();
     /**
@@ -104,6 +106,7 @@ public final class KubernetesSessions implements AutoCloseable {
         this.leaseDuration = leaseDuration;
         this.lease = new ClientLease(client, namespace, "dev-sandbox-client-" + hex(8), leaseDuration);
         this.watch = new PodWatch(client, namespace, SESSION_LABEL, this::onPod);
+        this.names = new NameLocks(client, namespace);
         try {
             watch.start(Duration.ofSeconds(30));
         } catch (Exception e) {
@@ -216,6 +219,7 @@ public final class KubernetesSessions implements AutoCloseable {
             }
             return blocking(() -> hex(8)).flatMap(hex -> {
                 String id = "kube-" + hex;
+                String name = options.name().orElse(null);
                 Duration idle = options.idleTimeout().orElse(null);
                 Instant now = Instant.now();
                 long deadline = lifetime == null ? 0 : now.plus(lifetime).getEpochSecond() + 1;
@@ -223,15 +227,24 @@ public final class KubernetesSessions implements AutoCloseable {
                 starting.put(id, new Starting(started, settings));
                 return blocking(() -> {
                             OwnerReference owner = options.lifetimeChosen() ? null : lease.owner();
+                            if (name != null) {
+                                // the name first, in one create the API server makes atomic; then the pod
+                                names.take(name, id, lease.owner(), this::liveSession);
+                            }
                             Pod pod = PodSpecs.pod(settings, request(id, options, deadline, idle, owner));
+                            Pod made;
                             try {
-                                return client.pods()
+                                made = client.pods()
                                         .inNamespace(namespace)
                                         .resource(pod)
                                         .create();
                             } catch (KubernetesClientException e) {
                                 throw KubernetesErrors.map(e, "create", "pods", namespace);
                             }
+                            if (name != null) {
+                                names.bind(name, made);
+                            }
+                            return made;
                         })
                         .then(started.asMono()
                                 .timeout(
@@ -248,6 +261,7 @@ public final class KubernetesSessions implements AutoCloseable {
                                     userLabels(options.labels()),
                                     now,
                                     options.secrets());
+                            state.named(name);
                             state.timers.setLifetime(lifetime);
                             state.timers.setIdleTimeout(idle);
                             sessions.put(id, state);
@@ -257,8 +271,12 @@ public final class KubernetesSessions implements AutoCloseable {
                                     .thenReturn((SandboxSession) new KubernetesSession(this, state))
                                     .doOnError(e -> sessions.remove(id, state));
                         })
-                        .onErrorResume(e ->
-                                deletePod(id).onErrorResume(x -> Mono.empty()).then(Mono.error(e)))
+                        .onErrorResume(e -> e instanceof SessionNameInUseException
+                                ? Mono.error(e) // nothing was made: the name was another session's
+                                : deletePod(id)
+                                        .then(name == null ? Mono.<Object>empty() : blocking(() -> release(name, id)))
+                                        .onErrorResume(x -> Mono.empty())
+                                        .then(Mono.error(e)))
                         .doFinally(s -> starting.remove(id))
                         // as the other providers do: the caller's next step runs where it may block
                         .publishOn(Schedulers.boundedElastic());
@@ -270,6 +288,7 @@ public final class KubernetesSessions implements AutoCloseable {
             String id, SessionOptions options, long deadline, Duration idle, OwnerReference owner) {
         Map<String, String> labels = new LinkedHashMap<>();
         labels.put(SESSION_LABEL, id);
+        options.name().ifPresent(n -> labels.put(NameLocks.NAME_LABEL, n));
         labels.put("app.kubernetes.io/managed-by", "dev.sandbox");
         options.labels().forEach((k, v) -> {
             String key = LABEL_PREFIX + k;
@@ -347,6 +366,7 @@ public final class KubernetesSessions implements AutoCloseable {
             }
             Map<String, String> annotations = pod.getMetadata().getAnnotations();
             KubeSessionState state = newState(id, pod, null, labelsOf(pod), createdAt(pod), Map.of());
+            state.named(nameOf(pod));
             KubeSessionState kept = sessions.putIfAbsent(id, state);
             KubeSessionState chosen = kept == null ? state : kept;
             if (kept == null) {
@@ -366,6 +386,51 @@ public final class KubernetesSessions implements AutoCloseable {
                     .thenReturn((SandboxSession) new KubernetesSession(this, chosen))
                     .publishOn(Schedulers.boundedElastic());
         });
+    }
+
+    /**
+     * A handle to the live session with this name in the namespace, made by this or another provider instance: the
+     * watched pod labelled with the name, attached by its id.
+     *
+     * @param name the session's name
+     * @return the handle, or {@link SessionNotFoundException} naming the name
+     */
+    public Mono<SandboxSession> attachByName(String name) {
+        return Mono.defer(() -> {
+            ensureOpen();
+            SessionOptions.validateName(name);
+            for (Pod p : watch.all()) {
+                if (name.equals(nameOf(p))
+                        && p.getMetadata().getDeletionTimestamp() == null
+                        && liveSession(p.getMetadata().getName())) {
+                    return attach(p.getMetadata().getName())
+                            .onErrorMap(SessionNotFoundException.class, e -> SessionNotFoundException.named(name));
+                }
+            }
+            return Mono.error(SessionNotFoundException.named(name));
+        });
+    }
+
+    /** Whether a session id is a running session that is not ending, as the watch and this client know it. */
+    private boolean liveSession(String id) {
+        Pod pod = watch.get(namespace, id);
+        KubeSessionState known = sessions.get(id);
+        return pod != null
+                && pod.getMetadata().getDeletionTimestamp() == null
+                && !deletedHere.containsKey(id)
+                && PodStates.ended(pod) == null
+                && PodStates.start(pod) instanceof PodStates.Running
+                && (known == null || !known.ending());
+    }
+
+    private Object release(String name, String id) {
+        names.release(name, id);
+        return name;
+    }
+
+    private static String nameOf(Pod pod) {
+        Map<String, String> labels = pod.getMetadata().getLabels();
+        return labels == null ? null : labels.get(NameLocks.NAME_LABEL);
     }
 
     private static boolean holdsLease(Pod pod) {
@@ -414,7 +479,8 @@ public final class KubernetesSessions implements AutoCloseable {
                             p.getMetadata().getName(),
                             KubernetesSandboxProvider.NAME,
                             withKnown(labelsOf(p), sessions.get(p.getMetadata().getName())),
-                            createdAt(p)))
+                            createdAt(p),
+                            java.util.Optional.ofNullable(nameOf(p))))
                     .filter(info -> info.labels().entrySet().containsAll(wanted.entrySet()));
         });
     }
@@ -428,7 +494,11 @@ public final class KubernetesSessions implements AutoCloseable {
                 state.destroying(true);
             }
             state.agent.ending(state.endError(reason));
+            String name = state.name();
             return deletePod(state.id)
+                    // the name is free once the pod is deleted: a create for it need not wait for the collector
+                    .then(name == null ? Mono.<Object>empty() : blocking(() -> release(name, state.id)))
+                    .then()
                     .doOnSuccess(x -> {
                         state.markEnded(reason);
                         sessions.remove(state.id, state);

@@ -10,6 +10,7 @@ import dev.sandbox.implementation.session.LabelUpdate;
 import dev.sandbox.implementation.session.RunnerSession;
 import java.time.Duration;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
@@ -29,6 +30,11 @@ public final class LocalSession extends RunnerSession {
         super(state.id, state.runner);
         this.state = state;
         this.files = state.files(this::check);
+    }
+
+    @Override
+    public Optional<String> name() {
+        return Optional.ofNullable(state.name());
     }
 
     @Override

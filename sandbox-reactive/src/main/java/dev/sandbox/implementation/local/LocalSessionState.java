@@ -34,6 +34,7 @@ public final class LocalSessionState {
     final boolean ownsWorkdir;
     final Map<String, String> env;
     private volatile Map<String, String> labels;
+    private volatile String name;
 
     final Instant createdAt = Instant.now();
     final ExecRunner runner = new ExecRunner();
@@ -142,7 +143,25 @@ public final class LocalSessionState {
      * @return its info
      */
     public SessionInfo info() {
-        return new SessionInfo(id, LocalSandboxProvider.NAME, labels, createdAt);
+        return new SessionInfo(id, LocalSandboxProvider.NAME, labels, createdAt, java.util.Optional.ofNullable(name));
+    }
+
+    /**
+     * The session's name.
+     *
+     * @return the name, or {@code null} for an unnamed session
+     */
+    public String name() {
+        return name;
+    }
+
+    /**
+     * Names the session; called by its provider once, before any handle sees it.
+     *
+     * @param name the name it holds
+     */
+    public void name(String name) {
+        this.name = name;
     }
 
     /**

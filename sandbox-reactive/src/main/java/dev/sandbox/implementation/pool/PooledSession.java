@@ -78,6 +78,11 @@ public final class PooledSession implements SandboxSession, Wrapped<SandboxSessi
     }
 
     @Override
+    public java.util.Optional<String> name() {
+        return inner.name();
+    }
+
+    @Override
     public Map<String, String> labels() {
         return inner.labels();
     }

@@ -34,6 +34,7 @@ public final class RemoteSession implements SandboxSession {
     private final RemoteTransport t;
     private final String id;
     private final Map<String, String> labels;
+    private volatile String name;
     private final String path;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final AtomicBoolean destroyed = new AtomicBoolean();
@@ -83,6 +84,7 @@ public final class RemoteSession implements SandboxSession {
     public static RemoteSession of(RemoteTransport t, JsonNode answer, Leases leases) {
         ResourceBodies.SessionInfoBody body = ResourceBodies.read(answer, ResourceBodies.SessionInfoBody.class);
         RemoteSession s = new RemoteSession(t, body.id() == null ? "" : body.id(), body.labels(), leases);
+        s.name = body.name();
         if (leases != null && body.leaseMs() != null) {
             leases.hold(s.id, body.leaseMs());
         }
@@ -107,6 +109,11 @@ public final class RemoteSession implements SandboxSession {
     @Override
     public Map<String, String> labels() {
         return labels;
+    }
+
+    @Override
+    public java.util.Optional<String> name() {
+        return java.util.Optional.ofNullable(name);
     }
 
     @Override

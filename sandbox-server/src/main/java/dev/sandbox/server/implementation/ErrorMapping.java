@@ -54,6 +54,7 @@ public final class ErrorMapping {
             case SessionClosedException e -> 410;
             case OffsetUnavailableException e -> 416;
             case SandboxStateException e -> 409;
+            case dev.sandbox.SessionNameInUseException e -> 409;
             case UnsupportedFeatureException e -> 501;
             case SandboxTimeoutException e -> 504;
             case ProcessLaunchException e -> 422;

@@ -29,6 +29,7 @@ final class SessionRoutes extends Routes {
         routes.get("/v1/sessions", guard(false, this::listSessions));
         routes.post("/v1/leases", guard(false, this::renewLeases));
         routes.get("/v1/sessions/{id}", guard(false, this::getSession));
+        routes.get("/v1/named-sessions/{name}", guard(false, this::getNamedSession));
         routes.delete("/v1/sessions/{id}", guard(false, this::destroySession));
         routes.get("/v1/sessions/{id}/status", guard(false, this::status));
         routes.put("/v1/sessions/{id}/lifetime", guard(false, this::setLifetime));
@@ -61,7 +62,11 @@ final class SessionRoutes extends Routes {
     /** A session's handle with its lease, if it has one. */
     private ResourceBodies.SessionInfoBody leasedJson(SandboxSession s) {
         return ResourceBodies.SessionInfoBody.leased(
-                s.id(), sessions.provider().name(), Tenant.visible(s.labels()), sessions.leaseMs(s.id()));
+                s.id(),
+                sessions.provider().name(),
+                Tenant.visible(s.labels()),
+                sessions.leaseMs(s.id()),
+                TenantNames.of(s.labels()));
     }
 
     private Mono<Void> renewLeases(HttpServerRequest req, HttpServerResponse res) {
@@ -78,6 +83,11 @@ final class SessionRoutes extends Routes {
     private Mono<Void> getSession(HttpServerRequest req, HttpServerResponse res) {
         String id = param(req, "id");
         return tenant(t -> sessions.attach(id, t)).flatMap(s -> Http.json(res, 200, leasedJson(s)));
+    }
+
+    private Mono<Void> getNamedSession(HttpServerRequest req, HttpServerResponse res) {
+        String name = param(req, "name");
+        return tenant(t -> sessions.attachByName(name, t)).flatMap(s -> Http.json(res, 200, leasedJson(s)));
     }
 
     private Mono<Void> destroySession(HttpServerRequest req, HttpServerResponse res) {

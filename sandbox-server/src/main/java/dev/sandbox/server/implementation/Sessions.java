@@ -309,8 +309,14 @@ public final class Sessions {
         if (leased) {
             marked = marked.withLabel(LEASED_LABEL, "true");
         }
+        String name = options.name().orElse(null);
+        if (name != null) {
+            // the provider gets the tenant's own name for it: another tenant's of the same name is another name
+            marked = marked.withName(TenantNames.inner(tenant, name)).withLabel(TenantNames.LABEL, name);
+        }
         SessionOptions toCreate = marked;
-        SandboxPool warm = pool;
+        // a warm session cannot take a name: a named one is always created
+        SandboxPool warm = name == null ? pool : null;
         // the server's labels (the tenant's, the lease's) go on a warm session with the client's, at the claim
         Claim claim = warm == null ? null : PoolClaims.of(toCreate);
         return reserve()
@@ -329,7 +335,33 @@ public final class Sessions {
                             live.put(s.id(), e);
                         })
                         .doOnError(e -> owned.decrementAndGet())
-                        .doOnCancel(owned::decrementAndGet)));
+                        .doOnCancel(owned::decrementAndGet)))
+                // the error names the tenant's name, never the provider's
+                .onErrorMap(
+                        dev.sandbox.SessionNameInUseException.class,
+                        e -> new dev.sandbox.SessionNameInUseException(name == null ? "" : name, e.isRetryable()));
+    }
+
+    /**
+     * A handle to the tenant's live session with this name; another tenant's session of the same name is not found.
+     *
+     * @param name the tenant's name for the session
+     * @param tenant who asks
+     * @return the handle, or {@link SessionNotFoundException} naming the name
+     */
+    public Mono<SandboxSession> attachByName(String name, Tenant tenant) {
+        return Mono.defer(() -> {
+            SessionOptions.validateName(name);
+            return provider.attachByName(TenantNames.inner(tenant, name))
+                    .onErrorMap(SessionNotFoundException.class, e -> SessionNotFoundException.named(name))
+                    .flatMap(s -> {
+                        if (!tenant.owns(s.labels()) || !name.equals(TenantNames.of(s.labels()))) {
+                            return s.close().onErrorComplete().then(Mono.error(SessionNotFoundException.named(name)));
+                        }
+                        return hold(s, tenant)
+                                .onErrorMap(NotTheTenants.class, e -> SessionNotFoundException.named(name));
+                    });
+        });
     }
 
     /** Takes a slot, first forgetting owned sessions that have ended when at the limit. */
@@ -396,12 +428,18 @@ public final class Sessions {
             if (!tenant.owns(s.labels())) {
                 return s.close().onErrorComplete().then(Mono.error(new NotTheTenants(id)));
             }
-            Entry held = live.computeIfAbsent(id, k -> new Entry(s, false, tenant));
-            if (held.handle != s) {
-                s.close().onErrorComplete().subscribe();
-            }
-            return held.tenant.equals(tenant) ? Mono.just(held.handle) : Mono.error(new NotTheTenants(id));
+            return hold(s, tenant);
         });
+    }
+
+    /** Keeps a new handle to a session of the tenant, or gives the one already held. */
+    private Mono<SandboxSession> hold(SandboxSession s, Tenant tenant) {
+        String id = s.id();
+        Entry held = live.computeIfAbsent(id, k -> new Entry(s, false, tenant));
+        if (held.handle != s) {
+            s.close().onErrorComplete().subscribe();
+        }
+        return held.tenant.equals(tenant) ? Mono.just(held.handle) : Mono.error(new NotTheTenants(id));
     }
 
     /**
@@ -461,7 +499,12 @@ public final class Sessions {
         filter.put(Tenant.LABEL, tenant.marker());
         return provider.list(filter)
                 .filter(i -> tenant.owns(i.labels()))
-                .map(i -> new SessionInfo(i.id(), i.provider(), Tenant.visible(i.labels()), i.createdAt()));
+                .map(i -> new SessionInfo(
+                        i.id(),
+                        i.provider(),
+                        Tenant.visible(i.labels()),
+                        i.createdAt(),
+                        java.util.Optional.ofNullable(TenantNames.of(i.labels()))));
     }
 
     /**

@@ -15,6 +15,7 @@ import dev.sandbox.SandboxStateException;
 import dev.sandbox.SandboxTimeoutException;
 import dev.sandbox.SessionClosedException;
 import dev.sandbox.SessionEndReason;
+import dev.sandbox.SessionNameInUseException;
 import dev.sandbox.SessionNotFoundException;
 import dev.sandbox.UnsupportedFeatureException;
 import java.time.Duration;
@@ -63,7 +64,11 @@ public final class ErrorBodies {
                 e.put("sessionId", x.sessionId());
                 e.put("reason", x.reason().name());
             }
-            case SessionNotFoundException x -> e.put("sessionId", x.sessionId());
+            case SessionNotFoundException x -> {
+                e.put("sessionId", x.sessionId());
+                x.name().ifPresent(n -> e.put("name", n));
+            }
+            case SessionNameInUseException x -> e.put("name", x.name());
             case OffsetUnavailableException x -> {
                 e.put("stream", x.stream().name());
                 e.put("requested", x.requested());
@@ -179,7 +184,11 @@ public final class ErrorBodies {
                             e.path("sessionId").asText(""),
                             SessionEndReason.valueOf(e.path("reason").asText("TERMINATED")));
                 case "SessionNotFoundException" ->
-                    new SessionNotFoundException(e.path("sessionId").asText(""));
+                    e.hasNonNull("name")
+                            ? SessionNotFoundException.named(e.path("name").asText(""))
+                            : new SessionNotFoundException(e.path("sessionId").asText(""));
+                case "SessionNameInUseException" ->
+                    new SessionNameInUseException(e.path("name").asText(""), retryable(e, status));
                 case "ProcessNotFoundException" -> new RemoteProcessNotFoundException(message);
                 case "OffsetUnavailableException" -> new RemoteOffsetUnavailableException(e, message);
                 case "SandboxStateException" -> new SandboxStateException(message);

@@ -314,6 +314,7 @@ public final class RequestBodies {
      * @param labels its labels
      * @param lifetimeMs a whole number, {@code null} (a JSON null: unlimited), or absent (Java {@code null}: default)
      * @param idleTimeoutMs the idle timeout, or {@code null} for none
+     * @param name the session's name, or {@code null} (absent) for an unnamed session
      */
     @JsonInclude(JsonInclude.Include.NON_NULL)
     public record SessionBody(
@@ -322,7 +323,8 @@ public final class RequestBodies {
             Map<String, String> secrets,
             Map<String, String> labels,
             JsonNode lifetimeMs,
-            Long idleTimeoutMs) {
+            Long idleTimeoutMs,
+            String name) {
 
         /**
          * Encodes session options.
@@ -342,7 +344,8 @@ public final class RequestBodies {
                             : o.lifetime()
                                     .<JsonNode>map(d -> LongNode.valueOf(WireJson.millis(d)))
                                     .orElse(NullNode.getInstance()),
-                    o.idleTimeout().map(WireJson::millis).orElse(null));
+                    o.idleTimeout().map(WireJson::millis).orElse(null),
+                    o.name().orElse(null));
         }
 
         /**
@@ -386,6 +389,9 @@ public final class RequestBodies {
             }
             if (idleTimeoutMs != null) {
                 o = o.withIdleTimeout(WireJson.durationMs("idleTimeoutMs", idleTimeoutMs));
+            }
+            if (name != null) {
+                o = o.withName(name);
             }
             return o.validate();
         }

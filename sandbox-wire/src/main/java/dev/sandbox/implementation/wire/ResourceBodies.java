@@ -95,13 +95,15 @@ public final class ResourceBodies {
      * @param createdAt when it was created; left out of a handle
      * @param leaseMs in a handle of a leased session (one created through the server without a lifetime): how long
      *     the server keeps it without a renewal ({@code POST /v1/leases}); absent otherwise
+     * @param name the session's name; absent for an unnamed session
      */
     public record SessionInfoBody(
             String id,
             String provider,
             Map<String, String> labels,
             @JsonInclude(JsonInclude.Include.NON_NULL) Instant createdAt,
-            @JsonInclude(JsonInclude.Include.NON_NULL) Long leaseMs) {
+            @JsonInclude(JsonInclude.Include.NON_NULL) Long leaseMs,
+            @JsonInclude(JsonInclude.Include.NON_NULL) String name) {
 
         /**
          * A handle.
@@ -112,7 +114,7 @@ public final class ResourceBodies {
          * @return the body
          */
         public static SessionInfoBody handle(String id, String provider, Map<String, String> labels) {
-            return new SessionInfoBody(id, provider, labels, null, null);
+            return new SessionInfoBody(id, provider, labels, null, null, null);
         }
 
         /**
@@ -125,7 +127,22 @@ public final class ResourceBodies {
          * @return the body
          */
         public static SessionInfoBody leased(String id, String provider, Map<String, String> labels, Long leaseMs) {
-            return new SessionInfoBody(id, provider, labels, null, leaseMs);
+            return new SessionInfoBody(id, provider, labels, null, leaseMs, null);
+        }
+
+        /**
+         * A handle of a leased session that may have a name.
+         *
+         * @param id the session's id
+         * @param provider the provider's name
+         * @param labels its labels
+         * @param leaseMs how long the lease lasts without a renewal, or {@code null} when the session is not leased
+         * @param name the session's name, or {@code null} for none
+         * @return the body
+         */
+        public static SessionInfoBody leased(
+                String id, String provider, Map<String, String> labels, Long leaseMs, String name) {
+            return new SessionInfoBody(id, provider, labels, null, leaseMs, name);
         }
 
         /**
@@ -135,7 +152,13 @@ public final class ResourceBodies {
          * @return the body
          */
         public static SessionInfoBody of(SessionInfo s) {
-            return new SessionInfoBody(s.id(), s.provider(), s.labels(), s.createdAt(), null);
+            return new SessionInfoBody(
+                    s.id(),
+                    s.provider(),
+                    s.labels(),
+                    s.createdAt(),
+                    null,
+                    s.name().orElse(null));
         }
 
         /**
@@ -145,7 +168,12 @@ public final class ResourceBodies {
          * @return the summary
          */
         public SessionInfo info(String providerName) {
-            return new SessionInfo(orEmpty(id), providerName, labels(), createdAt == null ? Instant.EPOCH : createdAt);
+            return new SessionInfo(
+                    orEmpty(id),
+                    providerName,
+                    labels(),
+                    createdAt == null ? Instant.EPOCH : createdAt,
+                    java.util.Optional.ofNullable(name));
         }
 
         /**

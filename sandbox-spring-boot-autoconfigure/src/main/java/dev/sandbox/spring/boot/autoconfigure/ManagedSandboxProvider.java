@@ -236,6 +236,18 @@ public final class ManagedSandboxProvider implements SandboxProvider {
         return delegate.attach(sessionId);
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>A session found by name was not created through this instance: its shutdown leaves it, as after {@link
+     * #attach}. {@link #createOrAttach} creates through {@link #create}, so a session it creates is destroyed at
+     * shutdown like any other this instance made.
+     */
+    @Override
+    public Mono<SandboxSession> attachByName(String name) {
+        return delegate.attachByName(name);
+    }
+
     @Override
     public Flux<SessionInfo> list(Map<String, String> labels) {
         return delegate.list(labels);
