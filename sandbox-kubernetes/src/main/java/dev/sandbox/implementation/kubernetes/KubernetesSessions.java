@@ -55,7 +55,7 @@ public final class KubernetesSessions implements AutoCloseable {
     /** Session labels that are valid Kubernetes labels are also pod labels under this prefix, for selectors. */
     static final String LABEL_PREFIX = "labels.dev.sandbox/";
     /** The largest labels annotation read back from a pod. */
-    private static final int MAX_LABELS_JSON = 64 * 1024;
+    static final int MAX_LABELS_JSON = 64 * 1024;
 
     private static final SecureRandom RANDOM = new SecureRandom();
 
@@ -68,6 +68,7 @@ public final class KubernetesSessions implements AutoCloseable {
     private final ClientLease lease;
     private final PodWatch watch;
     private final NameLocks names;
+    private final PodRecords records;
     private final Map<String, KubeSessionState> sessions = new ConcurrentHashMap<>();
     private final Map<String, Starting> starting = new ConcurrentHashMap<>();
     /**
@@ -107,6 +108,7 @@ public final class KubernetesSessions implements AutoCloseable {
         this.lease = new ClientLease(client, namespace, "dev-sandbox-client-" + hex(8), leaseDuration);
         this.watch = new PodWatch(client, namespace, SESSION_LABEL, this::onPod);
         this.names = new NameLocks(client, namespace);
+        this.records = new PodRecords(client, namespace);
         try {
             watch.start(Duration.ofSeconds(30));
         } catch (Exception e) {
@@ -365,13 +367,14 @@ public final class KubernetesSessions implements AutoCloseable {
                 return Mono.error(new SessionNotFoundException(id));
             }
             Map<String, String> annotations = pod.getMetadata().getAnnotations();
-            KubeSessionState state = newState(id, pod, null, labelsOf(pod), createdAt(pod), Map.of());
+            KubeSessionState state =
+                    newState(id, pod, null, PodRecords.labelsOf(pod), PodRecords.createdAt(pod), Map.of());
             state.named(nameOf(pod));
             KubeSessionState kept = sessions.putIfAbsent(id, state);
             KubeSessionState chosen = kept == null ? state : kept;
             if (kept == null) {
-                long expires = parseLong(annotations == null ? null : annotations.get(EXPIRES_ANNOTATION));
-                long idle = parseLong(annotations == null ? null : annotations.get(IDLE_ANNOTATION));
+                long expires = PodRecords.parseLong(annotations == null ? null : annotations.get(EXPIRES_ANNOTATION));
+                long idle = PodRecords.parseLong(annotations == null ? null : annotations.get(IDLE_ANNOTATION));
                 if (expires > 0) {
                     state.timers.setLifetime(
                             Duration.ofMillis(Math.max(1, expires * 1000 - System.currentTimeMillis())));
@@ -380,7 +383,10 @@ public final class KubernetesSessions implements AutoCloseable {
                     state.timers.setIdleTimeout(Duration.ofSeconds(idle));
                 }
             }
-            Mono<Void> held = holdsLease(pod) ? blocking(() -> addOwner(id)).then() : Mono.empty();
+            // whoever attaches to a leased session holds it too: its lease becomes one more owner of the pod
+            Mono<Void> held = PodRecords.holdsLease(pod)
+                    ? blocking(() -> records.addOwner(id, lease.owner())).then()
+                    : Mono.empty();
             return held.then(chosen.agent.untilTerminated(
                             chosen.agent.connection().flatMap(c -> c.ping())))
                     .thenReturn((SandboxSession) new KubernetesSession(this, chosen))
@@ -433,32 +439,6 @@ public final class KubernetesSessions implements AutoCloseable {
         return labels == null ? null : labels.get(NameLocks.NAME_LABEL);
     }
 
-    private static boolean holdsLease(Pod pod) {
-        return pod.getMetadata().getOwnerReferences() != null
-                && pod.getMetadata().getOwnerReferences().stream().anyMatch(o -> "Lease".equals(o.getKind()));
-    }
-
-    /** Whoever attaches to a leased session holds it too: its lease becomes one more owner of the pod. */
-    private Object addOwner(String id) {
-        OwnerReference mine = lease.owner();
-        try {
-            client.pods().inNamespace(namespace).withName(id).edit(p -> {
-                List<OwnerReference> owners = p.getMetadata().getOwnerReferences();
-                if (owners.stream().noneMatch(o -> mine.getUid().equals(o.getUid()))) {
-                    owners.add(mine);
-                }
-                return p;
-            });
-        } catch (KubernetesClientException e) {
-            if (e.getCode() == 404) {
-                // deleted after the watch last saw it (by a destroy of this or another client): no such session
-                throw new SessionNotFoundException(id);
-            }
-            throw KubernetesErrors.map(e, "patch", "pods", namespace);
-        }
-        return id;
-    }
-
     /**
      * The sessions whose labels include these.
      *
@@ -478,8 +458,10 @@ public final class KubernetesSessions implements AutoCloseable {
                     .map(p -> new SessionInfo(
                             p.getMetadata().getName(),
                             KubernetesSandboxProvider.NAME,
-                            withKnown(labelsOf(p), sessions.get(p.getMetadata().getName())),
-                            createdAt(p),
+                            withKnown(
+                                    PodRecords.labelsOf(p),
+                                    sessions.get(p.getMetadata().getName())),
+                            PodRecords.createdAt(p),
                             java.util.Optional.ofNullable(nameOf(p))))
                     .filter(info -> info.labels().entrySet().containsAll(wanted.entrySet()));
         });
@@ -550,39 +532,8 @@ public final class KubernetesSessions implements AutoCloseable {
      */
     Mono<Void> recordLabels(KubeSessionState state, Map<String, String> labels) {
         return Mono.defer(() -> {
-            String json = Serialization.asJson(new LinkedHashMap<>(labels));
-            if (json.length() > MAX_LABELS_JSON) {
-                throw new InvalidArgumentException(
-                        "labels",
-                        "a Kubernetes session's labels must fit in " + MAX_LABELS_JSON + " bytes of JSON, got "
-                                + json.length());
-            }
-            return blocking(() -> {
-                        try {
-                            client.pods()
-                                    .inNamespace(namespace)
-                                    .withName(state.id)
-                                    .edit(p -> {
-                                        labels.forEach((k, v) -> {
-                                            String key = LABEL_PREFIX + k;
-                                            if (LabelSyntax.valid(key, v)) {
-                                                p.getMetadata().getLabels().put(key, v);
-                                            } else {
-                                                p.getMetadata().getLabels().remove(key);
-                                            }
-                                        });
-                                        p.getMetadata().getAnnotations().put(LABELS_ANNOTATION, json);
-                                        return p;
-                                    });
-                        } catch (KubernetesClientException e) {
-                            if (e.getCode() == 404) {
-                                throw new SessionNotFoundException(state.id);
-                            }
-                            throw KubernetesErrors.map(e, "patch", "pods", namespace);
-                        }
-                        return state.id;
-                    })
-                    .then();
+            String json = PodRecords.labelsJson(labels);
+            return blocking(() -> records.patchLabels(state.id, labels, json)).then();
         });
     }
 
@@ -614,29 +565,7 @@ public final class KubernetesSessions implements AutoCloseable {
                     deadline == 0 ? 0 : (deadline + KubernetesSandboxProvider.LIFETIME_GRACE_SECONDS) * 1000;
             long agentIdle =
                     idleNow == null ? 0 : (seconds(idleNow) + KubernetesSandboxProvider.IDLE_GRACE_SECONDS) * 1000;
-            Mono<Void> recorded = blocking(() -> {
-                        try {
-                            client.pods()
-                                    .inNamespace(namespace)
-                                    .withName(state.id)
-                                    .edit(p -> {
-                                        p.getMetadata()
-                                                .getAnnotations()
-                                                .put(
-                                                        EXPIRES_ANNOTATION,
-                                                        deadline > 0 ? Long.toString(deadline) : "never");
-                                        p.getMetadata()
-                                                .getAnnotations()
-                                                .put(
-                                                        IDLE_ANNOTATION,
-                                                        idleNow != null ? Long.toString(seconds(idleNow)) : "none");
-                                        return p;
-                                    });
-                        } catch (KubernetesClientException e) {
-                            throw KubernetesErrors.map(e, "patch", "pods", namespace);
-                        }
-                        return state.id;
-                    })
+            Mono<Void> recorded = blocking(() -> records.patchTimers(state.id, deadline, idleNow))
                     .then();
             return recorded.then(state.agent.untilTerminated(
                     state.agent.connection().flatMap(c -> c.timers(agentDeadline, agentIdle))));
@@ -667,47 +596,8 @@ public final class KubernetesSessions implements AutoCloseable {
         return all;
     }
 
-    /** The labels a user gave, read back from the pod (hostile-free: written by clients, bounded). */
-    private static Map<String, String> labelsOf(Pod pod) {
-        Map<String, String> annotations = pod.getMetadata().getAnnotations();
-        String json = annotations == null ? null : annotations.get(LABELS_ANNOTATION);
-        if (json == null || json.length() > MAX_LABELS_JSON) {
-            return Map.of();
-        }
-        try {
-            Map<?, ?> raw = Serialization.unmarshal(json, Map.class);
-            Map<String, String> out = new LinkedHashMap<>();
-            if (raw != null) {
-                raw.forEach((k, v) -> {
-                    if (k instanceof String ks && v instanceof String vs) {
-                        out.put(ks, vs);
-                    }
-                });
-            }
-            return out;
-        } catch (RuntimeException e) {
-            return Map.of();
-        }
-    }
-
     private static Map<String, String> userLabels(Map<String, String> labels) {
         return new LinkedHashMap<>(labels);
-    }
-
-    private static Instant createdAt(Pod pod) {
-        try {
-            return Instant.parse(pod.getMetadata().getCreationTimestamp());
-        } catch (RuntimeException e) {
-            return Instant.EPOCH;
-        }
-    }
-
-    private static long parseLong(String s) {
-        try {
-            return s == null ? 0 : Long.parseLong(s);
-        } catch (NumberFormatException e) {
-            return 0;
-        }
     }
 
     static long seconds(Duration d) {
