@@ -12,6 +12,7 @@ import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.UnaryOperator;
 
 /**
  * What a session pod records about its session beside the spec, written after create and read back by every client:
@@ -37,17 +38,26 @@ final class PodRecords {
      * @throws SessionNotFoundException when the pod is gone
      */
     String addOwner(String id, OwnerReference mine) {
+        return edit(id, p -> {
+            List<OwnerReference> owners = p.getMetadata().getOwnerReferences();
+            if (owners.stream().noneMatch(o -> mine.getUid().equals(o.getUid()))) {
+                owners.add(mine);
+            }
+            return p;
+        });
+    }
+
+    /**
+     * One edit of a session pod (fabric8 reads it, applies the change, and patches what changed); blocking.
+     *
+     * @throws SessionNotFoundException when the pod is gone (deleted after the watch last saw it, by a destroy of this
+     *     or another client)
+     */
+    private String edit(String id, UnaryOperator<Pod> change) {
         try {
-            client.pods().inNamespace(namespace).withName(id).edit(p -> {
-                List<OwnerReference> owners = p.getMetadata().getOwnerReferences();
-                if (owners.stream().noneMatch(o -> mine.getUid().equals(o.getUid()))) {
-                    owners.add(mine);
-                }
-                return p;
-            });
+            client.pods().inNamespace(namespace).withName(id).edit(change);
         } catch (KubernetesClientException e) {
             if (e.getCode() == 404) {
-                // deleted after the watch last saw it (by a destroy of this or another client): no such session
                 throw new SessionNotFoundException(id);
             }
             throw KubernetesErrors.map(e, "patch", "pods", namespace);
@@ -84,26 +94,18 @@ final class PodRecords {
      * @throws SessionNotFoundException when the pod is gone
      */
     String patchLabels(String id, Map<String, String> labels, String json) {
-        try {
-            client.pods().inNamespace(namespace).withName(id).edit(p -> {
-                labels.forEach((k, v) -> {
-                    String key = KubernetesSessions.LABEL_PREFIX + k;
-                    if (LabelSyntax.valid(key, v)) {
-                        p.getMetadata().getLabels().put(key, v);
-                    } else {
-                        p.getMetadata().getLabels().remove(key);
-                    }
-                });
-                p.getMetadata().getAnnotations().put(KubernetesSessions.LABELS_ANNOTATION, json);
-                return p;
+        return edit(id, p -> {
+            labels.forEach((k, v) -> {
+                String key = KubernetesSessions.LABEL_PREFIX + k;
+                if (LabelSyntax.valid(key, v)) {
+                    p.getMetadata().getLabels().put(key, v);
+                } else {
+                    p.getMetadata().getLabels().remove(key);
+                }
             });
-        } catch (KubernetesClientException e) {
-            if (e.getCode() == 404) {
-                throw new SessionNotFoundException(id);
-            }
-            throw KubernetesErrors.map(e, "patch", "pods", namespace);
-        }
-        return id;
+            p.getMetadata().getAnnotations().put(KubernetesSessions.LABELS_ANNOTATION, json);
+            return p;
+        });
     }
 
     /**
@@ -113,22 +115,17 @@ final class PodRecords {
      * @param deadline the deadline in epoch seconds, 0 for none
      * @param idle the idle timeout, or {@code null} for none
      * @return the id
+     * @throws SessionNotFoundException when the pod is gone
      */
     String patchTimers(String id, long deadline, Duration idle) {
-        try {
-            client.pods().inNamespace(namespace).withName(id).edit(p -> {
-                Map<String, String> annotations = p.getMetadata().getAnnotations();
-                annotations.put(
-                        KubernetesSessions.EXPIRES_ANNOTATION, deadline > 0 ? Long.toString(deadline) : "never");
-                annotations.put(
-                        KubernetesSessions.IDLE_ANNOTATION,
-                        idle != null ? Long.toString(KubernetesSessions.seconds(idle)) : "none");
-                return p;
-            });
-        } catch (KubernetesClientException e) {
-            throw KubernetesErrors.map(e, "patch", "pods", namespace);
-        }
-        return id;
+        return edit(id, p -> {
+            Map<String, String> annotations = p.getMetadata().getAnnotations();
+            annotations.put(KubernetesSessions.EXPIRES_ANNOTATION, deadline > 0 ? Long.toString(deadline) : "never");
+            annotations.put(
+                    KubernetesSessions.IDLE_ANNOTATION,
+                    idle != null ? Long.toString(KubernetesSessions.seconds(idle)) : "none");
+            return p;
+        });
     }
 
     /**
