@@ -43,6 +43,8 @@ import reactor.util.concurrent.Queues;
 public final class RemoteChannel {
     /** The longest message accepted from the server: one event of the longest stream line. */
     static final int MAX_MESSAGE = LineSplitter.MAX_LINE + ChannelFrames.HEADER;
+    /** How long a closing provider's socket may take to write its last frames (its commands' cancels). */
+    static final java.time.Duration GOODBYE_WAIT = java.time.Duration.ofSeconds(2);
     /** Frames waiting to be written (opens, acknowledgements, cancels); past that a command fails, retryable. */
     private static final int OUT_QUEUE = 1 << 16;
     /** Items of one exec handed to its worker ahead of demand. */
@@ -183,17 +185,31 @@ public final class RemoteChannel {
 
         void end(Throwable cause) {
             List<Receiver> left;
+            boolean goodbye = closed; // the provider itself is closing, not the connection failing
             synchronized (this) {
                 if (ended) {
                     return;
                 }
                 ended = true;
+                if (goodbye) {
+                    // nobody will resume these: every command still open is cancelled (the server kills it), and the
+                    // frames already queued (a cancel sent just before, as by a CLI on Ctrl-C) go out first
+                    for (Integer id : streams.keySet()) {
+                        out.tryEmitNext(ChannelFrames.cancel(id));
+                    }
+                }
                 out.tryEmitComplete();
                 left = new ArrayList<>(streams.values());
                 streams.clear();
             }
             if (socket != null) {
-                socket.dispose();
+                if (goodbye) {
+                    // the socket ends by itself once the queued frames are written; this only bounds the wait
+                    Disposable s = socket;
+                    Mono.delay(GOODBYE_WAIT).subscribe(x -> s.dispose());
+                } else {
+                    socket.dispose();
+                }
             }
             Throwable mapped = mapEnd(cause);
             left.forEach(r -> r.dropped(mapped));
