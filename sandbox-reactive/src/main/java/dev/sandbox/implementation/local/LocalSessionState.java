@@ -34,6 +34,13 @@ public final class LocalSessionState {
     final boolean ownsWorkdir;
     final Map<String, String> env;
     private volatile Map<String, String> labels;
+
+    /**
+     * Read with the first session (a create may block), not by the first status, which a caller may ask for on a
+     * non-blocking thread (a pool's liveness check does): {@link Version} reads a resource.
+     */
+    private static final String SDK_VERSION = Version.get();
+
     private volatile String name;
 
     final Instant createdAt = Instant.now();
@@ -186,7 +193,7 @@ public final class LocalSessionState {
         return new SessionStatus(
                 id,
                 endReason == null ? "running" : "closed",
-                Version.get(),
+                SDK_VERSION,
                 (System.nanoTime() - createdNanos) / 1_000_000,
                 timers.lastActivity(),
                 runner.runningCount(),
