@@ -212,9 +212,11 @@ class RemoteStreamingTest {
                 })
                 .blockLast(WAIT);
         assertThat(dropped.get()).as("connections were cut").isPositive();
+        // each of the two cuts forces a new connection; the first one may be older than this test (the provider's
+        // command channel is opened by the first command of the class and shared), so it need not be counted here
         assertThat(proxy.accepted() - acceptedBefore)
                 .as("the stream reconnected")
-                .isGreaterThanOrEqualTo(3);
+                .isGreaterThanOrEqualTo(2);
         assertSequence(lines, n);
         assertThat(last).isInstanceOf(ExecEvent.Exit.class);
         assertThat(((ExecEvent.Exit) last).code()).isZero();
