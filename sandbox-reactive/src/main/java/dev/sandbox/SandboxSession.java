@@ -182,6 +182,22 @@ public interface SandboxSession {
     SandboxFiles files();
 
     /**
+     * The session's ports: forwards from the host to TCP servers inside the sandbox, which need no network in the
+     * sandbox on the providers with an agent (Docker, Kubernetes).
+     *
+     * <pre>{@code
+     * PortForward web = session.ports().forward(8080).block();
+     * }</pre>
+     *
+     * <p>The default is {@link SandboxPorts#unsupported}, for a provider that cannot forward ports.
+     *
+     * @return the ports API
+     */
+    default SandboxPorts ports() {
+        return SandboxPorts.unsupported(getClass().getSimpleName());
+    }
+
+    /**
      * Sets the session to end this long from now, replacing its current lifetime.
      *
      * @param fromNow a positive duration

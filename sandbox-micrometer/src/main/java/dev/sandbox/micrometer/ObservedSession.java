@@ -9,6 +9,7 @@ import dev.sandbox.ProcessInfo;
 import dev.sandbox.PtyOptions;
 import dev.sandbox.PtySession;
 import dev.sandbox.SandboxFiles;
+import dev.sandbox.SandboxPorts;
 import dev.sandbox.SandboxSession;
 import dev.sandbox.SessionStatus;
 import dev.sandbox.Wrapped;
@@ -105,6 +106,11 @@ final class ObservedSession implements SandboxSession, Wrapped<SandboxSession> {
     @Override
     public SandboxFiles files() {
         return files;
+    }
+
+    @Override
+    public SandboxPorts ports() {
+        return delegate.ports();
     }
 
     @Override

@@ -45,7 +45,8 @@ public interface SandboxProviderConformance
                 WatchConformance,
                 DirectoryTransferConformance,
                 LabelConformance,
-                NameConformance {
+                NameConformance,
+                PortConformance {
 
     private SandboxSession newSession() {
         return provider().create(sessionOptions()).block(WAIT);

@@ -171,6 +171,7 @@ public final class AgentConnection {
     private final FrameReader reader = new FrameReader(this);
     private final AgentProcessOps processes = new AgentProcessOps(this);
     private final AgentFileOps files = new AgentFileOps(this);
+    private final AgentNetOps net = new AgentNetOps(this);
 
     private AgentConnection(Options options) {
         this.options = options;
@@ -241,6 +242,15 @@ public final class AgentConnection {
      */
     public AgentFileOps files() {
         return files;
+    }
+
+    /**
+     * Connections to TCP ports inside the sandbox.
+     *
+     * @return the network operations of this connection
+     */
+    public AgentNetOps net() {
+        return net;
     }
 
     /**

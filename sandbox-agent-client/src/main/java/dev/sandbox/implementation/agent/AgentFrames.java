@@ -45,6 +45,7 @@ final class AgentFrames {
     static final int PROCS = 0x30;
     static final int ATTACH = 0x31;
     static final int INPUT = 0x32;
+    static final int CONNECT = 0x33;
     // agent -> client
     static final int A_OK = 0x80;
     static final int A_HELLO = 0x81;

@@ -92,4 +92,7 @@ sealed interface ClientFrame {
 
     /** {@code INPUT}. */
     record Input(int stream, String id, int what, byte[] bytes) implements ClientFrame {}
+
+    /** {@code CONNECT}. */
+    record Connect(int stream, int port, long credit) implements ClientFrame {}
 }

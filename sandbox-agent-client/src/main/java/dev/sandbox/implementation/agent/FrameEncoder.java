@@ -144,6 +144,11 @@ final class FrameEncoder {
                         .u8(i.what())
                         .bytes(i.bytes())
                         .finish();
+            case ClientFrame.Connect c ->
+                client(AgentFrames.CONNECT, c.stream(), 6)
+                        .u16(c.port())
+                        .u32(c.credit())
+                        .finish();
         };
     }
 

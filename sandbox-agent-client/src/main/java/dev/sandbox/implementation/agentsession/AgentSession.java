@@ -9,6 +9,7 @@ import dev.sandbox.ProcessNotFoundException;
 import dev.sandbox.PtyOptions;
 import dev.sandbox.PtySession;
 import dev.sandbox.SandboxFiles;
+import dev.sandbox.SandboxPorts;
 import dev.sandbox.SessionClosedException;
 import dev.sandbox.SessionEndReason;
 import dev.sandbox.SessionStatus;
@@ -41,6 +42,7 @@ public abstract class AgentSession extends RunnerSession {
     private final AgentSessionState state;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final SandboxFiles files;
+    private final SandboxPorts ports;
 
     /**
      * A handle to the session.
@@ -53,6 +55,7 @@ public abstract class AgentSession extends RunnerSession {
         super(state.id, state.runner);
         this.state = state;
         this.files = new AgentFiles(state.agent, this::check);
+        this.ports = state.ports.view(this, this::check);
     }
 
     /**
@@ -397,7 +400,15 @@ public abstract class AgentSession extends RunnerSession {
 
     @Override
     public Mono<Void> close() {
-        return Mono.fromRunnable(() -> closed.set(true));
+        return Mono.defer(() -> {
+            closed.set(true);
+            return state.ports.closeOwnedBy(this);
+        });
+    }
+
+    @Override
+    public SandboxPorts ports() {
+        return ports;
     }
 
     @Override
@@ -408,7 +419,7 @@ public abstract class AgentSession extends RunnerSession {
                 return Mono.empty(); // idempotent: the session already ended
             }
             // a closed handle still destroys: the sandbox is the session's, not the handle's
-            return destroySession().doOnSuccess(x -> closed.set(true));
+            return destroySession().then(state.ports.closeAll()).doOnSuccess(x -> closed.set(true));
         });
     }
 

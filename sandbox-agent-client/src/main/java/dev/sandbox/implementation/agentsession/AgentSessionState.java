@@ -5,6 +5,7 @@ import dev.sandbox.SessionEndReason;
 import dev.sandbox.SessionInfo;
 import dev.sandbox.SessionTerminatedException;
 import dev.sandbox.implementation.exec.ExecRunner;
+import dev.sandbox.implementation.ports.PortForwards;
 import dev.sandbox.implementation.session.SessionTimers;
 import java.time.Instant;
 import java.util.Map;
@@ -31,6 +32,9 @@ public class AgentSessionState {
 
     /** The session's foreground commands, as this provider instance runs them. */
     public final ExecRunner runner = new ExecRunner();
+
+    /** The session's port forwards, each connection a {@code CONNECT} stream of the agent connection. */
+    public final PortForwards ports;
     /** Background processes and PTYs held by the agent that this provider has handles to. */
     final AgentProcesses processes = new AgentProcesses();
 
@@ -68,6 +72,9 @@ public class AgentSessionState {
         this.createdAt = createdAt;
         this.secrets = Map.copyOf(secrets);
         this.agent = agent;
+        this.ports = new PortForwards(
+                "session " + id,
+                (port, toServer) -> agent.connection().flatMapMany(c -> c.net().connect(port, toServer)));
         // activity as this provider knows it without a round trip: its running commands and the agent-held
         // processes and PTYs it has handles to (ones started by another provider instance count there)
         this.timers = new SessionTimers(
@@ -170,6 +177,7 @@ public class AgentSessionState {
         // the sandbox goes with the session: so do its processes
         processes.unwatchAll(() -> endError(reason));
         agent.ended(endError(endReason));
+        ports.closeAll().subscribe();
     }
 
     /**
@@ -182,6 +190,7 @@ public class AgentSessionState {
         timers.stop();
         runner.killAll(() -> new SessionClosedException(id, SessionEndReason.PROVIDER_CLOSED));
         processes.unwatchAll(() -> new SessionClosedException(id, SessionEndReason.PROVIDER_CLOSED));
+        ports.closeAll().subscribe();
         agent.disconnect();
     }
 

@@ -2,6 +2,7 @@ package dev.sandbox.implementation.local;
 
 import dev.sandbox.ExecOptions;
 import dev.sandbox.SandboxFiles;
+import dev.sandbox.SandboxPorts;
 import dev.sandbox.SessionClosedException;
 import dev.sandbox.SessionEndReason;
 import dev.sandbox.SessionStatus;
@@ -20,6 +21,7 @@ public final class LocalSession extends RunnerSession {
     private final LocalSessionState state;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final LocalFiles files;
+    private final SandboxPorts ports;
 
     /**
      * A new handle.
@@ -30,6 +32,7 @@ public final class LocalSession extends RunnerSession {
         super(state.id, state.runner);
         this.state = state;
         this.files = state.files(this::check);
+        this.ports = state.ports.view(this, this::check);
     }
 
     @Override
@@ -112,7 +115,15 @@ public final class LocalSession extends RunnerSession {
 
     @Override
     public Mono<Void> close() {
-        return Mono.fromRunnable(() -> closed.set(true));
+        return Mono.defer(() -> {
+            closed.set(true);
+            return state.ports.closeOwnedBy(this);
+        });
+    }
+
+    @Override
+    public SandboxPorts ports() {
+        return ports;
     }
 
     @Override

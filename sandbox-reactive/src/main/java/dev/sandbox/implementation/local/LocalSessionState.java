@@ -8,6 +8,8 @@ import dev.sandbox.SessionInfo;
 import dev.sandbox.SessionStatus;
 import dev.sandbox.implementation.Version;
 import dev.sandbox.implementation.exec.ExecRunner;
+import dev.sandbox.implementation.ports.LoopbackDialer;
+import dev.sandbox.implementation.ports.PortForwards;
 import dev.sandbox.implementation.process.ProcessLauncher;
 import dev.sandbox.implementation.process.ProcessSpec;
 import dev.sandbox.implementation.process.SpawnedProcess;
@@ -57,7 +59,13 @@ public final class LocalSessionState {
     /** Lifetime and idle timeout. */
     public final SessionTimers timers;
 
+    /** The session's port forwards: to the host's loopback, where its commands' servers listen. */
+    final PortForwards ports;
+
     private final Object destroyLock = new Object();
+
+    /** The longest a destroy waits for the session's forwards to stop listening. */
+    private static final java.time.Duration PORTS_CLOSE = java.time.Duration.ofSeconds(10);
 
     /**
      * The state of a new session.
@@ -120,6 +128,7 @@ public final class LocalSessionState {
         // a command or a file operation under way is activity: the idle timeout must not end the session under it
         this.timers = new SessionTimers(id, () -> runner.runningCount() + root.inFlight(), this::destroy, time);
         root.onRelease(timers::touch);
+        this.ports = new PortForwards("session " + id, new LoopbackDialer());
     }
 
     boolean destroyed() {
@@ -279,6 +288,7 @@ public final class LocalSessionState {
         }
         root.close();
         timers.stop();
+        ports.closeAll().block(PORTS_CLOSE);
         onEnd.accept(this);
     }
 

@@ -9,6 +9,7 @@ import dev.sandbox.ProcessInfo;
 import dev.sandbox.PtyOptions;
 import dev.sandbox.PtySession;
 import dev.sandbox.SandboxFiles;
+import dev.sandbox.SandboxPorts;
 import dev.sandbox.SandboxSession;
 import dev.sandbox.SessionStatus;
 import dev.sandbox.Wrapped;
@@ -130,6 +131,11 @@ public final class PooledSession implements SandboxSession, Wrapped<SandboxSessi
     @Override
     public SandboxFiles files() {
         return inner.files();
+    }
+
+    @Override
+    public SandboxPorts ports() {
+        return inner.ports();
     }
 
     @Override

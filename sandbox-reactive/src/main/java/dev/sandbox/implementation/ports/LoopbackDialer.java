@@ -1,0 +1,152 @@
+package dev.sandbox.implementation.ports;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.ConnectException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.ByteBuffer;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.reactivestreams.Publisher;
+import org.reactivestreams.Subscription;
+import reactor.core.publisher.BaseSubscriber;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.FluxSink;
+
+/**
+ * The local provider's way in: its commands run on the host, so a port "inside the sandbox" is a port on the host's
+ * loopback, reached with a plain socket. The connection's blocking I/O runs on virtual threads: a reader that reads
+ * as the subscriber asks, and the writes of {@code toSandbox}'s buffers on the thread that delivers them, which for
+ * a {@link TunnelRelay} is its reader, a virtual thread (a source on an event loop would be blocked by them).
+ */
+public final class LoopbackDialer implements Dialer {
+    /** How long a connect may take. */
+    static final int CONNECT_TIMEOUT_MS = 5000;
+
+    /** The dialer; it holds nothing, one serves every session. */
+    public LoopbackDialer() {}
+
+    @Override
+    public Flux<ByteBuffer> dial(int port, Publisher<ByteBuffer> toSandbox) {
+        return Flux.create(
+                sink -> {
+                    Socket socket = new Socket();
+                    Semaphore permits = new Semaphore(0);
+                    AtomicBoolean gone = new AtomicBoolean();
+                    sink.onRequest(n -> permits.release((int) Math.min(n, TunnelRelay.AHEAD)));
+                    sink.onDispose(() -> {
+                        gone.set(true);
+                        permits.release();
+                        closeQuietly(socket);
+                    });
+                    Thread.ofVirtual()
+                            .name("sandbox-forward-dial " + port)
+                            .start(() -> run(port, socket, toSandbox, sink, permits, gone));
+                },
+                FluxSink.OverflowStrategy.ERROR);
+    }
+
+    private static void run(
+            int port,
+            Socket socket,
+            Publisher<ByteBuffer> toSandbox,
+            FluxSink<ByteBuffer> sink,
+            Semaphore permits,
+            AtomicBoolean gone) {
+        try {
+            socket.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), CONNECT_TIMEOUT_MS);
+            socket.setTcpNoDelay(true);
+        } catch (IOException e) {
+            closeQuietly(socket);
+            ConnectException x = new ConnectException("connect to port " + port + ": " + e.getMessage());
+            x.initCause(e);
+            sink.error(x);
+            return;
+        }
+        Writer writer = new Writer(socket, sink);
+        toSandbox.subscribe(writer);
+        try {
+            InputStream in = socket.getInputStream();
+            for (; ; ) {
+                permits.acquire();
+                if (gone.get()) {
+                    return;
+                }
+                byte[] buf = new byte[TunnelRelay.CHUNK];
+                int n = in.read(buf);
+                if (n < 0) {
+                    sink.complete();
+                    return;
+                }
+                if (n > 0) {
+                    sink.next(ByteBuffer.wrap(buf, 0, n));
+                } else {
+                    permits.release();
+                }
+            }
+        } catch (IOException | InterruptedException e) {
+            if (!gone.get()) {
+                sink.error(e);
+            }
+        } finally {
+            writer.dispose();
+            closeQuietly(socket);
+        }
+    }
+
+    private static void closeQuietly(Socket s) {
+        try {
+            s.close();
+        } catch (IOException e) {
+            // closing on the way out: nothing to add
+        }
+    }
+
+    /** Writes what comes for the server, one buffer at a time; its end half-closes the socket. */
+    private static final class Writer extends BaseSubscriber<ByteBuffer> {
+        private final Socket socket;
+        private final FluxSink<ByteBuffer> sink;
+
+        Writer(Socket socket, FluxSink<ByteBuffer> sink) {
+            this.socket = socket;
+            this.sink = sink;
+        }
+
+        @Override
+        protected void hookOnSubscribe(Subscription s) {
+            s.request(1);
+        }
+
+        @Override
+        protected void hookOnNext(ByteBuffer b) {
+            // on the relay's reader, a virtual thread (TunnelRelay): the blocking write is its to make, in order
+            try {
+                OutputStream out = socket.getOutputStream();
+                byte[] bytes = new byte[b.remaining()];
+                b.get(bytes);
+                out.write(bytes);
+                request(1);
+            } catch (IOException e) {
+                dispose();
+                sink.error(e);
+            }
+        }
+
+        @Override
+        protected void hookOnComplete() {
+            try {
+                socket.shutdownOutput();
+            } catch (IOException e) {
+                sink.error(e);
+            }
+        }
+
+        @Override
+        protected void hookOnError(Throwable t) {
+            sink.error(t);
+        }
+    }
+}

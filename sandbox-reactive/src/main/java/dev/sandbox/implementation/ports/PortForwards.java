@@ -1,0 +1,132 @@
+package dev.sandbox.implementation.ports;
+
+import dev.sandbox.PortForward;
+import dev.sandbox.PortForwardOptions;
+import dev.sandbox.SandboxPorts;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * The forwards of one session, shared by its handles: each handle sees and closes its own ({@link #view}), the
+ * session's end closes them all ({@link #closeAll()}).
+ *
+ * <pre>{@code
+ * PortForwards forwards = new PortForwards("session s-1", dialer);
+ * SandboxPorts ports = forwards.view(handle, handle::check);
+ * }</pre>
+ */
+public final class PortForwards {
+    private final String what;
+    private final Dialer dialer;
+    /** Open forwards by the handle that opened them, in the order opened. */
+    private final Map<ForwardListener, Object> owners = Collections.synchronizedMap(new LinkedHashMap<>());
+
+    private volatile boolean ended;
+
+    /**
+     * The forwards of a session.
+     *
+     * @param what the session, for logs and thread names
+     * @param dialer how the provider reaches a port inside the session's sandbox
+     */
+    public PortForwards(String what, Dialer dialer) {
+        this.what = what;
+        this.dialer = dialer;
+    }
+
+    /**
+     * The ports API of one handle.
+     *
+     * @param owner the handle: its forwards are closed by {@link #closeOwnedBy(Object)}
+     * @param guard throws once the handle or session ended (checked on open and on every connection)
+     * @return the handle's ports
+     */
+    public SandboxPorts view(Object owner, Runnable guard) {
+        Objects.requireNonNull(owner, "owner");
+        return new SandboxPorts() {
+            @Override
+            public Mono<PortForward> forward(PortForwardOptions options) {
+                Objects.requireNonNull(options, "options");
+                return Mono.<PortForward>fromCallable(() -> {
+                            guard.run();
+                            ForwardListener l = ForwardListener.open(options, dialer, guard, what, owners::remove);
+                            owners.put(l, owner);
+                            if (ended) { // the session ended while this one opened
+                                l.closeNow();
+                                guard.run();
+                            }
+                            return l;
+                        })
+                        .subscribeOn(Schedulers.boundedElastic());
+            }
+
+            @Override
+            public List<PortForward> forwards() {
+                List<PortForward> mine = new ArrayList<>();
+                for (ForwardListener l : ownedBy(owner)) {
+                    if (l.isOpen()) {
+                        mine.add(l);
+                    }
+                }
+                return List.copyOf(mine);
+            }
+        };
+    }
+
+    private List<ForwardListener> ownedBy(Object owner) {
+        List<ForwardListener> mine = new ArrayList<>();
+        synchronized (owners) {
+            owners.forEach((l, o) -> {
+                if (o == owner) {
+                    mine.add(l);
+                }
+            });
+        }
+        return mine;
+    }
+
+    /**
+     * Closes the forwards a handle opened (the handle closes).
+     *
+     * @param owner the handle
+     * @return completes once they stopped listening
+     */
+    public Mono<Void> closeOwnedBy(Object owner) {
+        return closing(() -> ownedBy(owner));
+    }
+
+    /**
+     * Closes every forward of the session (its end) and refuses new ones.
+     *
+     * @return completes once they stopped listening
+     */
+    public Mono<Void> closeAll() {
+        return closing(() -> {
+            ended = true;
+            synchronized (owners) {
+                return new ArrayList<>(owners.keySet());
+            }
+        });
+    }
+
+    /**
+     * How many forwards are open, every handle's.
+     *
+     * @return the count
+     */
+    public int openCount() {
+        return owners.size();
+    }
+
+    private static Mono<Void> closing(java.util.function.Supplier<List<ForwardListener>> which) {
+        // closing sockets may block briefly, and the caller may be on an event loop
+        return Mono.<Void>fromRunnable(() -> which.get().forEach(ForwardListener::closeNow))
+                .subscribeOn(Schedulers.boundedElastic());
+    }
+}
