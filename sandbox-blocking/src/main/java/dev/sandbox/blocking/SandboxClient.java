@@ -70,6 +70,7 @@ public final class SandboxClient implements AutoCloseable {
     private final ProcessClient process;
     private final FileClient files;
     private final PtyClient pty;
+    private final PortClient ports;
 
     private SandboxClient(ClientCore core, Ending ending, @Nullable SandboxProvider ownedProvider) {
         this.core = core;
@@ -78,6 +79,7 @@ public final class SandboxClient implements AutoCloseable {
         this.process = new ProcessClient(core);
         this.files = new FileClient(core);
         this.pty = new PtyClient(core);
+        this.ports = new PortClient(core);
     }
 
     /**
@@ -271,6 +273,22 @@ public final class SandboxClient implements AutoCloseable {
      */
     public PtyClient pty() {
         return pty;
+    }
+
+    /**
+     * The sub-client for port forwards to servers in the session; the blocking form of {@link
+     * SandboxSession#ports()}.
+     *
+     * <pre>{@code
+     * try (PortClient.Forward web = client.ports().forward(8080)) {
+     *     System.out.println("http://" + web.hostString() + "/");
+     * }
+     * }</pre>
+     *
+     * @return the port sub-client
+     */
+    public PortClient ports() {
+        return ports;
     }
 
     /**
