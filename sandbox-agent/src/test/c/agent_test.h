@@ -171,4 +171,7 @@ void t_background_limit(void);
 void t_pid1(void);
 void t_channel(void);
 
+/* test_tunnel.c */
+void t_tunnel(void);
+
 #endif
