@@ -6,7 +6,14 @@
  * and ends that test's process (each test runs in its own), killing the agents it started.
  *
  * agent_test.c holds the harness declared here and main, which runs the tests of its table `tests[]` in order.
- * The tests are in test_agent.c for now (they are being split into files by concern).
+ * The tests live in files by concern, all linked into the one binary:
+ *   test_agent_proc.c    processes: output and exit, stdin, launch errors, signals, credit, terminals, orphans, bench
+ *   test_agent_bg.c      background processes: attach, rings and OFFSET_GONE, THROTTLE, PROCS, the 1,024 limit
+ *   test_agent_frames.c  the wire: --version and HELLO, malformed and random frames, 1,000 streams, limits
+ *   test_agent_conn.c    connections and the agent's life: timers, relay, channel, an unread connection, idle RSS,
+ *                        SIGTERM, process 1 of a PID namespace
+ *   test_agent_files.c   file operations and watches through the protocol
+ *   test_tunnel.c        CONNECT: TCP connections to a listener of the test, credit both ways, errors, a flood
  *
  * Adding a test file (say test_x.c):
  *   1. write `void t_x(void)` in test_x.c, including this header; keep its own helpers `static`;
@@ -143,33 +150,41 @@ void parse_started_id(const struct frame *f, char *id, size_t cap);
 
 /* ---------- the tests, by file (agent_test.c runs them in the order of its table) ---------- */
 
-/* test_agent.c */
-void t_hello_version(void);
+/* test_agent_proc.c */
 void t_echo_exit(void);
 void t_stdin_cat(void);
 void t_orphans(void);
 void t_launch_errors(void);
 void t_signal(void);
 void t_credit(void);
-void t_malformed(void);
-void t_many_streams(void);
 void t_pty(void);
+void t_bench(void);
+
+/* test_agent_bg.c */
 void t_throttle_unread(void);
 void t_background(void);
+void t_background_pty(void);
+void t_background_limit(void);
+
+/* test_agent_frames.c */
+void t_hello_version(void);
+void t_malformed(void);
+void t_many_streams(void);
+void t_version(void);
+void t_limits(void);
+void t_fuzz(void);
+
+/* test_agent_conn.c */
 void t_deadline(void);
 void t_relay(void);
-void t_version(void);
 void t_idle_rss(void);
-void t_files(void);
-void t_limits(void);
 void t_unread_connection(void);
-void t_background_pty(void);
-void t_fuzz(void);
-void t_bench(void);
 void t_sigterm(void);
-void t_background_limit(void);
 void t_pid1(void);
 void t_channel(void);
+
+/* test_agent_files.c */
+void t_files(void);
 
 /* test_tunnel.c */
 void t_tunnel(void);
