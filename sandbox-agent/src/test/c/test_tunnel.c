@@ -341,6 +341,28 @@ static void errors(void) {
     stop_agent(&a);
 }
 
+/* A server that resets the connection (SO_LINGER 0): ERROR ECONNRESET naming the port, not END. */
+static void reset(void) {
+    struct agent a = start_stdio();
+    hello(a.fd);
+    uint16_t port;
+    int lfd = listen_any(&port, 16);
+    struct frame *f = malloc(sizeof *f);
+    tconnect(a.fd, 1, port, WINDOW);
+    expect_ready(a.fd, 1, f);
+    int s = accept_within(lfd, WAIT_MS);
+    struct linger l = {1, 0};
+    CHECK(setsockopt(s, SOL_SOCKET, SO_LINGER, &l, sizeof l) == 0, "SO_LINGER");
+    close(s);
+    char needle[32];
+    snprintf(needle, sizeof needle, "port %u", port);
+    expect_connect_error(a.fd, 1, ECONNRESET, needle, f);
+    ping(a.fd, 1);
+    close(lfd);
+    free(f);
+    stop_agent(&a);
+}
+
 /* Without credit the agent reads nothing (the server blocks), the connection still answers; credit resumes it. */
 static void no_credit(void) {
     struct agent a = start_stdio();
@@ -538,7 +560,7 @@ void t_tunnel(void) {
         const char *name;
         void (*fn)(void);
     } parts[] = {{"tunnel: 1 MiB round trip", roundtrip}, {"tunnel: client EOF", client_eof},
-                 {"tunnel: server close", server_close}, {"tunnel: errors", errors},
+                 {"tunnel: server close", server_close}, {"tunnel: errors", errors}, {"tunnel: reset", reset},
                  {"tunnel: no credit", no_credit}, {"tunnel: CLOSE", client_close},
                  {"tunnel: 200 streams", many}, {"tunnel: flood", flood}};
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
