@@ -2,10 +2,10 @@
  * sandbox-agent: process 1 of a sandbox. Serves PROTOCOL.md (version 1) on an abstract Unix socket (`init`), on
  * stdin/stdout (`stdio`), and copies a byte pipe to that socket (`relay`).
  *
- * Design: one epoll loop, no threads, every fd non-blocking. Sources (pipes, PTY masters, connections) are
- * registered edge-triggered and remember "readable"/"writable" flags; the work they allow is done by tasks on a
- * ready list, which only read a source while the consumer has credit and the connection's output queue is under
- * OUT_BOUND. Nothing the peer or the sandbox sends can make a buffer grow past a fixed bound: input is parsed one
+ * Design: one epoll loop, no threads, every fd non-blocking. Sources (pipes, PTY masters, connections, CONNECT's
+ * sockets) are registered edge-triggered and remember "readable"/"writable" flags; the work they allow is done by
+ * tasks on a ready list, which only read a source while the consumer has credit and the connection's output queue is
+ * under OUT_BOUND. Nothing the peer or the sandbox sends can make a buffer grow past a fixed bound: input is parsed one
  * frame at a time (at most one 2 MiB payload), output is produced only while there is room, and every count and
  * length in a payload is checked before use. Objects that epoll may still name in the current batch of events are
  * freed only after the batch (the graveyard).
@@ -170,6 +170,11 @@ static void on_event(struct epoll_event *e) {
         if (!s->dead) watch_event(s);
         break;
     }
+    case EV_TUNNEL: {
+        struct stream *s = t->obj;
+        if (!s->dead) tunnel_event(s, e->events);
+        break;
+    }
     }
 }
 
@@ -241,6 +246,8 @@ static void check_timers(int *timeout) {
         }
         G.pty_waiting = waiting;
     }
+    int64_t dial = tunnel_expire(mono); /* CONNECTs past CONNECT_TIMEOUT_MS end with ETIMEDOUT */
+    if (dial >= 0 && (t < 0 || dial < t)) t = dial;
     for (struct conn *c = G.conns, *n; c; c = n) {
         n = c->next;
         if (c->closing && !c->dead) {
@@ -250,7 +257,7 @@ static void check_timers(int *timeout) {
         }
     }
     if (t > 60000) t = 60000;
-    *timeout = G.rq_head ? 0 : (int)t;
+    *timeout = G.rq_head || G.dirty ? 0 : (int)t; /* frames queued here (a timed-out CONNECT) leave at once */
 }
 
 static void loop(void) {

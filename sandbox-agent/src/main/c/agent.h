@@ -13,6 +13,7 @@
  *   agent_bg.c       background processes: output rings, ATTACH, INPUT, PROCS
  *   agent_files.c    the file requests (STAT .. CHMOD, READ, WRITE, LIST) over agent_fs.c
  *   agent_watch.c    WATCH over agent_fs.c's inotify watches
+ *   agent_tunnel.c   CONNECT: a TCP connection to a port on the sandbox's loopback, carried on a stream
  *   agent_relay.c    the relay mode and the socket address
  *   agent_install.c  the install mode: this binary copied into a directory (an init container's volume)
  *   agent_fs.c       the file system's part of the file requests and watches, without the protocol (agent_fs.h)
@@ -52,6 +53,7 @@
 #define RING_MAX (64u << 20)
 #define BURST 4                       /* frames a task produces per turn before yielding (fairness) */
 #define LAUNCH_TIMEOUT_MS 5000
+#define CONNECT_TIMEOUT_MS 5000       /* how long a CONNECT may take to reach its port */
 #define PTY_HUP_MS 250 /* how long after its command was reaped a PTY's empty master means its end */
 #define DRAIN_MS 2000                 /* how long a closing connection may take to flush its last frames */
 #define DEFAULT_SOCKET "dev.sandbox.agent"
@@ -61,14 +63,15 @@ enum {
     T_HELLO = 0x01, T_PING = 0x02, T_TIMERS = 0x03, T_SPAWN = 0x10, T_DATA = 0x11, T_EOF = 0x12, T_SIGNAL = 0x13,
     T_RESIZE = 0x14, T_CREDIT = 0x15, T_CLOSE = 0x1F, T_READ = 0x20, T_WRITE = 0x21, T_LIST = 0x22, T_STAT = 0x23,
     T_MKDIR = 0x24, T_REMOVE = 0x25, T_MOVE = 0x26, T_WATCH = 0x27, T_SYMLINK = 0x28, T_CHMOD = 0x29, T_PROCS = 0x30, T_ATTACH = 0x31, T_INPUT = 0x32,
+    T_CONNECT = 0x33,
     A_OK = 0x80, A_HELLO = 0x81, A_PONG = 0x82, A_CREDIT = 0x83, A_STARTED = 0x90, A_OUTPUT = 0x91, A_EXIT = 0x92,
     A_DATA = 0x94, A_END = 0x95, A_ENTRY = 0x96, A_EVENT = 0x97, A_READY = 0x98, A_PROC = 0x99, A_ERROR = 0xEE
 };
 enum { E_BAD_FRAME = 1000, E_VERSION = 1001, E_LIMIT = 1002, E_OFFSET_GONE = 1003, E_NO_PROCESS = 1004 };
 enum { F_PTY = 1, F_STDIN = 2, F_BACKGROUND = 4 };
-enum { EV_LISTEN = 1, EV_LISTEN_CHANNEL, EV_SIGNAL, EV_CONN_IN, EV_CONN_OUT, EV_CONN_LIFE, EV_PROC, EV_WATCH };
+enum { EV_LISTEN = 1, EV_LISTEN_CHANNEL, EV_SIGNAL, EV_CONN_IN, EV_CONN_OUT, EV_CONN_LIFE, EV_PROC, EV_WATCH, EV_TUNNEL };
 enum { TK_CONN = 1, TK_PROC, TK_STREAM };
-enum { ST_SPAWN = 1, ST_READ, ST_WRITE, ST_LIST, ST_WATCH, ST_PROCS, ST_ATTACH };
+enum { ST_SPAWN = 1, ST_READ, ST_WRITE, ST_LIST, ST_WATCH, ST_PROCS, ST_ATTACH, ST_TUNNEL };
 
 /* What epoll hands back: the object and which of its fds. */
 struct evtag {
@@ -90,6 +93,7 @@ struct ring {
 
 struct conn;
 struct stream;
+struct tunnel; /* agent_tunnel.c's own */
 
 struct proc {
     struct task task;
@@ -126,7 +130,7 @@ struct stream {
     struct stream *rprev, *rnext;       /* readers of a background process */
     uint32_t id;
     int kind, dead;
-    uint64_t credit;            /* fd 0 credit (READ, LIST, WATCH, PROCS) */
+    uint64_t credit;            /* fd 0 credit (READ, LIST, WATCH, PROCS, CONNECT) */
     uint64_t cred[3];           /* OUTPUT credit per fd (SPAWN, ATTACH) */
     uint64_t data_credit;       /* what the client may still send in DATA */
     struct proc *proc;          /* SPAWN (foreground) or ATTACH */
@@ -143,6 +147,7 @@ struct stream {
     uint64_t after_seq;         /* PROCS: the last process listed */
     uint64_t pos[3], limit[3];  /* ATTACH */
     int follow;
+    struct tunnel *tun;         /* CONNECT */
 };
 
 #define HASH_BUCKETS 1024
@@ -180,6 +185,7 @@ struct agent {
     struct proc *phash[4096]; /* by pid, for reaping */
     int nbg, running;
     int pty_waiting;          /* reaped PTYs whose master has not reported its end yet */
+    struct tunnel *dial_head, *dial_tail; /* CONNECTs still connecting, oldest (first to time out) first */
     uint64_t next_seq;
     struct task *rq_head, *rq_tail;
     size_t rq_len;
@@ -201,8 +207,8 @@ struct rd {
 };
 
 #define REQ_STRS 2
-/* A request that names a new stream (TIMERS, SPAWN, the file requests, WATCH, PROCS, ATTACH, INPUT) on its way
- * through its handler: the payload to decode, and the strings decoded from it, freed once the handler returns. */
+/* A request that names a new stream (TIMERS, SPAWN, the file requests, WATCH, PROCS, ATTACH, INPUT, CONNECT) on its
+ * way through its handler: the payload to decode, and the strings decoded from it, freed once the handler returns. */
 struct req {
     struct conn *c;
     uint32_t id;
@@ -360,6 +366,15 @@ struct stream *stream_new(struct conn *c, uint32_t id, int kind);
 void stream_drop(struct stream *s);
 void stream_run(struct stream *s);
 void h_stream_op(struct conn *c, uint8_t type, uint32_t id, struct rd *r);
+
+/* agent_tunnel.c */
+void h_connect(struct req *q);
+void tunnel_event(struct stream *s, uint32_t events);
+void tunnel_run(struct stream *s);
+void tunnel_data(struct stream *s, const uint8_t *b, size_t n);
+void tunnel_eof(struct stream *s);
+void tunnel_drop(struct stream *s);
+int64_t tunnel_expire(int64_t mono);
 
 /* agent_watch.c */
 void h_watch(struct req *q);

@@ -54,6 +54,7 @@ static const char *req_name(uint8_t type) {
     case T_PROCS: return "PROCS";
     case T_ATTACH: return "ATTACH";
     case T_INPUT: return "INPUT";
+    case T_CONNECT: return "CONNECT";
     }
     return NULL;
 }
@@ -157,6 +158,7 @@ int known_type(uint8_t t) {
     case T_HELLO: case T_PING: case T_TIMERS: case T_SPAWN: case T_DATA: case T_EOF: case T_SIGNAL: case T_RESIZE:
     case T_CREDIT: case T_CLOSE: case T_READ: case T_WRITE: case T_LIST: case T_STAT: case T_MKDIR: case T_REMOVE:
     case T_MOVE: case T_WATCH: case T_SYMLINK: case T_CHMOD: case T_PROCS: case T_ATTACH: case T_INPUT:
+    case T_CONNECT:
         return 1;
     }
     return 0;
@@ -176,6 +178,7 @@ static void handle_request(struct conn *c, uint8_t type, uint32_t id, const uint
     case T_PROCS: h_procs(&q); break;
     case T_ATTACH: h_attach(&q); break;
     case T_INPUT: h_input(&q); break;
+    case T_CONNECT: h_connect(&q); break;
     }
     for (int i = 0; i < q.nstr; i++) free(q.str[i]);
     for (int i = 0; i < q.nstrv; i++) free_strv(q.strv[i]);

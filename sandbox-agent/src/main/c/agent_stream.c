@@ -84,6 +84,9 @@ void stream_drop(struct stream *s) {
     case ST_ATTACH:
         reader_detach(s);
         break;
+    case ST_TUNNEL:
+        tunnel_drop(s);
+        break;
     }
     struct stream **pp = &c->hash[s->id % HASH_BUCKETS];
     while (*pp && *pp != s) pp = &(*pp)->hnext;
@@ -102,6 +105,7 @@ void stream_run(struct stream *s) {
     case ST_WATCH: watch_run(s); break;
     case ST_PROCS: procs_run(s); break;
     case ST_ATTACH: attach_run(s); break;
+    case ST_TUNNEL: tunnel_run(s); break;
     case ST_SPAWN: if (s->proc) task_ready(&s->proc->task); break;
     }
 }
@@ -148,10 +152,12 @@ void h_stream_op(struct conn *c, uint8_t type, uint32_t id, struct rd *r) {
         s->data_credit -= n;
         if (p) spawn_data(s, r->p, n);
         else if (s->kind == ST_WRITE) write_data(s, r->p, n);
+        else if (s->kind == ST_TUNNEL) tunnel_data(s, r->p, n);
         break;
     case T_EOF:
         if (p) spawn_eof(s);
         else if (s->kind == ST_WRITE) write_commit(s);
+        else if (s->kind == ST_TUNNEL) tunnel_eof(s);
         break;
     case T_SIGNAL:
         if (p) proc_signal(p, v);

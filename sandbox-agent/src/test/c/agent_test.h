@@ -13,6 +13,7 @@
  *   test_agent_conn.c    connections and the agent's life: timers, relay, channel, an unread connection, idle RSS,
  *                        SIGTERM, process 1 of a PID namespace
  *   test_agent_files.c   file operations and watches through the protocol
+ *   test_tunnel.c        CONNECT: TCP connections to a listener of the test, credit both ways, errors, a flood
  *
  * Adding a test file (say test_x.c):
  *   1. write `void t_x(void)` in test_x.c, including this header; keep its own helpers `static`;
@@ -184,5 +185,8 @@ void t_channel(void);
 
 /* test_agent_files.c */
 void t_files(void);
+
+/* test_tunnel.c */
+void t_tunnel(void);
 
 #endif

@@ -10,7 +10,9 @@
  *   ATTACH, PROCS, INPUT, reaping) runs for real and no command the input names does;
  * - every path reaching agent_fs.c is put under a temporary directory, one that is emptied after each input; a path
  *   with a ".." component and a symlink target that is absolute or holds ".." are refused (EACCES), so nothing the
- *   input names can reach outside it.
+ *   input names can reach outside it;
+ * - a CONNECT dials nothing: connect to an AF_INET address is refused or gets one end of a socketpair whose other end
+ *   echoes (see __wrap_connect).
  * Checked on the way: the agent sends no stream more than the input credited it.
  * After each input: no connection, stream, task, process or file descriptor is left over (a leak is a crash).
  *
@@ -21,10 +23,12 @@
 
 #undef main /* agent.c's main is renamed (-Dmain=...) so that libFuzzer's or the replay's can be the program's */
 
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -160,6 +164,59 @@ int __wrap_fs_symlink(const char *target, const char *path) {
     CONFINED(__real_fs_symlink(target, p));
 }
 
+/* CONNECT dials no port. By the port asked for: odd is ECONNREFUSED; even gets one end of a socketpair put in place
+ * of the socket, connected at once (a multiple of 4) or as a connect in progress that epoll then reports (2 mod 4);
+ * its other end is a peer that echoes what it reads (what does not fit is dropped) and closes at its end of file,
+ * or at once when the port is a multiple of 8 (the agent then sees the end, or EPIPE). At most MAX_PEERS at a time
+ * (then ECONNREFUSED); every peer is closed after the input. Other families (the relay's Unix socket) pass. */
+#define MAX_PEERS 64
+static int peers[MAX_PEERS], npeers;
+static void fail(const char *what);
+
+int __real_connect(int fd, const struct sockaddr *addr, socklen_t len);
+int __wrap_connect(int fd, const struct sockaddr *addr, socklen_t len);
+int __wrap_connect(int fd, const struct sockaddr *addr, socklen_t len) {
+    if (addr->sa_family != AF_INET) return __real_connect(fd, addr, len);
+    uint16_t port = ntohs(((const struct sockaddr_in *)addr)->sin_port);
+    int sv[2];
+    if (port % 2 || npeers == MAX_PEERS || socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) < 0) {
+        errno = ECONNREFUSED;
+        return -1;
+    }
+    if (dup3(sv[0], fd, O_CLOEXEC) < 0) fail("dup3");
+    close(sv[0]);
+    if (port % 8 == 0) close(sv[1]);
+    else peers[npeers++] = sv[1];
+    if (port % 4 == 2) {
+        errno = EINPROGRESS;
+        return -1;
+    }
+    return 0;
+}
+
+/* The peers echo what they can; one whose agent side ended is closed. */
+static int pump_peers(void) {
+    static uint8_t b[4096];
+    int busy = 0;
+    for (int i = 0; i < npeers; i++) {
+        ssize_t n = read(peers[i], b, sizeof b);
+        if (n > 0) {
+            busy = 1;
+            ssize_t w = write(peers[i], b, (size_t)n);
+            (void)w;
+        } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+            busy = 1;
+            close(peers[i]);
+            peers[i--] = peers[--npeers];
+        }
+    }
+    return busy;
+}
+
+static void close_peers(void) {
+    while (npeers > 0) close(peers[--npeers]);
+}
+
 /* ---------- set-up and clean-up ---------- */
 
 static int count_fds(void) {
@@ -219,6 +276,11 @@ static void on_event(struct epoll_event *e) {
     if (t->kind == EV_WATCH) {
         struct stream *s = t->obj;
         if (!s->dead) watch_event(s);
+        return;
+    }
+    if (t->kind == EV_TUNNEL) {
+        struct stream *s = t->obj;
+        if (!s->dead) tunnel_event(s, e->events);
         return;
     }
     struct conn *c = t->obj;
@@ -328,6 +390,7 @@ static void grant_frame(uint8_t type, uint32_t id, const uint8_t *p, size_t n) {
     case T_PROCS: break;
     case T_SPAWN: rd_u32(&r), rd_u16(&r), rd_u16(&r); break;
     case T_ATTACH: rd_str(&r, &len), rd_u64(&r), rd_u64(&r), rd_u8(&r); break;
+    case T_CONNECT: rd_u16(&r); break;
     case T_CREDIT: {
         uint8_t fd = rd_u8(&r);
         credit = rd_u32(&r);
@@ -473,6 +536,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             if (w > 0) sent += (size_t)w, busy = 1;
         }
         for (ssize_t r; (r = read(out_r, buf, sizeof buf)) > 0; busy = 1) read_back(&rb, buf, (size_t)r);
+        busy |= pump_peers();
         idle = busy ? 0 : idle + 1;
         if (sent == size && !shut && idle >= 3) {
             if (in_w != sv[1]) close(in_w), in_w = -1, shut = 1;
@@ -485,8 +549,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (in_w >= 0 && in_w != sv[1]) close(in_w);
     if (out_r != sv[1]) close(out_r);
     close(sv[1]);
+    close_peers();
     end_processes();
-    if (G.conns || G.rq_head || G.rq_len || G.dirty || G.procs || G.nbg) fail("state left over after the connection");
+    if (G.conns || G.rq_head || G.rq_len || G.dirty || G.procs || G.nbg || G.dial_head)
+        fail("state left over after the connection");
     grants_free();
     G.deadline_ms = G.idle_ms = 0; /* TIMERS */
     empty_root();

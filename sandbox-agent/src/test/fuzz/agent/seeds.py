@@ -66,6 +66,26 @@ SEEDS = {
                       ["sleep"]) + strs([])) + frame(0x32, 15, s("p2") + b"\x02" + struct.pack(">I", 9)),
 }
 
+# CONNECT (0x33): fuzz_agent's connect refuses odd ports and gives even ones an echoing socketpair (at once for a
+# multiple of 4, in progress for 2 mod 4, with its peer closed at once for a multiple of 8)
+def connect(sid, port, credit):
+    return frame(0x33, sid, struct.pack(">HI", port, credit))
+
+
+SEEDS.update({
+    "connect-errors": HELLO + connect(1, 1, 4096) + connect(3, 0, 4096) + frame(0x02, 0, struct.pack(">Q", 1)),
+    "connect-echo": HELLO + connect(1, 4, 3) + frame(0x11, 1, b"hello") + frame(0x15, 1, struct.pack(">BI", 0, 100))
+                    + frame(0x12, 1) + frame(0x13, 1, struct.pack(">I", 9)) + frame(0x14, 1, struct.pack(">HH", 1, 1)),
+    "connect-in-progress": HELLO + connect(1, 2, 1000) + frame(0x02, 0, struct.pack(">Q", 2)) + frame(0x12, 1)
+                           + connect(3, 6, 0) + frame(0x11, 3, b"early"),
+    "connect-peer-closed": HELLO + connect(1, 8, 1000) + frame(0x11, 1, b"x" * 65536) + frame(0x11, 1, b"y" * 100)
+                           + connect(3, 16, 0) + frame(0x12, 3),
+    "connect-close": HELLO + connect(1, 12, 0) + frame(0x11, 1, b"z" * 65536) + frame(0x11, 1, b"z" * 1000)
+                     + frame(0x1F, 1) + frame(0x11, 1, b"after close") + connect(3, 20, 10) + frame(0x11, 3, b"q" * 300),
+    "connect-many": HELLO + b"".join(connect(1 + 2 * i, 4 * (i + 1), 64) for i in range(70))
+                    + b"".join(frame(0x11, 1 + 2 * i, b"ping") for i in range(70)),
+})
+
 # the first byte HANDOFF (0xFD): the rest goes through the pipes a relay hands over
 SEEDS["handoff-cat"] = b"\xfd" + SEEDS["spawn-cat-stdin"]
 SEEDS["handoff-files"] = b"\xfd" + SEEDS["files"]
