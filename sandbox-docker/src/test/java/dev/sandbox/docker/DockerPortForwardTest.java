@@ -58,7 +58,8 @@ class DockerPortForwardTest {
 
     /** GETs the index through a forward, retrying while the server does not listen yet. */
     private static String index(PortForward f) throws Exception {
-        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+        HttpClient http =
+                HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
         HttpRequest get = HttpRequest.newBuilder(URI.create("http://" + f.hostString() + "/index.html"))
                 .timeout(Duration.ofSeconds(10))
                 .build();
@@ -112,7 +113,8 @@ class DockerPortForwardTest {
             assertThat(c.getNetworkSettings().getPorts().getBindings())
                     .as("no port is published")
                     .isEmpty();
-            String direct = s.run(ExecOptions.shell("ls /sys/class/net")).block(WAIT).stdout();
+            String direct =
+                    s.run(ExecOptions.shell("ls /sys/class/net")).block(WAIT).stdout();
             assertThat(direct.trim()).as("the sandbox has loopback only").isEqualTo("lo");
         } finally {
             s.destroy().block(WAIT);
@@ -125,7 +127,8 @@ class DockerPortForwardTest {
         try {
             httpd(s, 8080);
             // an endless source: each connection gets its own `yes`
-            s.start(ExecOptions.of("busybox", "nc", "-ll", "-p", "9000", "-e", "yes")).block(WAIT);
+            s.start(ExecOptions.of("busybox", "nc", "-ll", "-p", "9000", "-e", "yes"))
+                    .block(WAIT);
             PortForward web = s.ports().forward(8080).block(WAIT);
             PortForward endless = s.ports().forward(9000).block(WAIT);
             index(web);
@@ -139,7 +142,9 @@ class DockerPortForwardTest {
                 for (int i = 0; i < 20; i++) {
                     assertThat(index(web)).isEqualTo("served from a sandbox without network\n");
                 }
-                assertThat(s.run(ExecOptions.of("echo", "still here")).block(WAIT).stdout())
+                assertThat(s.run(ExecOptions.of("echo", "still here"))
+                                .block(WAIT)
+                                .stdout())
                         .isEqualTo("still here\n");
                 // and it resumes where it stopped: 8 MiB more of y's, nothing lost or mangled
                 byte[] more = in.readNBytes(8 << 20);
@@ -159,7 +164,8 @@ class DockerPortForwardTest {
         List<Socket> flood = new ArrayList<>();
         try {
             httpd(s, 8080);
-            s.start(ExecOptions.of("busybox", "nc", "-ll", "-p", "9000", "-e", "cat")).block(WAIT);
+            s.start(ExecOptions.of("busybox", "nc", "-ll", "-p", "9000", "-e", "cat"))
+                    .block(WAIT);
             PortForward held = s.ports()
                     .forward(PortForwardOptions.to(9000).withMaxConnections(16))
                     .block(WAIT);
@@ -171,7 +177,9 @@ class DockerPortForwardTest {
             }
             long deadline = System.nanoTime() + WAIT.toNanos();
             while (held.acceptedConnections() < 300) {
-                assertThat(System.nanoTime()).as("the forward accepts the flood").isLessThan(deadline);
+                assertThat(System.nanoTime())
+                        .as("the forward accepts the flood")
+                        .isLessThan(deadline);
                 Thread.sleep(20);
             }
             assertThat(held.openConnections()).as("at most the bound at once").isLessThanOrEqualTo(16);
