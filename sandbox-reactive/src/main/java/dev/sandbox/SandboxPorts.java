@@ -1,6 +1,9 @@
 package dev.sandbox;
 
+import java.nio.ByteBuffer;
 import java.util.List;
+import org.reactivestreams.Publisher;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
@@ -42,6 +45,30 @@ public interface SandboxPorts {
     Mono<PortForward> forward(PortForwardOptions options);
 
     /**
+     * Opens one TCP connection to a port on the sandbox's loopback, without a host listener: the reactive form of a
+     * forward's connection, for code that speaks a protocol itself (or relays it, as {@code sandbox serve} does).
+     * Bytes flow with backpressure both ways: {@code toServer} is read only as the connection takes it, and the
+     * server's bytes are read from the sandbox only as the subscriber asks.
+     *
+     * <pre>{@code
+     * String reply = session.ports()
+     *     .connect(6379, Flux.just(ByteBuffer.wrap("PING\r\n".getBytes(US_ASCII))))
+     *     .map(b -> US_ASCII.decode(b).toString())
+     *     .blockFirst();
+     * }</pre>
+     *
+     * @param sandboxPort the port inside the sandbox, 1 to 65535
+     * @param toServer the bytes to send, subscribed once the connection is up; its completion ends the sending side
+     *     (a half-close: the server sees end of file and may still answer)
+     * @return what the server sends, completing when it closes its side; {@link PortConnectionException} when
+     *     nothing listens on the port or the connection breaks, {@link InvalidArgumentException} for a port out of
+     *     range, {@link SessionClosedException} after the handle or session ended; cancelling closes the connection
+     */
+    default Flux<ByteBuffer> connect(int sandboxPort, Publisher<ByteBuffer> toServer) {
+        return Flux.error(new UnsupportedFeatureException(getClass().getSimpleName(), "port connections"));
+    }
+
+    /**
      * The forwards this handle opened that are still open.
      *
      * @return a snapshot, oldest first
@@ -60,6 +87,11 @@ public interface SandboxPorts {
             @Override
             public Mono<PortForward> forward(PortForwardOptions options) {
                 return Mono.error(new UnsupportedFeatureException(provider, "port forwards"));
+            }
+
+            @Override
+            public Flux<ByteBuffer> connect(int sandboxPort, Publisher<ByteBuffer> toServer) {
+                return Flux.error(new UnsupportedFeatureException(provider, "port connections"));
             }
 
             @Override

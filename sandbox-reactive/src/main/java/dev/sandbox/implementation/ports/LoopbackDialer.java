@@ -8,6 +8,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.ByteBuffer;
+import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.reactivestreams.Publisher;
@@ -19,8 +20,7 @@ import reactor.core.publisher.FluxSink;
 /**
  * The local provider's way in: its commands run on the host, so a port "inside the sandbox" is a port on the host's
  * loopback, reached with a plain socket. The connection's blocking I/O runs on virtual threads: a reader that reads
- * as the subscriber asks, and the writes of {@code toSandbox}'s buffers on the thread that delivers them, which for
- * a {@link TunnelRelay} is its reader, a virtual thread (a source on an event loop would be blocked by them).
+ * as the subscriber asks, and a writer for {@code toSandbox}'s buffers, asked for one at a time.
  */
 public final class LoopbackDialer implements Dialer {
     /** How long a connect may take. */
@@ -36,7 +36,7 @@ public final class LoopbackDialer implements Dialer {
                     Socket socket = new Socket();
                     Semaphore permits = new Semaphore(0);
                     AtomicBoolean gone = new AtomicBoolean();
-                    sink.onRequest(n -> permits.release((int) Math.min(n, TunnelRelay.AHEAD)));
+                    sink.onRequest(n -> permits.release((int) Math.min(n, 1 << 16)));
                     sink.onDispose(() -> {
                         gone.set(true);
                         permits.release();
@@ -105,14 +105,23 @@ public final class LoopbackDialer implements Dialer {
         }
     }
 
-    /** Writes what comes for the server, one buffer at a time; its end half-closes the socket. */
+    /**
+     * Writes what comes for the server, one buffer at a time on a virtual thread of its own (the buffers may come on
+     * an event loop), in order; the end of the buffers half-closes the socket.
+     */
     private static final class Writer extends BaseSubscriber<ByteBuffer> {
+        private static final Object END = new Object();
+        private static final Object STOP = new Object();
+
         private final Socket socket;
         private final FluxSink<ByteBuffer> sink;
+        /** At most one buffer is asked for at a time: one buffer, the end, a failure and a stop fit. */
+        private final ArrayBlockingQueue<Object> queue = new ArrayBlockingQueue<>(4);
 
         Writer(Socket socket, FluxSink<ByteBuffer> sink) {
             this.socket = socket;
             this.sink = sink;
+            Thread.ofVirtual().name("sandbox-forward-dial-write").start(this::loop);
         }
 
         @Override
@@ -122,31 +131,50 @@ public final class LoopbackDialer implements Dialer {
 
         @Override
         protected void hookOnNext(ByteBuffer b) {
-            // on the relay's reader, a virtual thread (TunnelRelay): the blocking write is its to make, in order
-            try {
-                OutputStream out = socket.getOutputStream();
-                byte[] bytes = new byte[b.remaining()];
-                b.get(bytes);
-                out.write(bytes);
-                request(1);
-            } catch (IOException e) {
-                dispose();
-                sink.error(e);
-            }
+            queue.offer(b);
         }
 
         @Override
         protected void hookOnComplete() {
-            try {
-                socket.shutdownOutput();
-            } catch (IOException e) {
-                sink.error(e);
-            }
+            queue.offer(END);
         }
 
         @Override
         protected void hookOnError(Throwable t) {
-            sink.error(t);
+            queue.offer(t);
+        }
+
+        @Override
+        protected void hookOnCancel() {
+            queue.offer(STOP);
+        }
+
+        private void loop() {
+            try {
+                OutputStream out = socket.getOutputStream();
+                for (; ; ) {
+                    Object o = queue.take();
+                    if (o instanceof ByteBuffer b) {
+                        byte[] bytes = new byte[b.remaining()];
+                        b.get(bytes);
+                        out.write(bytes);
+                        request(1);
+                    } else if (o == END) {
+                        socket.shutdownOutput();
+                        return;
+                    } else if (o == STOP) {
+                        return; // the connection ended: the socket is closed by its reader
+                    } else {
+                        sink.error((Throwable) o);
+                        return;
+                    }
+                }
+            } catch (IOException e) {
+                dispose();
+                sink.error(e);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 }

@@ -1,14 +1,19 @@
 package dev.sandbox.implementation.ports;
 
+import dev.sandbox.PortConnectionException;
 import dev.sandbox.PortForward;
 import dev.sandbox.PortForwardOptions;
+import dev.sandbox.SandboxException;
 import dev.sandbox.SandboxPorts;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import org.reactivestreams.Publisher;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 
@@ -67,6 +72,16 @@ public final class PortForwards {
             }
 
             @Override
+            public Flux<ByteBuffer> connect(int sandboxPort, Publisher<ByteBuffer> toServer) {
+                Objects.requireNonNull(toServer, "toServer");
+                return Flux.defer(() -> {
+                    PortForwardOptions.to(sandboxPort); // the port's check, with its message
+                    guard.run();
+                    return connection(sandboxPort, toServer);
+                });
+            }
+
+            @Override
             public List<PortForward> forwards() {
                 List<PortForward> mine = new ArrayList<>();
                 for (ForwardListener l : ownedBy(owner)) {
@@ -77,6 +92,15 @@ public final class PortForwards {
                 return List.copyOf(mine);
             }
         };
+    }
+
+    /** One connection through the dialer, its failures as the API's. */
+    private Flux<ByteBuffer> connection(int port, Publisher<ByteBuffer> toServer) {
+        return dialer.dial(port, toServer)
+                .onErrorMap(
+                        e -> !(e instanceof SandboxException),
+                        e -> new PortConnectionException(
+                                port, "connection to port " + port + " in " + what + ": " + e.getMessage(), e));
     }
 
     private List<ForwardListener> ownedBy(Object owner) {

@@ -39,6 +39,9 @@ final class TunnelRelay {
     /** How long the relay reads a client's last bytes after the sandbox side ended. */
     static final int LINGER_MS = 2000;
 
+    /** The most read-ahead a subscriber's demand can open (it asks for chunks of at most {@value #CHUNK} bytes). */
+    private static final int MAX_PERMITS = 1 << 16;
+
     private static final Object END = new Object();
     private static final Object ABORT = new Object();
 
@@ -104,7 +107,8 @@ final class TunnelRelay {
                 sink -> {
                     Semaphore permits = new Semaphore(0);
                     AtomicBoolean gone = new AtomicBoolean();
-                    sink.onRequest(n -> permits.release((int) Math.min(n, AHEAD)));
+                    // the demand as permits, bounded so that an unbounded request cannot overflow them
+                    sink.onRequest(n -> permits.release((int) Math.min(n, MAX_PERMITS - permits.availablePermits())));
                     sink.onDispose(() -> {
                         gone.set(true);
                         permits.release();

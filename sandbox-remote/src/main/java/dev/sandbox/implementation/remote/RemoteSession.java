@@ -11,10 +11,12 @@ import dev.sandbox.ProcessInfo;
 import dev.sandbox.PtyOptions;
 import dev.sandbox.PtySession;
 import dev.sandbox.SandboxFiles;
+import dev.sandbox.SandboxPorts;
 import dev.sandbox.SandboxSession;
 import dev.sandbox.SessionClosedException;
 import dev.sandbox.SessionEndReason;
 import dev.sandbox.SessionStatus;
+import dev.sandbox.implementation.ports.PortForwards;
 import dev.sandbox.implementation.wire.RequestBodies;
 import dev.sandbox.implementation.wire.ResourceBodies;
 import dev.sandbox.implementation.wire.WireJson;
@@ -39,6 +41,8 @@ public final class RemoteSession implements SandboxSession {
     private final AtomicBoolean closed = new AtomicBoolean();
     private final AtomicBoolean destroyed = new AtomicBoolean();
     private final RemoteFiles files;
+    private final PortForwards forwards;
+    private final SandboxPorts ports;
     private final Leases leases;
 
     /**
@@ -59,6 +63,8 @@ public final class RemoteSession implements SandboxSession {
         this.labels = Map.copyOf(labels);
         this.path = "/v1/sessions/" + RemoteTransport.enc(id);
         this.files = new RemoteFiles(t, path, this::checkOpen);
+        this.forwards = new PortForwards("session " + id + " at " + t.baseUrl(), new RemotePorts(t, path));
+        this.ports = forwards.view(this, this::checkOpen);
     }
 
     /**
@@ -281,11 +287,17 @@ public final class RemoteSession implements SandboxSession {
 
     @Override
     public Mono<Void> close() {
-        return Mono.fromRunnable(() -> {
-            if (closed.compareAndSet(false, true) && leases != null) {
-                leases.release(id);
-            }
-        });
+        return Mono.<Void>fromRunnable(() -> {
+                    if (closed.compareAndSet(false, true) && leases != null) {
+                        leases.release(id);
+                    }
+                })
+                .then(forwards.closeAll());
+    }
+
+    @Override
+    public SandboxPorts ports() {
+        return ports;
     }
 
     @Override
@@ -295,13 +307,15 @@ public final class RemoteSession implements SandboxSession {
                 return Mono.empty(); // idempotent
             }
             // a closed handle still destroys: the server ends the session by its id
-            return t.call(HttpMethod.DELETE, path, null).then(Mono.fromRunnable(() -> {
-                destroyed.set(true);
-                closed.set(true);
-                if (leases != null) {
-                    leases.forget(id);
-                }
-            }));
+            return t.call(HttpMethod.DELETE, path, null)
+                    .then(Mono.fromRunnable(() -> {
+                        destroyed.set(true);
+                        closed.set(true);
+                        if (leases != null) {
+                            leases.forget(id);
+                        }
+                    }))
+                    .then(forwards.closeAll());
         });
     }
 

@@ -55,6 +55,8 @@ public final class ErrorMapping {
             case OffsetUnavailableException e -> 416;
             case SandboxStateException e -> 409;
             case dev.sandbox.SessionNameInUseException e -> 409;
+            // the sandbox's server refused or broke the connection: a bad gateway, as a proxy says it
+            case dev.sandbox.PortConnectionException e -> 502;
             case UnsupportedFeatureException e -> 501;
             case SandboxTimeoutException e -> 504;
             case ProcessLaunchException e -> 422;

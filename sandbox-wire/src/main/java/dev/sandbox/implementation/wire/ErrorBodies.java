@@ -8,6 +8,7 @@ import dev.sandbox.ExecEvent;
 import dev.sandbox.FileOperationException;
 import dev.sandbox.InvalidArgumentException;
 import dev.sandbox.OffsetUnavailableException;
+import dev.sandbox.PortConnectionException;
 import dev.sandbox.ProcessLaunchException;
 import dev.sandbox.ProcessNotFoundException;
 import dev.sandbox.SandboxException;
@@ -69,6 +70,7 @@ public final class ErrorBodies {
                 x.name().ifPresent(n -> e.put("name", n));
             }
             case SessionNameInUseException x -> e.put("name", x.name());
+            case PortConnectionException x -> e.put("port", x.port());
             case OffsetUnavailableException x -> {
                 e.put("stream", x.stream().name());
                 e.put("requested", x.requested());
@@ -189,6 +191,8 @@ public final class ErrorBodies {
                             : new SessionNotFoundException(e.path("sessionId").asText(""));
                 case "SessionNameInUseException" ->
                     new SessionNameInUseException(e.path("name").asText(""), retryable(e, status));
+                case "PortConnectionException" ->
+                    new PortConnectionException(e.path("port").asInt(0), message, null);
                 case "ProcessNotFoundException" -> new RemoteProcessNotFoundException(message);
                 case "OffsetUnavailableException" -> new RemoteOffsetUnavailableException(e, message);
                 case "SandboxStateException" -> new SandboxStateException(message);
