@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.sandbox.BackgroundProcess;
 import dev.sandbox.ExecOptions;
 import dev.sandbox.InvalidArgumentException;
+import dev.sandbox.PortConnectionException;
 import dev.sandbox.PortForward;
 import dev.sandbox.PortForwardOptions;
 import dev.sandbox.SandboxSession;
@@ -18,6 +19,7 @@ import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -30,6 +32,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Flux;
 
 /**
  * Port forwards ({@link SandboxSession#ports()}): a forward carries a host connection to a TCP server on the sandbox's
@@ -287,6 +290,50 @@ public interface PortConformance extends ConformanceBase {
             assertThat(refused(kept.localAddress()))
                     .as("a destroyed session's forward listens no more")
                     .isTrue();
+        });
+    }
+
+    /**
+     * Required: {@link dev.sandbox.SandboxPorts#connect} carries one connection without a listener: the server sees the
+     * bytes and their end and its answer comes back; a port nobody listens on is a {@link
+     * PortConnectionException} naming the port.
+     */
+    @Test
+    default void aConnectionWithoutAListenerCarriesBytesAndNamesARefusedPort() {
+        inSession(s -> {
+            if (!supported(s)) {
+                return;
+            }
+            int port = serverPort();
+            assertThatThrownBy(() -> s.ports()
+                            .connect(port, Flux.just(ByteBuffer.wrap(new byte[] {1})))
+                            .blockLast(WAIT))
+                    .isInstanceOf(PortConnectionException.class)
+                    .hasMessageContaining(Integer.toString(port))
+                    .satisfies(e ->
+                            assertThat(((PortConnectionException) e).port()).isEqualTo(port));
+            echoServer(s, port);
+            String line = "through connect\n";
+            long deadline = System.nanoTime() + WAIT.toNanos();
+            for (; ; ) {
+                try {
+                    String back = s.ports()
+                            .connect(port, Flux.just(ByteBuffer.wrap(line.getBytes(StandardCharsets.US_ASCII))))
+                            .map(b -> StandardCharsets.US_ASCII.decode(b).toString())
+                            .collect(java.util.stream.Collectors.joining())
+                            .block(WAIT);
+                    assertThat(back).isEqualTo(line);
+                    return;
+                } catch (PortConnectionException e) {
+                    // nc not listening yet, or between two clients
+                    assertThat(System.nanoTime()).as("the echo answers in time").isLessThan(deadline);
+                    try {
+                        Thread.sleep(100);
+                    } catch (InterruptedException x) {
+                        throw new AssertionError(x);
+                    }
+                }
+            }
         });
     }
 

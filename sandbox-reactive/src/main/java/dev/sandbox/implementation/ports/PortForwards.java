@@ -1,10 +1,11 @@
 package dev.sandbox.implementation.ports;
 
+import dev.sandbox.InvalidArgumentException;
 import dev.sandbox.PortConnectionException;
 import dev.sandbox.PortForward;
 import dev.sandbox.PortForwardOptions;
-import dev.sandbox.SandboxException;
 import dev.sandbox.SandboxPorts;
+import dev.sandbox.SessionClosedException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -94,11 +95,16 @@ public final class PortForwards {
         };
     }
 
-    /** One connection through the dialer, its failures as the API's. */
+    /**
+     * One connection through the dialer, its failures as the API's: the session's end and bad arguments as they are,
+     * anything else (a refusal, a reset, the way in failing) as a {@link PortConnectionException} naming the port.
+     */
     private Flux<ByteBuffer> connection(int port, Publisher<ByteBuffer> toServer) {
         return dialer.dial(port, toServer)
                 .onErrorMap(
-                        e -> !(e instanceof SandboxException),
+                        e -> !(e instanceof PortConnectionException
+                                || e instanceof SessionClosedException
+                                || e instanceof InvalidArgumentException),
                         e -> new PortConnectionException(
                                 port, "connection to port " + port + " in " + what + ": " + e.getMessage(), e));
     }
