@@ -12,6 +12,11 @@ import io.netty.handler.codec.http.websocketx.BinaryWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.TextWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.WebSocketFrame;
 import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscription;
 import reactor.core.publisher.BaseSubscriber;
 import reactor.core.publisher.Flux;
@@ -23,7 +28,9 @@ import reactor.netty.http.server.HttpServerRoutes;
 import reactor.netty.http.server.WebsocketServerSpec;
 
 /**
- * The ports' route: {@code GET /v1/sessions/{id}/ports/{port}/connect} upgraded to a WebSocket that carries one TCP
+ * The ports' routes. {@code ANY /v1/sessions/{id}/ports/{port}/http/PATH} is one HTTP request to the sandbox's
+ * server on that port ({@link PortHttp}), for browsers too (the token as a cookie, see {@link #browserGuard}). {@code
+ * GET /v1/sessions/{id}/ports/{port}/connect} is upgraded to a WebSocket that carries one TCP
  * connection to the port on the sandbox's loopback ({@link dev.sandbox.SandboxPorts#connect}). Binary frames carry the
  * bytes both ways, each direction read only as the other side takes it; a text frame {@code {"type":"eof"}} from the
  * client ends its sending side (the server in the sandbox sees end of file and may still answer); the sandbox side's
@@ -43,13 +50,118 @@ final class PortRoutes extends Routes {
         super(state);
     }
 
+    /** The HTTP route's paths: session, port, and the path on the sandbox's server. */
+    private static final Pattern HTTP_PATH = Pattern.compile("^/v1/sessions/([^/]+)/ports/([^/]+)/http(/.*)?$");
+
+    /** The cookie (and, once, the query parameter) that carries a browser's token on the HTTP route. */
+    static final String TOKEN_COOKIE = "sandbox_token";
+
     @Override
     void register(HttpServerRoutes routes) {
         routes.get("/v1/sessions/{id}/ports/{port}/connect", guard(false, this::connect));
+        routes.route(req -> HTTP_PATH.matcher(req.fullPath()).matches(), this::browserGuard);
+    }
+
+    /**
+     * The HTTP route's guard: a browser cannot send the bearer header when it follows a link, so the token may also
+     * come as the cookie {@value #TOKEN_COOKIE}, or once as a query parameter of that name, which is answered with a
+     * redirect that sets the cookie (HttpOnly, SameSite=Strict, for this port's path only) and drops the token from
+     * the URL. Either is checked by the same guard as the header.
+     */
+    private Publisher<Void> browserGuard(HttpServerRequest req, HttpServerResponse res) {
+        String fromQuery = Http.query(req, TOKEN_COOKIE);
+        if (req.requestHeaders().get(HttpHeaderNames.AUTHORIZATION) == null) {
+            String token = fromQuery;
+            if (token == null) {
+                token = tokenCookie(req);
+            }
+            if (token != null) {
+                req.requestHeaders().set(HttpHeaderNames.AUTHORIZATION, "Bearer " + token);
+            }
+        }
+        return guard(false, (rq, rs) -> fromQuery != null ? login(rq, rs, fromQuery) : http(rq, rs))
+                .apply(req, res);
+    }
+
+    /** The value of the token cookie, or null. */
+    private static String tokenCookie(HttpServerRequest req) {
+        for (Map.Entry<CharSequence, List<io.netty.handler.codec.http.cookie.Cookie>> e :
+                req.allCookies().entrySet()) {
+            if (e.getKey().toString().equals(TOKEN_COOKIE) && !e.getValue().isEmpty()) {
+                return e.getValue().get(0).value();
+            }
+        }
+        return null;
+    }
+
+    /** The token came in the URL and was accepted: set the cookie and send the browser to the URL without it. */
+    private Mono<Void> login(HttpServerRequest req, HttpServerResponse res, String token) {
+        Matcher m = HTTP_PATH.matcher(req.fullPath());
+        if (!m.matches()) {
+            return Mono.error(new HttpError(404, "NotFound", "no such route: " + req.fullPath()));
+        }
+        String scope = "/v1/sessions/" + m.group(1) + "/ports/" + m.group(2) + "/";
+        io.netty.handler.codec.http.cookie.DefaultCookie c =
+                new io.netty.handler.codec.http.cookie.DefaultCookie(TOKEN_COOKIE, token);
+        c.setPath(scope);
+        c.setHttpOnly(true);
+        c.setSameSite(io.netty.handler.codec.http.cookie.CookieHeaderNames.SameSite.Strict);
+        c.setSecure(req.scheme().equals("https"));
+        String rest = withoutToken(req.uri());
+        return withSession(m.group(1), Mono::just)
+                .then(Mono.defer(() -> res.status(303)
+                        .addCookie(c)
+                        .header(HttpHeaderNames.LOCATION, rest)
+                        .send()));
+    }
+
+    /** The request's URI without the token parameter. */
+    static String withoutToken(String uri) {
+        int q = uri.indexOf('?');
+        if (q < 0) {
+            return uri;
+        }
+        StringBuilder kept = new StringBuilder();
+        for (String p : uri.substring(q + 1).split("&")) {
+            if (!p.isEmpty() && !p.equals(TOKEN_COOKIE) && !p.startsWith(TOKEN_COOKIE + "=")) {
+                kept.append(kept.length() == 0 ? "?" : "&").append(p);
+            }
+        }
+        return uri.substring(0, q) + kept;
+    }
+
+    /** {@code ANY /v1/sessions/{id}/ports/{port}/http/...}: one request to the sandbox's HTTP server. */
+    private Mono<Void> http(HttpServerRequest req, HttpServerResponse res) {
+        Matcher m = HTTP_PATH.matcher(req.fullPath());
+        if (!m.matches()) {
+            return Mono.error(new HttpError(404, "NotFound", "no such route: " + req.fullPath()));
+        }
+        int port = port(m.group(2));
+        String uri = req.uri();
+        int q = uri.indexOf('?');
+        String path = m.group(3) == null ? "/" : m.group(3);
+        String pathAndQuery = path + (q < 0 ? "" : uri.substring(q));
+        StringBuilder cookies = new StringBuilder();
+        req.allCookies().forEach((name, values) -> {
+            if (!name.toString().equals(TOKEN_COOKIE)) {
+                for (io.netty.handler.codec.http.cookie.Cookie c : values) {
+                    cookies.append(cookies.length() == 0 ? "" : "; ")
+                            .append(c.name())
+                            .append('=')
+                            .append(c.value());
+                }
+            }
+        });
+        return withSession(m.group(1), Mono::just)
+                .flatMap(s -> PortHttp.proxy(
+                        req, res, (p, up) -> s.ports().connect(p, up), pathAndQuery, port, cookies.toString()));
     }
 
     private static int port(HttpServerRequest req) {
-        String v = param(req, "port");
+        return port(param(req, "port"));
+    }
+
+    private static int port(String v) {
         int port;
         try {
             port = Integer.parseInt(v);

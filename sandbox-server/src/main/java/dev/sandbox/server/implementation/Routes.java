@@ -127,7 +127,11 @@ abstract class Routes {
 
     /** Runs an operation on a session of the request's tenant, noting what its errors say about the session. */
     <T> Mono<T> withSession(HttpServerRequest req, Function<SandboxSession, Mono<T>> op) {
-        String id = param(req, "id");
+        return withSession(param(req, "id"), op);
+    }
+
+    /** Runs an operation on the tenant's session of that id (a route that parses its own path). */
+    <T> Mono<T> withSession(String id, Function<SandboxSession, Mono<T>> op) {
         return tenant(t -> sessions.lookup(id, t)).flatMap(op).doOnError(t -> sessions.observe(id, t));
     }
 
