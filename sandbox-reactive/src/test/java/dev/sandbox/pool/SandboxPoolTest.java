@@ -52,6 +52,15 @@ class SandboxPoolTest {
     private static void await(String what, Supplier<Boolean> condition) {
         long deadline = System.nanoTime() + WAIT.toNanos();
         while (!condition.get()) {
+            if (System.nanoTime() - deadline >= 0) {
+                System.out.println("THREADS at the failure of " + what);
+                Thread.getAllStackTraces().forEach((t, st) -> {
+                    System.out.println(t);
+                    for (StackTraceElement e : st) {
+                        System.out.println("    " + e);
+                    }
+                });
+            }
             assertThat(System.nanoTime() - deadline).as("waiting for " + what).isNegative();
             try {
                 Thread.sleep(10);
@@ -248,9 +257,13 @@ class SandboxPoolTest {
                         .subscribe()
                         .dispose();
             }
-            await(
-                    "nothing in use",
-                    () -> pool.stats().inUse() == 0 && pool.stats().destroying() == 0);
+            try {
+                await(
+                        "nothing in use",
+                        () -> pool.stats().inUse() == 0 && pool.stats().destroying() == 0);
+            } catch (AssertionError e) {
+                throw new AssertionError(e.getMessage() + "; the pool: " + pool.stats(), e);
+            }
             assertThat(pool.stats().acquired()).isEqualTo(4);
         }
         assertThat(sessionsAlive()).isZero();

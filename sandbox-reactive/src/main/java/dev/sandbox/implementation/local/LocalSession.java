@@ -137,7 +137,8 @@ public final class LocalSession extends RunnerSession {
                     state.destroy(SessionEndReason.DESTROYED);
                     closed.set(true);
                 })
-                .subscribeOn(Schedulers.boundedElastic());
+                .subscribeOn(Schedulers.boundedElastic())
+                .then(Mono.defer(state.ports::closeAll));
     }
 
     @Override

@@ -64,9 +64,6 @@ public final class LocalSessionState {
 
     private final Object destroyLock = new Object();
 
-    /** The longest a destroy waits for the session's forwards to stop listening. */
-    private static final java.time.Duration PORTS_CLOSE = java.time.Duration.ofSeconds(10);
-
     /**
      * The state of a new session.
      *
@@ -288,7 +285,7 @@ public final class LocalSessionState {
         }
         root.close();
         timers.stop();
-        ports.closeAll().block(PORTS_CLOSE);
+        ports.closeAll().subscribe(); // off this thread; the handle that destroys waits for it (LocalSession)
         onEnd.accept(this);
     }
 
