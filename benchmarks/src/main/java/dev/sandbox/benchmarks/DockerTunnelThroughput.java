@@ -6,9 +6,9 @@ import dev.sandbox.docker.DockerSandboxProvider;
 /**
  * {@code docker-tunnel-throughput}: MiB per second of reading 256 MiB (32 MiB in short mode) from a TCP server inside
  * a Docker session. SDK: a host socket reads the whole stream through {@code session.ports().forward(9000)} from
- * {@code busybox nc -ll -p 9000 -e} a script that runs {@code head -c N /dev/zero} (the session stays on network
- * {@code none}: the bytes come as a {@code CONNECT} stream of the agent connection). Baseline: the same {@code head -c
- * N /dev/zero} over {@code docker exec}'s stream with plain docker-java (the other Docker rows' raw exec), on a
+ * {@code busybox nc -ll -p 9000 -e} a script that runs {@code dd if=/dev/zero bs=65536 count=N/65536} (the session
+ * stays on network {@code none}: the bytes come as a {@code CONNECT} stream of the agent connection). Baseline: the
+ * same {@code dd} over {@code docker exec}'s stream with plain docker-java (the other Docker rows' raw exec), on a
  * container of the same image and settings: the only way to the bytes without a forward. Target: at least the exec
  * stream's rate (the issue's bar).
  *
