@@ -36,6 +36,8 @@ public final class Benchmarks {
         add(r, DockerPoolBurst::new);
         add(r, DockerStreamThroughput::new);
         add(r, DockerCopyThroughput::new);
+        add(r, DockerTunnelThroughput::new);
+        add(r, DockerTunnelVsLoopback::new);
         add(r, DockerWatchLatency::new);
         add(r, KubernetesExecLatency::new);
         add(r, KubernetesSessionCreate::new);

@@ -31,7 +31,7 @@ class ShortRunTest {
     private static final Pattern RESULT = Pattern.compile("RESULT (\\S+) sdk=" + NUMBER + " baseline=" + NUMBER
             + " ratio=" + NUMBER + " unit=(ms|lines/s|threads|MiB/s|execs/s)");
     private static final Pattern STATS = Pattern.compile("STATS (\\S+) sdk_p95=" + NUMBER + " baseline_p95=" + NUMBER
-            + " reps=(\\d+) warmup=(\\d+) target=(?:ratio|sdk)(<=|>=)\\d+(\\.\\d+)? met=(yes|no)");
+            + " reps=(\\d+) warmup=(\\d+) target=(?:(?:ratio|sdk)(<=|>=)\\d+(\\.\\d+)? met=(yes|no)|none met=n/a)");
     private static final Pattern SKIPPED = Pattern.compile("RESULT (\\S+) skipped \\((.+)\\)");
     /** The one row without a baseline: SDK figures only. */
     private static final Pattern SDK_ONLY = Pattern.compile("RESULT (\\S+) sdk_p50=" + NUMBER + " sdk_p99=" + NUMBER
@@ -59,6 +59,8 @@ class ShortRunTest {
             Map.entry("docker-pool-burst", "ms"),
             Map.entry("docker-stream-throughput", "lines/s"),
             Map.entry("docker-copy-throughput", "MiB/s"),
+            Map.entry("docker-tunnel-throughput", "MiB/s"),
+            Map.entry("docker-tunnel-vs-loopback", "MiB/s"),
             Map.entry("docker-watch-latency", "ms"),
             Map.entry("kubernetes-exec-latency", "ms"),
             Map.entry("kubernetes-session-create", "ms"),
@@ -360,6 +362,21 @@ class ShortRunTest {
         assertThat(run.out())
                 .startsWith("local-exec-latency", "local-stream-throughput", "local-concurrent-streams")
                 .contains("docker-copy-throughput", "remote-stream-throughput");
+    }
+
+    @Test
+    void aReportedRatioPrintsTheUsualResultAndNoTarget() {
+        Samples tunnel = new Samples(new double[] {290, 300, 310}, true);
+        Samples loopback = new Samples(new double[] {5000, 6000, 7000}, true);
+        ReportedRatio r = new ReportedRatio(new Result(
+                "docker-tunnel-vs-loopback", "MiB/s", Target.atLeast(1.0), new Reps(2, 3), tunnel, loopback));
+        assertThat(r.resultLine())
+                .isEqualTo("RESULT docker-tunnel-vs-loopback sdk=300 baseline=6000 ratio=0.05 unit=MiB/s")
+                .matches(RESULT);
+        assertThat(r.statsLine())
+                .startsWith("STATS docker-tunnel-vs-loopback sdk_p95=290 baseline_p95=5000 reps=3 warmup=2 ")
+                .endsWith(" target=none met=n/a")
+                .matches(STATS);
     }
 
     @Test

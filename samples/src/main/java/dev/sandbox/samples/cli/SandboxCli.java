@@ -12,7 +12,7 @@ import picocli.CommandLine;
  * script. The command line is parsed by picocli ({@link SandboxCommand}).
  *
  * <p>{@code create}, {@code ls}, {@code destroy}, {@code snapshot}, {@code exec --session}, {@code exec --background},
- * {@code logs}, {@code cp} and {@code ls-files} work with sessions that outlive one CLI run; they get their sessions
+ * {@code logs}, {@code cp}, {@code ls-files} and {@code port-forward} work with sessions that outlive one CLI run; they get their sessions
  * from a {@link SessionSource}: Docker's ({@code --provider docker --image IMAGE ...}) or the remote provider's ({@code
  * --provider remote --url URL --token-file FILE}, a server started with {@code sandbox serve}), while the local
  * provider's source explains that its sessions end with the CLI (exit 2). {@code shell} runs an interactive terminal

@@ -52,6 +52,7 @@ final class SandboxCommand implements Callable<Integer> {
         classes.put("logs", LogsCommand.class);
         classes.put("cp", CopyCommand.class);
         classes.put("ls-files", ListFilesCommand.class);
+        classes.put("port-forward", PortForwardCommand.class);
         classes.put("shell", ShellCommand.class);
         classes.put("serve", ServeCommand.class);
         classes.put("mcp", McpCommand.class);
@@ -71,6 +72,7 @@ final class SandboxCommand implements Callable<Integer> {
                    sandbox logs [PROVIDER] [--from OFFSET] [--follow] SESSION PROCESS
                    sandbox cp [PROVIDER] SRC DST
                    sandbox ls-files [PROVIDER] SESSION:PATH
+                   sandbox port-forward [PROVIDER] [--local-port N] [--address A] SESSION PORT
                    sandbox shell [PROVIDER] [--session SESSION] [-- CMD [ARG...]]
                    sandbox serve [--provider local|docker|kubernetes [DOCKER|KUBERNETES]]
                                  [--host HOST] [--port PORT] --token-file FILE
@@ -114,6 +116,13 @@ final class SandboxCommand implements Callable<Integer> {
                         that is a directory gets SRC's file name
               ls-files  lists directory PATH of session SESSION (SESSION: for its workdir),
                         or describes file PATH: type, mode, size, modification time, name
+              port-forward
+                        forwards port N [0: a free one] of this machine's address A
+                        [127.0.0.1] to TCP port PORT on the loopback of session SESSION
+                        (the sandbox needs no network), prints "Forwarding HOST:PORT ->
+                        sandbox port PORT of SESSION" and runs until SIGINT or SIGTERM (then
+                        closes it and exits 0) or the session's end (exits 1); an A other
+                        than loopback gets a warning: whoever reaches it reaches the server
 
             Interactive:
               shell     runs CMD [/bin/sh] on a terminal in a new session (or, with --session,
@@ -180,6 +189,9 @@ final class SandboxCommand implements Callable<Integer> {
                                   stdout=OUT,stderr=ERR bytes [0] (also --from-stdout OUT,
                                   --from-stderr ERR)
               --follow            logs only: wait for more output until the process ends
+              --local-port N      port-forward only: the port on this machine [0: a free one]
+              --address A         port-forward only: the IP address on this machine to listen
+                                  on [127.0.0.1]
               -h, --help          print this help (after a subcommand: that subcommand's)
               -V, --version       print the SDK's version
 

@@ -1,12 +1,17 @@
 package dev.sandbox.samples.cli;
 
+import java.net.InetAddress;
 import java.net.URI;
 import java.net.URISyntaxException;
+import java.net.UnknownHostException;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Locale;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.IntStream;
 import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.TypeConversionException;
 
@@ -34,6 +39,47 @@ final class Values {
                 throw new TypeConversionException("expected 0 to 65535, got '" + text + "'");
             }
             return (int) port;
+        }
+    }
+
+    /** A port a server listens on, 1 to 65535. */
+    static final class ServerPort implements ITypeConverter<Integer> {
+        @Override
+        public Integer convert(String text) {
+            if (!text.matches("\\d{1,5}") || Integer.parseInt(text) < 1 || Integer.parseInt(text) > 65535) {
+                throw new TypeConversionException("expected a port from 1 to 65535, got '" + text + "'");
+            }
+            return Integer.parseInt(text);
+        }
+    }
+
+    /**
+     * An IP address literal, IPv4 ({@code 127.0.0.1}) or IPv6 ({@code ::1}, brackets allowed), or {@code localhost}.
+     * Names are not looked up: where a listener binds should not depend on what a resolver answers.
+     */
+    static final class IpAddress implements ITypeConverter<InetAddress> {
+        private static final Pattern IPV4 = Pattern.compile("(\\d{1,3})\\.(\\d{1,3})\\.(\\d{1,3})\\.(\\d{1,3})");
+        private static final Pattern IPV6 = Pattern.compile("[0-9a-fA-F:.]+");
+
+        @Override
+        public InetAddress convert(String text) {
+            if (text.equals("localhost")) {
+                return InetAddress.getLoopbackAddress();
+            }
+            String bare = text.startsWith("[") && text.endsWith("]") ? text.substring(1, text.length() - 1) : text;
+            Matcher v4 = IPV4.matcher(bare);
+            boolean valid = v4.matches()
+                    ? IntStream.rangeClosed(1, 4).allMatch(i -> Integer.parseInt(v4.group(i)) <= 255)
+                    : bare.indexOf(':') >= 0 && IPV6.matcher(bare).matches();
+            if (valid) {
+                try {
+                    return InetAddress.getByName(bare); // a literal: parsed, never looked up
+                } catch (UnknownHostException e) {
+                    // not a well-formed IPv6 literal after all
+                }
+            }
+            throw new TypeConversionException(
+                    "expected an IP address such as 127.0.0.1, 0.0.0.0 or ::1 (or localhost), got '" + text + "'");
         }
     }
 

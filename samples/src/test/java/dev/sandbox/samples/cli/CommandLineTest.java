@@ -47,7 +47,19 @@ class CommandLineTest {
     }
 
     private static final List<String> SUBCOMMANDS = List.of(
-            "exec", "run", "create", "ls", "destroy", "snapshot", "logs", "cp", "ls-files", "shell", "serve", "mcp");
+            "exec",
+            "run",
+            "create",
+            "ls",
+            "destroy",
+            "snapshot",
+            "logs",
+            "cp",
+            "ls-files",
+            "port-forward",
+            "shell",
+            "serve",
+            "mcp");
 
     private static void assertUsageError(String message, String... args) {
         Outcome o = cli(args);
@@ -184,10 +196,11 @@ class CommandLineTest {
     @Test
     void usageErrors() {
         assertUsageError(
-                "missing subcommand: exec, run, create, ls, destroy, snapshot, logs, cp, ls-files, shell, serve or mcp");
+                "missing subcommand: exec, run, create, ls, destroy, snapshot, logs, cp, ls-files, port-forward, shell,"
+                        + " serve or mcp");
         assertUsageError(
                 "unknown subcommand 'sh'; expected exec, run, create, ls, destroy, snapshot, logs, cp, ls-files,"
-                        + " shell, serve or mcp",
+                        + " port-forward, shell, serve or mcp",
                 "sh",
                 "--",
                 "ls");
@@ -303,7 +316,7 @@ class CommandLineTest {
     void usageErrorsAreAFewLinesNamingTheBadValueAndTheCommand() {
         assertThat(cli("exce", "--", "true")).isEqualTo(new Outcome(2, "", """
                         sandbox: unknown subcommand 'exce'; expected exec, run, create, ls, destroy, snapshot, logs, \
-                        cp, ls-files, shell, serve or mcp
+                        cp, ls-files, port-forward, shell, serve or mcp
                         did you mean 'sandbox exec'?
                         see 'sandbox help'
                         """));
@@ -440,6 +453,85 @@ class CommandLineTest {
         assertThat(cl.background).isTrue();
         assertThat(cl.session).isEqualTo("s-1");
         assertThat(cl.execOptions().env()).containsEntry("A", "1"); // the process's own, not a new session's
+    }
+
+    @Test
+    void portForwardWithDefaultsAndWithEveryOption() throws Exception {
+        PortForwardCommand plain = parse(PortForwardCommand.class, "port-forward", "sess-1", "8080");
+        assertThat(plain.session).isEqualTo("sess-1");
+        assertThat(plain.port).isEqualTo(8080);
+        assertThat(plain.localPort).isZero();
+        assertThat(plain.address).isEqualTo(java.net.InetAddress.getByName("127.0.0.1"));
+        assertThat(plain.provider).isEqualTo(Provider.LOCAL);
+
+        PortForwardCommand all = parse(
+                PortForwardCommand.class,
+                "port-forward",
+                "--provider",
+                "docker",
+                "--image",
+                "busybox:1",
+                "--runtime",
+                "runsc",
+                "--local-port",
+                "18080",
+                "--address",
+                "0.0.0.0",
+                "sess-2",
+                "65535");
+        assertThat(all.port).isEqualTo(65535);
+        assertThat(all.localPort).isEqualTo(18080);
+        assertThat(all.address.isAnyLocalAddress()).isTrue();
+        assertThat(all.provider.name()).isEqualTo("docker");
+        assertThat(all.provider.docker().image()).isEqualTo("busybox:1");
+        assertThat(parse(PortForwardCommand.class, "port-forward", "--address", "::1", "s", "1").address)
+                .isEqualTo(java.net.InetAddress.getByName("::1"));
+        assertThat(parse(PortForwardCommand.class, "port-forward", "--address", "[::]", "s", "1")
+                        .address
+                        .isAnyLocalAddress())
+                .isTrue();
+        assertThat(parse(PortForwardCommand.class, "port-forward", "--address", "localhost", "s", "1")
+                        .address
+                        .isLoopbackAddress())
+                .isTrue();
+    }
+
+    @Test
+    void portForwardUsageErrorsNameTheFieldAndTheValue() {
+        assertUsageError("Missing required parameters: 'SESSION', 'PORT'", "port-forward");
+        assertUsageError("Missing required parameter: 'PORT'", "port-forward", "sess-1");
+        for (String bad : new String[] {"0", "70000", "abc", "-1", "65536"}) {
+            assertUsageError(
+                    "Invalid value for positional parameter at index 1 (PORT): expected a port from 1 to 65535, got '"
+                            + bad + "'",
+                    "port-forward",
+                    "sess-1",
+                    "--",
+                    bad);
+        }
+        assertUsageError(
+                "Invalid value for option '--local-port': expected 0 to 65535, got '70000'",
+                "port-forward",
+                "--local-port",
+                "70000",
+                "s",
+                "80");
+        assertUsageError(
+                "Invalid value for option '--address': expected an IP address such as 127.0.0.1, 0.0.0.0 or ::1 (or"
+                        + " localhost), got 'example.com'",
+                "port-forward",
+                "--address",
+                "example.com",
+                "s",
+                "80");
+        assertUsageError(
+                "Invalid value for option '--address': expected an IP address",
+                "port-forward",
+                "--address",
+                "256.1.1.1",
+                "s",
+                "80");
+        assertUsageError("Unmatched argument at index 3: 'extra'", "port-forward", "s", "80", "extra");
     }
 
     @Test

@@ -186,6 +186,7 @@ class SandboxCliTest {
                         "logs",
                         "cp",
                         "ls-files",
+                        "port-forward",
                         "shell",
                         "serve",
                         "mcp",
@@ -232,6 +233,7 @@ class SandboxCliTest {
             {"cp", tmp.resolve("x").toString(), "some-session:/tmp/x"},
             {"cp", "some-session:/tmp/x", tmp.toString()},
             {"ls-files", "some-session:/tmp"},
+            {"port-forward", "some-session", "8080"},
         };
         for (String[] args : cases) {
             Outcome o = cli(args);
