@@ -2,6 +2,7 @@ package dev.sandbox.samples.quickstart;
 
 import dev.sandbox.ExecOptions;
 import dev.sandbox.ExecResult;
+import dev.sandbox.PortForward;
 import dev.sandbox.SandboxException;
 import dev.sandbox.SandboxSession;
 import dev.sandbox.SessionOptions;
@@ -12,11 +13,16 @@ import dev.sandbox.kubernetes.KubernetesSettings;
 import dev.sandbox.local.LocalSandboxProvider;
 import dev.sandbox.remote.RemoteSandboxProvider;
 import dev.sandbox.server.SandboxServer;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import reactor.core.publisher.Mono;
 import reactor.util.retry.Retry;
 
 /**
@@ -142,7 +148,35 @@ public final class ReadmeExamples {
     }
 
     /**
-     * Runs one example: {@code docker}, {@code retry}, {@code close-async} or {@code server}.
+     * A web server in a Docker sandbox without network, read from the host through a port forward.
+     *
+     * @throws Exception when Docker cannot run it
+     */
+    public static void ports() throws Exception {
+        // tag::ports[]
+        try (DockerSandboxProvider docker = DockerSandboxProvider.create(DockerSettings.of("busybox"))) {
+            SandboxSession session = docker.create(SessionOptions.defaults()).block(Duration.ofSeconds(30));
+            session.run(ExecOptions.shell("mkdir -p www && echo hello > www/index.html"))
+                    .block(Duration.ofSeconds(10));
+            session.start(ExecOptions.shell("exec httpd -f -p 127.0.0.1:8080 -h \"$PWD/www\""))
+                    .block(Duration.ofSeconds(10));
+            PortForward web = session.ports().forward(8080).block(Duration.ofSeconds(10));
+            HttpRequest get = HttpRequest.newBuilder(URI.create("http://" + web.hostString() + "/index.html"))
+                    .build();
+            try (HttpClient http = HttpClient.newHttpClient()) {
+                // a server that has not started yet answers nothing: the forward closes that connection
+                String page = Mono.fromCallable(() -> http.send(get, HttpResponse.BodyHandlers.ofString()).body())
+                        .retryWhen(Retry.fixedDelay(50, Duration.ofMillis(100)))
+                        .block(Duration.ofSeconds(10));
+                System.out.println(page); // hello
+            }
+            session.destroy().block(Duration.ofSeconds(30)); // closes the forward too
+        }
+        // end::ports[]
+    }
+
+    /**
+     * Runs one example: {@code docker}, {@code retry}, {@code close-async}, {@code server} or {@code ports}.
      *
      * @param args the example's name
      * @throws Exception what the example throws
@@ -153,7 +187,8 @@ public final class ReadmeExamples {
             case "retry" -> retry();
             case "close-async" -> closeAsync();
             case "server" -> server();
-            default -> System.err.println("usage: ReadmeExamples docker|retry|close-async|server");
+            case "ports" -> ports();
+            default -> System.err.println("usage: ReadmeExamples docker|retry|close-async|server|ports");
         }
     }
 }
