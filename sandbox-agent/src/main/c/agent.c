@@ -223,7 +223,7 @@ static void check_timers(int *timeout) {
         if (now >= G.deadline_ms) quit(0);
         t = G.deadline_ms - now;
     }
-    if (G.idle_ms > 0 && G.running == 0) {
+    if (G.idle_ms > 0 && G.running == 0 && G.tunnels == 0) {
         int64_t left = G.last_activity + G.idle_ms - mono;
         if (left <= 0) quit(0);
         if (t < 0 || left < t) t = left;

@@ -184,6 +184,7 @@ struct agent {
     struct proc *procs, *bg_head, *bg_tail;
     struct proc *phash[4096]; /* by pid, for reaping */
     int nbg, running;
+    int tunnels;              /* CONNECT streams open: like a running process, they keep the idle timer off */
     int pty_waiting;          /* reaped PTYs whose master has not reported its end yet */
     struct tunnel *dial_head, *dial_tail; /* CONNECTs still connecting, oldest (first to time out) first */
     uint64_t next_seq;

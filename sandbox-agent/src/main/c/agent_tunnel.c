@@ -95,6 +95,7 @@ void h_connect(struct req *q) {
     struct stream *s = stream_new(q->c, q->id, ST_TUNNEL);
     struct tunnel *t = xcalloc(1, sizeof *t);
     s->tun = t;
+    G.tunnels++;
     s->fd = fd;
     s->credit = credit;
     t->s = s;
@@ -266,5 +267,6 @@ void tunnel_drop(struct stream *s) {
     }
     free(t->buf);
     s->tun = NULL;
+    if (--G.tunnels == 0) G.last_activity = mono_ms(); /* the idle time counts from the last one's end */
     bury(t); /* this turn's epoll events may still name its tag */
 }

@@ -437,6 +437,32 @@ static void client_close(void) {
     stop_agent(&a);
 }
 
+/* An open CONNECT stream is activity, as a running process is: a quiet one keeps an agent with an idle timeout alive,
+ * and the idle time counts from its end. */
+static void idle(void) {
+    struct agent a = start_init("--idle-ms", "300");
+    hello(a.fd);
+    uint16_t port;
+    int lfd = listen_any(&port, 4);
+    struct frame *f = malloc(sizeof *f);
+    tconnect(a.fd, 1, port, WINDOW);
+    expect_ready(a.fd, 1, f);
+    int s = accept_within(lfd, WAIT_MS);
+    sleep_ms(900); /* three idle periods with a quiet connection and no frame */
+    CHECK(alive(a.pid), "the agent ended with a CONNECT stream open");
+    int64_t m0 = mono_ms();
+    close(s); /* the server's end: END, the stream closes, the idle time starts */
+    expect_on(a.fd, 1, f);
+    CHECK(f->type == 0x95, "END after the server's end, got 0x%02x", f->type);
+    int rc = wait_agent(&a, WAIT_MS);
+    int64_t took = mono_ms() - m0;
+    printf("  idle 300 ms after the last tunnel ended: the agent exited after %lld ms\n", (long long)took);
+    CHECK(rc == 0 && took >= 250 && took < 3000, "idle exit %d after %lld ms", rc, (long long)took);
+    close(lfd);
+    close(a.fd);
+    free(f);
+}
+
 /* 200 CONNECT streams at once on one connection, each its own bytes through the echo server. */
 static void many(void) {
     enum { N = 200, SIZE = 3000 };
@@ -562,7 +588,7 @@ void t_tunnel(void) {
     } parts[] = {{"tunnel: 1 MiB round trip", roundtrip}, {"tunnel: client EOF", client_eof},
                  {"tunnel: server close", server_close}, {"tunnel: errors", errors}, {"tunnel: reset", reset},
                  {"tunnel: no credit", no_credit}, {"tunnel: CLOSE", client_close},
-                 {"tunnel: 200 streams", many}, {"tunnel: flood", flood}};
+                 {"tunnel: 200 streams", many}, {"tunnel: flood", flood}, {"tunnel: idle", idle}};
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
         current = parts[i].name;
         int64_t t0 = mono_ms();

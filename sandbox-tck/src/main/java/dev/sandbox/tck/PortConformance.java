@@ -23,6 +23,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -335,6 +336,54 @@ public interface PortConformance extends ConformanceBase {
                 }
             }
         });
+    }
+
+    /**
+     * Required: an open connection through a forward is activity, as a running command is: a session with an idle
+     * timeout lives on while a quiet connection stays open (its server was started in the background by a shell that
+     * exited, so no command of the session runs), and ends once the connection closed and the timeout passed.
+     *
+     * @throws IOException when the test's socket fails
+     * @throws InterruptedException when the test is interrupted
+     */
+    @Test
+    default void anOpenConnectionKeepsAnIdleSessionAlive() throws IOException, InterruptedException {
+        SandboxSession s = provider()
+                .create(sessionOptions().withIdleTimeout(Duration.ofMillis(1500)))
+                .block(WAIT);
+        try {
+            if (!supported(s)) {
+                return;
+            }
+            int port = serverPort();
+            s.run(ExecOptions.shell("busybox nc -ll -p " + port + " -e cat </dev/null >/dev/null 2>&1 &"))
+                    .block(WAIT);
+            PortForward f = s.ports().forward(port).block(WAIT);
+            try (Socket quiet = connectedEcho(f)) {
+                Thread.sleep(4000); // well past the idle timeout, nothing sent
+                assertThat(s.ping().block(WAIT).status())
+                        .as("alive with a connection open")
+                        .isEqualTo("running");
+                quiet.getOutputStream().write("still\n".getBytes(StandardCharsets.US_ASCII));
+                assertThat(new String(quiet.getInputStream().readNBytes(6), StandardCharsets.US_ASCII))
+                        .isEqualTo("still\n");
+            }
+            long deadline = System.nanoTime() + Duration.ofSeconds(15).toNanos();
+            for (; ; ) {
+                try {
+                    s.ping().block(WAIT);
+                } catch (SessionClosedException e) {
+                    assertThat(e.reason()).isEqualTo(dev.sandbox.SessionEndReason.IDLE_TIMEOUT);
+                    return;
+                }
+                assertThat(System.nanoTime())
+                        .as("the session ends at its idle timeout once the connection closed")
+                        .isLessThan(deadline);
+                Thread.sleep(100);
+            }
+        } finally {
+            s.destroy().onErrorComplete().block(WAIT);
+        }
     }
 
     /**

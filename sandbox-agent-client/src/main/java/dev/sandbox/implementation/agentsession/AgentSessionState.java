@@ -75,10 +75,16 @@ public class AgentSessionState {
         this.ports = new PortForwards(
                 "session " + id,
                 (port, toServer) -> agent.connection().flatMapMany(c -> c.net().connect(port, toServer)));
-        // activity as this provider knows it without a round trip: its running commands and the agent-held
-        // processes and PTYs it has handles to (ones started by another provider instance count there)
+        // activity as this provider knows it without a round trip: its running commands, the agent-held processes
+        // and PTYs it has handles to (ones started by another provider instance count there), its open port
+        // connections
         this.timers = new SessionTimers(
-                id, () -> runner.runningCount() + processes.running(false) + processes.running(true), end);
+                id,
+                () -> runner.runningCount()
+                        + processes.running(false)
+                        + processes.running(true)
+                        + ports.openConnections(),
+                end);
     }
 
     /**

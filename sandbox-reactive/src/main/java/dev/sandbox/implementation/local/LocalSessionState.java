@@ -122,10 +122,12 @@ public final class LocalSessionState {
         this.watcher = watcher;
         this.onEnd = onEnd;
         this.root = new SessionRoot(workdir);
-        // a command or a file operation under way is activity: the idle timeout must not end the session under it
-        this.timers = new SessionTimers(id, () -> runner.runningCount() + root.inFlight(), this::destroy, time);
-        root.onRelease(timers::touch);
+        // a command or a file operation under way is activity: the idle timeout must not end the session under it;
         this.ports = new PortForwards("session " + id, new LoopbackDialer());
+        // an open port connection is activity too, as a running command is
+        this.timers = new SessionTimers(
+                id, () -> runner.runningCount() + root.inFlight() + ports.openConnections(), this::destroy, time);
+        root.onRelease(timers::touch);
     }
 
     boolean destroyed() {

@@ -33,6 +33,8 @@ public final class PortForwards {
     /** Open forwards by the handle that opened them, in the order opened. */
     private final Map<ForwardListener, Object> owners = Collections.synchronizedMap(new LinkedHashMap<>());
 
+    private final java.util.concurrent.atomic.AtomicInteger open = new java.util.concurrent.atomic.AtomicInteger();
+
     private volatile boolean ended;
 
     /**
@@ -43,7 +45,20 @@ public final class PortForwards {
      */
     public PortForwards(String what, Dialer dialer) {
         this.what = what;
-        this.dialer = dialer;
+        this.dialer = (port, toServer) -> Flux.defer(() -> {
+            open.incrementAndGet();
+            return dialer.dial(port, toServer).doFinally(s -> open.decrementAndGet());
+        });
+    }
+
+    /**
+     * The connections open now, through forwards and {@code connect}: like running commands, they keep the session's
+     * idle timeout from ending it.
+     *
+     * @return the count
+     */
+    public int openConnections() {
+        return open.get();
     }
 
     /**
