@@ -45,7 +45,7 @@ import reactor.core.publisher.Flux;
 public interface PortConformance extends ConformanceBase {
 
     /** Connections at once in {@link #manyConnectionsAtOnceEachGetTheirOwnBytesBack()}. */
-    int CONNECTIONS = 50;
+    int CONNECTIONS = 100;
 
     /** A port for the sandbox's server: random, so that local sessions, which share the host's ports, rarely meet. */
     private static int serverPort() {
