@@ -1,5 +1,6 @@
 package dev.sandbox;
 
+import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.List;
 import org.reactivestreams.Publisher;
@@ -69,6 +70,29 @@ public interface SandboxPorts {
     }
 
     /**
+     * Offers a TCP service of the host to the sandbox: a listener on {@code 127.0.0.1:sandboxPort} inside it whose
+     * every connection is carried to {@code target}, dialled from the host (as {@code ssh -R} does). The sandbox
+     * reaches that one service and nothing else; on Docker and Kubernetes it needs no network for it.
+     *
+     * <pre>{@code
+     * ReverseForward db = session.ports().reverse(5432, new InetSocketAddress("127.0.0.1", 5432)).block();
+     * }</pre>
+     *
+     * <p>A connection whose target refuses it is closed in the sandbox at once. At most {@value
+     * PortForwardOptions#DEFAULT_MAX_CONNECTIONS} connections are carried at once; one more is closed as soon as it is
+     * accepted. Closing it, its handle, or the session's end closes the listener and its connections.
+     *
+     * @param sandboxPort the port to listen on inside the sandbox, 1 to 65535
+     * @param target where the host connects for each connection
+     * @return the open reverse forward, once the sandbox listens; {@link InvalidArgumentException} for a port out of
+     *     range or one in use in the sandbox (naming {@code sandboxPort}), {@link UnsupportedFeatureException} on a
+     *     provider without reverse forwards
+     */
+    default Mono<ReverseForward> reverse(int sandboxPort, InetSocketAddress target) {
+        return Mono.error(new UnsupportedFeatureException(getClass().getSimpleName(), "reverse port forwards"));
+    }
+
+    /**
      * The forwards this handle opened that are still open.
      *
      * @return a snapshot, oldest first
@@ -92,6 +116,11 @@ public interface SandboxPorts {
             @Override
             public Flux<ByteBuffer> connect(int sandboxPort, Publisher<ByteBuffer> toServer) {
                 return Flux.error(new UnsupportedFeatureException(provider, "port connections"));
+            }
+
+            @Override
+            public Mono<ReverseForward> reverse(int sandboxPort, InetSocketAddress target) {
+                return Mono.error(new UnsupportedFeatureException(provider, "reverse port forwards"));
             }
 
             @Override

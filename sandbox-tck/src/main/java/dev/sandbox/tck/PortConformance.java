@@ -9,6 +9,7 @@ import dev.sandbox.InvalidArgumentException;
 import dev.sandbox.PortConnectionException;
 import dev.sandbox.PortForward;
 import dev.sandbox.PortForwardOptions;
+import dev.sandbox.ReverseForward;
 import dev.sandbox.SandboxSession;
 import dev.sandbox.SessionClosedException;
 import dev.sandbox.UnsupportedFeatureException;
@@ -383,6 +384,80 @@ public interface PortConformance extends ConformanceBase {
             }
         } finally {
             s.destroy().onErrorComplete().block(WAIT);
+        }
+    }
+
+    /** A one-line service on the host's loopback: each connection gets {@code echo: <its first line>}, then ends. */
+    private static ServerSocket lineService() throws IOException {
+        ServerSocket server = new ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress());
+        Thread.ofVirtual().name("kit-line-service").start(() -> {
+            while (!server.isClosed()) {
+                try {
+                    Socket c = server.accept();
+                    Thread.ofVirtual().start(() -> {
+                        try (c) {
+                            c.setSoTimeout((int) WAIT.toMillis());
+                            java.io.BufferedReader in = new java.io.BufferedReader(
+                                    new java.io.InputStreamReader(c.getInputStream(), StandardCharsets.US_ASCII));
+                            String line = in.readLine();
+                            c.getOutputStream().write(("echo: " + line + "\n").getBytes(StandardCharsets.US_ASCII));
+                        } catch (IOException e) {
+                            // the client went away
+                        }
+                    });
+                } catch (IOException e) {
+                    return; // closed
+                }
+            }
+        });
+        return server;
+    }
+
+    /**
+     * Required: a reverse forward offers a host service to the sandbox: a client in the sandbox connecting to its
+     * loopback port reaches the service on the host and gets its answer; the port is refused in the sandbox once the
+     * reverse forward is closed; bad ports, and a port the sandbox already listens on, name {@code sandboxPort}.
+     *
+     * @throws IOException when the test's service cannot listen
+     */
+    @Test
+    default void aReverseForwardOffersAHostServiceToTheSandbox() throws IOException {
+        try (ServerSocket service = lineService()) {
+            InetSocketAddress target = (InetSocketAddress) service.getLocalSocketAddress();
+            inSession(s -> {
+                int port = serverPort();
+                ReverseForward r;
+                try {
+                    r = s.ports().reverse(port, target).block(WAIT);
+                } catch (UnsupportedFeatureException e) {
+                    return;
+                }
+                assertThat(r.sandboxPort()).isEqualTo(port);
+                assertThat(r.target()).isEqualTo(target);
+                assertThat(r.isOpen()).isTrue();
+                String answer = s.run(ExecOptions.shell("printf 'from the sandbox\\n' | busybox nc 127.0.0.1 " + port))
+                        .block(WAIT)
+                        .stdout();
+                assertThat(answer).isEqualTo("echo: from the sandbox\n");
+                assertThat(r.acceptedConnections()).isEqualTo(1);
+                assertThatThrownBy(() -> s.ports().reverse(port, target).block(WAIT))
+                        .as("a port the sandbox listens on already")
+                        .isInstanceOf(InvalidArgumentException.class)
+                        .hasMessageContaining("sandboxPort")
+                        .hasMessageContaining(Integer.toString(port));
+                assertThatThrownBy(() -> s.ports().reverse(0, target).block(WAIT))
+                        .isInstanceOf(InvalidArgumentException.class)
+                        .hasMessageContaining("sandboxPort");
+                r.close().block(WAIT);
+                assertThat(r.isOpen()).isFalse();
+                dev.sandbox.ExecResult after = s.run(ExecOptions.shell(
+                                "printf 'x\\n' | busybox nc -w 5 127.0.0.1 " + port + "; echo \"rc=$?\""))
+                        .block(WAIT);
+                assertThat(after.stdout())
+                        .as("refused once closed")
+                        .doesNotContain("echo:")
+                        .contains("rc=1");
+            });
         }
     }
 

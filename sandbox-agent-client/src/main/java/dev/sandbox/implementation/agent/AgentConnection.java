@@ -2,6 +2,7 @@ package dev.sandbox.implementation.agent;
 
 import dev.sandbox.BackendException;
 import dev.sandbox.ProcessNotFoundException;
+import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -413,6 +414,51 @@ public final class AgentConnection {
         }
         writer.drain();
         return null;
+    }
+
+    /**
+     * Takes a stream the agent opened ({@code ACCEPTED} of a {@code LISTEN}) into the table, on the reader's thread
+     * before any later frame for it. Past {@link #MAX_STREAMS} the stream is closed at once.
+     *
+     * @param st the stream
+     * @param id the agent's id (2^31 and up)
+     * @param creditFd0 the credit the agent has for its {@code DATA}
+     * @param dataCredit the agent's credit for the client's {@code DATA}
+     * @return whether the stream is open
+     */
+    boolean adopt(AgentStream st, int id, long creditFd0, long dataCredit) {
+        boolean open;
+        synchronized (lock) {
+            st.id = id;
+            st.requestSent = true; // the agent opened it: no request to send
+            st.window.open(creditFd0, 0);
+            st.window.grantData(dataCredit);
+            st.accepting = true;
+            open = !closed && streams.size() + closing < MAX_STREAMS;
+            st.open = true;
+            streams.put(id, st);
+        }
+        if (!open) {
+            cancel(st);
+        }
+        return open;
+    }
+
+    /**
+     * Starts feeding an open stream's {@code DATA} from a source (an adopted stream, whose source comes after it).
+     *
+     * @param st the stream
+     * @param source the bytes; its completion is the stream's {@code EOF}
+     */
+    void feed(AgentStream st, org.reactivestreams.Publisher<ByteBuffer> source) {
+        synchronized (lock) {
+            if (!st.open || st.pump != null) {
+                return;
+            }
+            st.source = source;
+            st.pump = new DataPump(this, st);
+        }
+        source.subscribe(st.pump);
     }
 
     /** The subscriber gave up: {@code CLOSE} (the agent kills a foreground process, aborts a write). */

@@ -46,6 +46,9 @@ sealed interface AgentFrame {
     /** {@code READY}. */
     record Ready(int stream, long dataCredit) implements AgentFrame {}
 
+    /** {@code ACCEPTED}: a connection of a {@code LISTEN} stream, on a new agent-numbered stream. */
+    record Accepted(int stream, int listenStream, int peerPort, long dataCredit) implements AgentFrame {}
+
     /** {@code PROC}. */
     record Proc(int stream, AgentProcInfo info) implements AgentFrame {}
 

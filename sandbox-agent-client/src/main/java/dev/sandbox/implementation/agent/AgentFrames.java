@@ -46,6 +46,7 @@ final class AgentFrames {
     static final int ATTACH = 0x31;
     static final int INPUT = 0x32;
     static final int CONNECT = 0x33;
+    static final int LISTEN = 0x34;
     // agent -> client
     static final int A_OK = 0x80;
     static final int A_HELLO = 0x81;
@@ -60,6 +61,7 @@ final class AgentFrames {
     static final int A_EVENT = 0x97;
     static final int A_READY = 0x98;
     static final int A_PROC = 0x99;
+    static final int A_ACCEPTED = 0x9A;
     static final int A_ERROR = 0xEE;
 
     /** SPAWN flags. */
@@ -87,6 +89,7 @@ final class AgentFrames {
                     case A_EVENT -> "EVENT";
                     case A_READY -> "READY";
                     case A_PROC -> "PROC";
+                    case A_ACCEPTED -> "ACCEPTED";
                     case A_ERROR -> "ERROR";
                     default -> null;
                 }
@@ -114,6 +117,8 @@ final class AgentFrames {
                     case PROCS -> "PROCS";
                     case ATTACH -> "ATTACH";
                     case INPUT -> "INPUT";
+                    case CONNECT -> "CONNECT";
+                    case LISTEN -> "LISTEN";
                     default -> null;
                 };
         return name != null ? name : String.format("type 0x%02x", type);
@@ -134,6 +139,7 @@ final class AgentFrames {
                     A_EVENT,
                     A_READY,
                     A_PROC,
+                    A_ACCEPTED,
                     A_ERROR -> true;
             default -> false;
         };
@@ -163,7 +169,9 @@ final class AgentFrames {
                     CHMOD,
                     PROCS,
                     ATTACH,
-                    INPUT -> true;
+                    INPUT,
+                    CONNECT,
+                    LISTEN -> true;
             default -> false;
         };
     }

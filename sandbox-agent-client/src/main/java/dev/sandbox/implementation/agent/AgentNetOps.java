@@ -68,4 +68,66 @@ public final class AgentNetOps {
         s.st.source = toServer;
         return s;
     }
+
+    /**
+     * Listens on a port of the sandbox's loopback when subscribed; each connection accepted there is one {@link
+     * AgentListener.Accepted}, whose bytes the agent carries. Cancelling closes the listener (connections already
+     * handed out go on until closed).
+     *
+     * @param port 1 to 65535
+     * @param maxConns connections open at once, 1 to 1024 (the agent closes one more at once)
+     * @param listening told once the agent listens
+     * @return the connections; {@link AgentErrnoException} when the agent cannot listen ({@code EADDRINUSE} ...)
+     */
+    public Flux<AgentListener.Accepted> listen(int port, int maxConns, Runnable listening) {
+        Objects.requireNonNull(listening, "listening");
+        if (port < 1 || port > 65535) {
+            return Flux.error(new IllegalArgumentException("port must be within 1..65535, was " + port));
+        }
+        if (maxConns < 1 || maxConns > 1024) {
+            return Flux.error(new IllegalArgumentException("maxConns must be within 1..1024, was " + maxConns));
+        }
+        String what = "listen on port " + port;
+        return Flux.create(
+                sink -> {
+                    AgentListener.Listening handler = new AgentListener.Listening() {
+                        @Override
+                        public void onFrame(AgentFrame f, int len) {
+                            switch (f) {
+                                case AgentFrame.Ready r -> listening.run();
+                                case AgentFrame.Error e ->
+                                    sink.error(new AgentErrnoException(what, e.code(), e.message()));
+                                default -> throw AgentStream.unexpected(f, what);
+                            }
+                        }
+
+                        @Override
+                        public void fail(Throwable t) {
+                            sink.error(t);
+                        }
+
+                        @Override
+                        public void accepted(AgentFrame.Accepted a) {
+                            AgentListener.Received r = new AgentListener.Received(
+                                    conn, "connection " + Integer.toUnsignedString(a.stream()) + " to port " + port);
+                            if (conn.adopt(r.st, a.stream(), CONNECT_WINDOW, a.dataCredit())) {
+                                if (sink.isCancelled()) {
+                                    conn.cancel(r.st); // the listener was closed: nobody takes it
+                                } else {
+                                    sink.next(new AgentListener.Accepted(conn, r, a.peerPort()));
+                                }
+                            }
+                        }
+                    };
+                    AgentStream st = new AgentStream(handler);
+                    sink.onDispose(() -> conn.cancel(st));
+                    Throwable e =
+                            conn.open(st, sid -> new ClientFrame.Listen(sid, port, CONNECT_WINDOW, maxConns), 0, 0);
+                    if (e != null) {
+                        sink.error(e);
+                    }
+                },
+                // at most maxConns connections are open at once, and each is handed on as it comes
+                reactor.core.publisher.FluxSink.OverflowStrategy.BUFFER);
+    }
 }

@@ -95,4 +95,7 @@ sealed interface ClientFrame {
 
     /** {@code CONNECT}. */
     record Connect(int stream, int port, long credit) implements ClientFrame {}
+
+    /** {@code LISTEN}. */
+    record Listen(int stream, int port, long credit, int maxConns) implements ClientFrame {}
 }

@@ -149,6 +149,12 @@ final class FrameEncoder {
                         .u16(c.port())
                         .u32(c.credit())
                         .finish();
+            case ClientFrame.Listen l ->
+                client(AgentFrames.LISTEN, l.stream(), 8)
+                        .u16(l.port())
+                        .u32(l.credit())
+                        .u16(l.maxConns())
+                        .finish();
         };
     }
 
@@ -213,6 +219,12 @@ final class FrameEncoder {
                         .finish();
             case AgentFrame.Ready r ->
                 agent(AgentFrames.A_READY, r.stream(), 4).u32(r.dataCredit()).finish();
+            case AgentFrame.Accepted a ->
+                agent(AgentFrames.A_ACCEPTED, a.stream(), 10)
+                        .u32(Integer.toUnsignedLong(a.listenStream()))
+                        .u16(a.peerPort())
+                        .u32(a.dataCredit())
+                        .finish();
             case AgentFrame.Proc p -> {
                 AgentProcInfo i = p.info();
                 yield agent(AgentFrames.A_PROC, p.stream(), 96)

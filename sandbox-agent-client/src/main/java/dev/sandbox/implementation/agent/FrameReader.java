@@ -62,6 +62,10 @@ final class FrameReader extends BaseSubscriber<ByteBuffer> {
             connectionFrame(f);
             return;
         }
+        if (f instanceof AgentFrame.Accepted a) {
+            accepted(a);
+            return;
+        }
         AgentStream st;
         boolean pull = false;
         synchronized (conn.lock) {
@@ -127,6 +131,41 @@ final class FrameReader extends BaseSubscriber<ByteBuffer> {
         if (pull) {
             conn.writer.drain();
             DataPump.pull(st, conn.lock);
+        }
+    }
+
+    /**
+     * A connection of a {@code LISTEN} stream, on a stream the agent numbered: handed to the listener, which adopts
+     * it into the table; closed at once when the listener is gone (it was closed meanwhile).
+     */
+    private void accepted(AgentFrame.Accepted a) {
+        String id = Integer.toUnsignedString(a.stream());
+        if (a.stream() >= 0) { // as a signed int, the agent's ids 2^31 and up are negative
+            throw new AgentProtocolException("ACCEPTED on stream " + id + ", below the agent's ids (2^31 and up)");
+        }
+        AgentStream listener;
+        synchronized (conn.lock) {
+            if (!conn.helloSeenLocked()) {
+                throw new AgentProtocolException("expected HELLO first, got ACCEPTED on stream " + id);
+            }
+            if (conn.streamLocked(a.stream()) != null) {
+                throw new AgentProtocolException("ACCEPTED on stream " + id + ", which is open already");
+            }
+            listener = conn.streamLocked(a.listenStream());
+        }
+        if (listener != null && listener.handler instanceof AgentListener.Listening l) {
+            l.accepted(a);
+        } else {
+            AgentStream orphan = new AgentStream(new AgentStream.Handler() {
+                @Override
+                public void onFrame(AgentFrame f, int payloadLength) {}
+
+                @Override
+                public void fail(Throwable t) {}
+            });
+            if (conn.adopt(orphan, a.stream(), 0, 0)) {
+                conn.cancel(orphan); // its listener was closed: the connection is not wanted
+            }
         }
     }
 

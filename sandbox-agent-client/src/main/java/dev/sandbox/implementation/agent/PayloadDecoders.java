@@ -61,6 +61,8 @@ final class PayloadDecoders {
                 yield new AgentFrame.Event(stream, kind, r.str("path"));
             }
             case AgentFrames.A_READY -> new AgentFrame.Ready(stream, r.u32("data_credit"));
+            case AgentFrames.A_ACCEPTED ->
+                new AgentFrame.Accepted(stream, (int) r.u32("listen_stream"), r.u16("peer_port"), r.u32("data_credit"));
             case AgentFrames.A_PROC ->
                 new AgentFrame.Proc(
                         stream,
@@ -149,6 +151,9 @@ final class PayloadDecoders {
                         r.bool("follow"),
                         r.u32("credit"));
             case AgentFrames.INPUT -> new ClientFrame.Input(stream, r.str("id"), r.u8("what"), r.rest());
+            case AgentFrames.CONNECT -> new ClientFrame.Connect(stream, r.u16("port"), r.u32("credit"));
+            case AgentFrames.LISTEN ->
+                new ClientFrame.Listen(stream, r.u16("port"), r.u32("credit"), r.u16("max_conns"));
             default ->
                 throw new AgentProtocolException(AgentFrames.typeName(type, false) + " on stream "
                         + Integer.toUnsignedString(stream) + " is unknown");

@@ -1,15 +1,22 @@
 package dev.sandbox.implementation.agentsession;
 
+import dev.sandbox.InvalidArgumentException;
 import dev.sandbox.SessionClosedException;
 import dev.sandbox.SessionEndReason;
 import dev.sandbox.SessionInfo;
 import dev.sandbox.SessionTerminatedException;
+import dev.sandbox.implementation.agent.AgentErrnoException;
+import dev.sandbox.implementation.agent.AgentListener;
 import dev.sandbox.implementation.exec.ExecRunner;
+import dev.sandbox.implementation.ports.Listener;
 import dev.sandbox.implementation.ports.PortForwards;
 import dev.sandbox.implementation.session.SessionTimers;
+import java.nio.ByteBuffer;
 import java.time.Instant;
 import java.util.Map;
 import java.util.function.Consumer;
+import org.reactivestreams.Publisher;
+import reactor.core.publisher.Flux;
 
 /**
  * One agent-backed session as a provider knows it, shared by every handle the provider gave out for it: what every
@@ -74,7 +81,16 @@ public class AgentSessionState {
         this.agent = agent;
         this.ports = new PortForwards(
                 "session " + id,
-                (port, toServer) -> agent.connection().flatMapMany(c -> c.net().connect(port, toServer)));
+                (port, toServer) -> agent.connection().flatMapMany(c -> c.net().connect(port, toServer)),
+                (port, max, listening) -> agent.connection()
+                        .flatMapMany(c -> c.net().listen(port, max, listening))
+                        .map(AgentSessionState::incoming)
+                        .onErrorMap(
+                                e -> e instanceof AgentErrnoException x
+                                        && (x.code() == EADDRINUSE || x.code() == EACCES),
+                                e -> new InvalidArgumentException(
+                                        "sandboxPort",
+                                        "cannot listen on port " + port + " in the sandbox: " + e.getMessage())));
         // activity as this provider knows it without a round trip: its running commands, the agent-held processes
         // and PTYs it has handles to (ones started by another provider instance count there), its open port
         // connections
@@ -85,6 +101,29 @@ public class AgentSessionState {
                         + processes.running(true)
                         + ports.openConnections(),
                 end);
+    }
+
+    private static final int EACCES = 13;
+    private static final int EADDRINUSE = 98;
+
+    /** A connection accepted by the agent, as the port forwards take it. */
+    private static Listener.Incoming incoming(AgentListener.Accepted a) {
+        return new Listener.Incoming() {
+            @Override
+            public Flux<ByteBuffer> received() {
+                return a.received();
+            }
+
+            @Override
+            public void send(Publisher<ByteBuffer> bytes) {
+                a.send(bytes);
+            }
+
+            @Override
+            public void close() {
+                a.close();
+            }
+        };
     }
 
     /**

@@ -8,7 +8,6 @@ import dev.sandbox.SessionInfo;
 import dev.sandbox.SessionStatus;
 import dev.sandbox.implementation.Version;
 import dev.sandbox.implementation.exec.ExecRunner;
-import dev.sandbox.implementation.ports.LoopbackDialer;
 import dev.sandbox.implementation.ports.PortForwards;
 import dev.sandbox.implementation.process.ProcessLauncher;
 import dev.sandbox.implementation.process.ProcessSpec;
@@ -123,7 +122,7 @@ public final class LocalSessionState {
         this.onEnd = onEnd;
         this.root = new SessionRoot(workdir);
         // a command or a file operation under way is activity: the idle timeout must not end the session under it;
-        this.ports = new PortForwards("session " + id, new LoopbackDialer());
+        this.ports = PortForwards.onHost("session " + id);
         // an open port connection is activity too, as a running command is
         this.timers = new SessionTimers(
                 id, () -> runner.runningCount() + root.inFlight() + ports.openConnections(), this::destroy, time);

@@ -22,7 +22,7 @@ import reactor.core.scheduler.Schedulers;
  * virtual thread accepts; a connection beyond the forward's bound, or one that comes after the session's end (the
  * guard fails), is closed at once, and the latter closes the forward too.
  */
-final class ForwardListener implements PortForward {
+final class ForwardListener implements PortForward, OpenForward {
     private static final Logger LOG = LoggerFactory.getLogger(ForwardListener.class);
     private static final int BACKLOG = 128;
 
@@ -32,7 +32,7 @@ final class ForwardListener implements PortForward {
     private final Dialer dialer;
     private final Runnable guard;
     private final String what;
-    private final Consumer<ForwardListener> onClosed;
+    private final Consumer<OpenForward> onClosed;
     private final Set<TunnelRelay> relays = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean open = new AtomicBoolean(true);
     private final AtomicLong accepted = new AtomicLong();
@@ -47,7 +47,7 @@ final class ForwardListener implements PortForward {
             Dialer dialer,
             Runnable guard,
             String what,
-            Consumer<ForwardListener> onClosed) {
+            Consumer<OpenForward> onClosed) {
         this.options = options;
         this.server = server;
         this.local = (InetSocketAddress) server.getLocalSocketAddress();
@@ -69,11 +69,7 @@ final class ForwardListener implements PortForward {
      * @throws InvalidArgumentException when the host address and port cannot be bound, naming them
      */
     static ForwardListener open(
-            PortForwardOptions options,
-            Dialer dialer,
-            Runnable guard,
-            String what,
-            Consumer<ForwardListener> onClosed) {
+            PortForwardOptions options, Dialer dialer, Runnable guard, String what, Consumer<OpenForward> onClosed) {
         ServerSocket server;
         InetSocketAddress at = new InetSocketAddress(options.hostAddress(), options.hostPort());
         try {
@@ -156,7 +152,8 @@ final class ForwardListener implements PortForward {
     }
 
     /** Closes the listening socket and every connection; on the caller's thread (blocks briefly). */
-    void closeNow() {
+    @Override
+    public void closeNow() {
         if (!open.compareAndSet(true, false)) {
             return;
         }

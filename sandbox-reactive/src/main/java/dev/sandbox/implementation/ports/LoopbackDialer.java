@@ -26,8 +26,21 @@ public final class LoopbackDialer implements Dialer {
     /** How long a connect may take. */
     static final int CONNECT_TIMEOUT_MS = 5000;
 
-    /** The dialer; it holds nothing, one serves every session. */
-    public LoopbackDialer() {}
+    private final InetAddress address;
+
+    /** The dialer of the host's loopback; it holds nothing, one serves every session. */
+    public LoopbackDialer() {
+        this(InetAddress.getLoopbackAddress());
+    }
+
+    /**
+     * A dialer of another host address (a local reverse forward's target).
+     *
+     * @param address the address every port is dialled on
+     */
+    public LoopbackDialer(InetAddress address) {
+        this.address = address;
+    }
 
     @Override
     public Flux<ByteBuffer> dial(int port, Publisher<ByteBuffer> toSandbox) {
@@ -44,12 +57,13 @@ public final class LoopbackDialer implements Dialer {
                     });
                     Thread.ofVirtual()
                             .name("sandbox-forward-dial " + port)
-                            .start(() -> run(port, socket, toSandbox, sink, permits, gone));
+                            .start(() -> run(address, port, socket, toSandbox, sink, permits, gone));
                 },
                 FluxSink.OverflowStrategy.ERROR);
     }
 
     private static void run(
+            InetAddress address,
             int port,
             Socket socket,
             Publisher<ByteBuffer> toSandbox,
@@ -57,7 +71,7 @@ public final class LoopbackDialer implements Dialer {
             Semaphore permits,
             AtomicBoolean gone) {
         try {
-            socket.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), CONNECT_TIMEOUT_MS);
+            socket.connect(new InetSocketAddress(address, port), CONNECT_TIMEOUT_MS);
             socket.setTcpNoDelay(true);
         } catch (IOException e) {
             closeQuietly(socket);

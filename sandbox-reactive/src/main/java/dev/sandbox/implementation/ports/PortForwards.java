@@ -4,8 +4,12 @@ import dev.sandbox.InvalidArgumentException;
 import dev.sandbox.PortConnectionException;
 import dev.sandbox.PortForward;
 import dev.sandbox.PortForwardOptions;
+import dev.sandbox.ReverseForward;
 import dev.sandbox.SandboxPorts;
 import dev.sandbox.SessionClosedException;
+import dev.sandbox.UnsupportedFeatureException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -13,6 +17,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -31,7 +36,11 @@ public final class PortForwards {
     private final String what;
     private final Dialer dialer;
     /** Open forwards by the handle that opened them, in the order opened. */
-    private final Map<ForwardListener, Object> owners = Collections.synchronizedMap(new LinkedHashMap<>());
+    private final Map<OpenForward, Object> owners = Collections.synchronizedMap(new LinkedHashMap<>());
+    /** How the provider listens in the sandbox, or null: none (or the host itself, see {@link #onHost}). */
+    private final @Nullable Listener listener;
+    /** Whether the sandbox's loopback is the host's (the local provider). */
+    private final boolean hostLoopback;
 
     private final java.util.concurrent.atomic.AtomicInteger open = new java.util.concurrent.atomic.AtomicInteger();
 
@@ -44,10 +53,42 @@ public final class PortForwards {
      * @param dialer how the provider reaches a port inside the session's sandbox
      */
     public PortForwards(String what, Dialer dialer) {
+        this(what, dialer, null, false);
+    }
+
+    /**
+     * The forwards of a session whose provider can also listen in the sandbox (reverse forwards).
+     *
+     * @param what the session, for logs and thread names
+     * @param dialer how the provider reaches a port inside the session's sandbox
+     * @param listener how it listens on one
+     */
+    public PortForwards(String what, Dialer dialer, Listener listener) {
+        this(what, dialer, Objects.requireNonNull(listener, "listener"), false);
+    }
+
+    private PortForwards(String what, Dialer dialer, @Nullable Listener listener, boolean hostLoopback) {
         this.what = what;
-        this.dialer = (port, toServer) -> Flux.defer(() -> {
+        this.listener = listener;
+        this.hostLoopback = hostLoopback;
+        this.dialer = (port, toServer) -> counted(dialer.dial(port, toServer));
+    }
+
+    /**
+     * The forwards of a session whose commands run on the host (the local provider): its loopback is the host's.
+     *
+     * @param what the session, for logs and thread names
+     * @return the forwards
+     */
+    public static PortForwards onHost(String what) {
+        return new PortForwards(what, new LoopbackDialer(), null, true);
+    }
+
+    /** A connection's bytes, counted as open from subscription to end. */
+    private Flux<ByteBuffer> counted(Flux<ByteBuffer> bytes) {
+        return Flux.defer(() -> {
             open.incrementAndGet();
-            return dialer.dial(port, toServer).doFinally(s -> open.decrementAndGet());
+            return bytes.doFinally(s -> open.decrementAndGet());
         });
     }
 
@@ -98,11 +139,70 @@ public final class PortForwards {
             }
 
             @Override
+            public Mono<ReverseForward> reverse(int sandboxPort, InetSocketAddress target) {
+                Objects.requireNonNull(target, "target");
+                return Mono.defer(() -> {
+                    if (sandboxPort < 1 || sandboxPort > 65535) {
+                        throw new InvalidArgumentException(
+                                "sandboxPort", "sandboxPort must be within 1..65535, got " + sandboxPort);
+                    }
+                    if (target.isUnresolved()) {
+                        throw new InvalidArgumentException(
+                                "target", "target must be a resolved address, got " + target);
+                    }
+                    guard.run();
+                    int max = PortForwardOptions.DEFAULT_MAX_CONNECTIONS;
+                    Mono<OpenForward> opened;
+                    if (hostLoopback) {
+                        opened = Mono.<OpenForward>fromCallable(() -> {
+                                    PortForwardOptions o = new PortForwardOptions(
+                                            target.getPort(), InetAddress.getLoopbackAddress(), sandboxPort, max);
+                                    LocalReverse[] self = new LocalReverse[1];
+                                    ForwardListener l;
+                                    try {
+                                        l = ForwardListener.open(
+                                                o,
+                                                (p, up) -> counted(new LoopbackDialer(target.getAddress()).dial(p, up)),
+                                                guard,
+                                                what,
+                                                x -> owners.remove(self[0]));
+                                    } catch (InvalidArgumentException e) {
+                                        // the sandbox's loopback is the host's: its port is the sandbox port
+                                        InvalidArgumentException x = new InvalidArgumentException(
+                                                "sandboxPort",
+                                                "cannot listen on sandboxPort " + sandboxPort + ": "
+                                                        + e.getCause().getMessage());
+                                        x.initCause(e);
+                                        throw x;
+                                    }
+                                    self[0] = new LocalReverse(l, sandboxPort, target);
+                                    return self[0];
+                                })
+                                .subscribeOn(Schedulers.boundedElastic());
+                    } else if (listener != null) {
+                        opened = ReverseListener.open(
+                                        sandboxPort, target, max, listener, guard, what, owners::remove, open)
+                                .cast(OpenForward.class);
+                    } else {
+                        return Mono.error(new UnsupportedFeatureException("session's", "reverse port forwards"));
+                    }
+                    return opened.map(f -> {
+                        owners.put(f, owner);
+                        if (ended) { // the session ended while it opened
+                            f.closeNow();
+                            guard.run();
+                        }
+                        return (ReverseForward) f;
+                    });
+                });
+            }
+
+            @Override
             public List<PortForward> forwards() {
                 List<PortForward> mine = new ArrayList<>();
-                for (ForwardListener l : ownedBy(owner)) {
-                    if (l.isOpen()) {
-                        mine.add(l);
+                for (OpenForward l : ownedBy(owner)) {
+                    if (l.isOpen() && l instanceof PortForward f) {
+                        mine.add(f);
                     }
                 }
                 return List.copyOf(mine);
@@ -124,8 +224,8 @@ public final class PortForwards {
                                 port, "connection to port " + port + " in " + what + ": " + e.getMessage(), e));
     }
 
-    private List<ForwardListener> ownedBy(Object owner) {
-        List<ForwardListener> mine = new ArrayList<>();
+    private List<OpenForward> ownedBy(Object owner) {
+        List<OpenForward> mine = new ArrayList<>();
         synchronized (owners) {
             owners.forEach((l, o) -> {
                 if (o == owner) {
@@ -169,9 +269,9 @@ public final class PortForwards {
         return owners.size();
     }
 
-    private static Mono<Void> closing(java.util.function.Supplier<List<ForwardListener>> which) {
+    private static Mono<Void> closing(java.util.function.Supplier<List<OpenForward>> which) {
         // closing sockets may block briefly, and the caller may be on an event loop
-        return Mono.<Void>fromRunnable(() -> which.get().forEach(ForwardListener::closeNow))
+        return Mono.<Void>fromRunnable(() -> which.get().forEach(OpenForward::closeNow))
                 .subscribeOn(Schedulers.boundedElastic());
     }
 }
