@@ -3,7 +3,7 @@
  * stdin/stdout (`stdio`), and copies a byte pipe to that socket (`relay`).
  *
  * Design: one epoll loop, no threads, every fd non-blocking. Sources (pipes, PTY masters, connections, CONNECT's
- * sockets) are registered edge-triggered and remember "readable"/"writable" flags; the work they allow is done by
+ * and LISTEN's sockets) are registered edge-triggered and remember "readable"/"writable" flags; the work they allow is done by
  * tasks on a ready list, which only read a source while the consumer has credit and the connection's output queue is
  * under OUT_BOUND. Nothing the peer or the sandbox sends can make a buffer grow past a fixed bound: input is parsed one
  * frame at a time (at most one 2 MiB payload), output is produced only while there is room, and every count and
@@ -173,6 +173,11 @@ static void on_event(struct epoll_event *e) {
     case EV_TUNNEL: {
         struct stream *s = t->obj;
         if (!s->dead) tunnel_event(s, e->events);
+        break;
+    }
+    case EV_TCP_LISTEN: {
+        struct stream *s = t->obj;
+        if (!s->dead) listen_event(s);
         break;
     }
     }

@@ -14,6 +14,7 @@
  *   agent_files.c    the file requests (STAT .. CHMOD, READ, WRITE, LIST) over agent_fs.c
  *   agent_watch.c    WATCH over agent_fs.c's inotify watches
  *   agent_tunnel.c   CONNECT: a TCP connection to a port on the sandbox's loopback, carried on a stream
+ *   agent_listen.c   LISTEN: a TCP listener on the sandbox's loopback, each accepted connection on a new agent stream
  *   agent_relay.c    the relay mode and the socket address
  *   agent_install.c  the install mode: this binary copied into a directory (an init container's volume)
  *   agent_fs.c       the file system's part of the file requests and watches, without the protocol (agent_fs.h)
@@ -63,15 +64,16 @@ enum {
     T_HELLO = 0x01, T_PING = 0x02, T_TIMERS = 0x03, T_SPAWN = 0x10, T_DATA = 0x11, T_EOF = 0x12, T_SIGNAL = 0x13,
     T_RESIZE = 0x14, T_CREDIT = 0x15, T_CLOSE = 0x1F, T_READ = 0x20, T_WRITE = 0x21, T_LIST = 0x22, T_STAT = 0x23,
     T_MKDIR = 0x24, T_REMOVE = 0x25, T_MOVE = 0x26, T_WATCH = 0x27, T_SYMLINK = 0x28, T_CHMOD = 0x29, T_PROCS = 0x30, T_ATTACH = 0x31, T_INPUT = 0x32,
-    T_CONNECT = 0x33,
+    T_CONNECT = 0x33, T_LISTEN = 0x34,
     A_OK = 0x80, A_HELLO = 0x81, A_PONG = 0x82, A_CREDIT = 0x83, A_STARTED = 0x90, A_OUTPUT = 0x91, A_EXIT = 0x92,
-    A_DATA = 0x94, A_END = 0x95, A_ENTRY = 0x96, A_EVENT = 0x97, A_READY = 0x98, A_PROC = 0x99, A_ERROR = 0xEE
+    A_DATA = 0x94, A_END = 0x95, A_ENTRY = 0x96, A_EVENT = 0x97, A_READY = 0x98, A_PROC = 0x99, A_ACCEPTED = 0x9A,
+    A_ERROR = 0xEE
 };
 enum { E_BAD_FRAME = 1000, E_VERSION = 1001, E_LIMIT = 1002, E_OFFSET_GONE = 1003, E_NO_PROCESS = 1004 };
 enum { F_PTY = 1, F_STDIN = 2, F_BACKGROUND = 4 };
-enum { EV_LISTEN = 1, EV_LISTEN_CHANNEL, EV_SIGNAL, EV_CONN_IN, EV_CONN_OUT, EV_CONN_LIFE, EV_PROC, EV_WATCH, EV_TUNNEL };
+enum { EV_LISTEN = 1, EV_LISTEN_CHANNEL, EV_SIGNAL, EV_CONN_IN, EV_CONN_OUT, EV_CONN_LIFE, EV_PROC, EV_WATCH, EV_TUNNEL, EV_TCP_LISTEN };
 enum { TK_CONN = 1, TK_PROC, TK_STREAM };
-enum { ST_SPAWN = 1, ST_READ, ST_WRITE, ST_LIST, ST_WATCH, ST_PROCS, ST_ATTACH, ST_TUNNEL };
+enum { ST_SPAWN = 1, ST_READ, ST_WRITE, ST_LIST, ST_WATCH, ST_PROCS, ST_ATTACH, ST_TUNNEL, ST_LISTEN };
 
 /* What epoll hands back: the object and which of its fds. */
 struct evtag {
@@ -93,7 +95,8 @@ struct ring {
 
 struct conn;
 struct stream;
-struct tunnel; /* agent_tunnel.c's own */
+struct tunnel;   /* agent_tunnel.c's own */
+struct listener; /* agent_listen.c's own */
 
 struct proc {
     struct task task;
@@ -147,7 +150,9 @@ struct stream {
     uint64_t after_seq;         /* PROCS: the last process listed */
     uint64_t pos[3], limit[3];  /* ATTACH */
     int follow;
-    struct tunnel *tun;         /* CONNECT */
+    struct tunnel *tun;         /* CONNECT, and a LISTEN's accepted connection */
+    uint32_t listener;          /* an accepted connection: its LISTEN stream's id (looked up, never pointed at) */
+    struct listener *lis;       /* LISTEN */
 };
 
 #define HASH_BUCKETS 1024
@@ -167,6 +172,7 @@ struct conn {
     uint8_t *big;
     size_t big_len, big_got;
     int64_t close_deadline;
+    uint64_t agent_ids;         /* stream ids the agent opened (LISTEN's connections): the next is 2^31 + this */
     struct stream *streams;
     int nstreams;
     struct stream **hash;
@@ -184,7 +190,8 @@ struct agent {
     struct proc *procs, *bg_head, *bg_tail;
     struct proc *phash[4096]; /* by pid, for reaping */
     int nbg, running;
-    int tunnels;              /* CONNECT streams open: like a running process, they keep the idle timer off */
+    int tunnels;              /* CONNECT, LISTEN and accepted streams open: like a running process, they keep the
+                               * idle timer off */
     int pty_waiting;          /* reaped PTYs whose master has not reported its end yet */
     struct tunnel *dial_head, *dial_tail; /* CONNECTs still connecting, oldest (first to time out) first */
     uint64_t next_seq;
@@ -208,8 +215,9 @@ struct rd {
 };
 
 #define REQ_STRS 2
-/* A request that names a new stream (TIMERS, SPAWN, the file requests, WATCH, PROCS, ATTACH, INPUT, CONNECT) on its
- * way through its handler: the payload to decode, and the strings decoded from it, freed once the handler returns. */
+/* A request that names a new stream (TIMERS, SPAWN, the file requests, WATCH, PROCS, ATTACH, INPUT, CONNECT,
+ * LISTEN) on its way through its handler: the payload to decode, and the strings decoded from it, freed once the
+ * handler returns. */
 struct req {
     struct conn *c;
     uint32_t id;
@@ -376,6 +384,16 @@ void tunnel_data(struct stream *s, const uint8_t *b, size_t n);
 void tunnel_eof(struct stream *s);
 void tunnel_drop(struct stream *s);
 int64_t tunnel_expire(int64_t mono);
+struct stream *tunnel_new(struct conn *c, uint32_t id, int fd, uint16_t port, uint32_t credit, uint32_t listener);
+int tunnel_accepted(struct conn *c, uint32_t id, int fd, uint16_t port, uint32_t credit, uint32_t listener,
+                    uint16_t peer_port);
+
+/* agent_listen.c */
+void h_listen(struct req *q);
+void listen_event(struct stream *s);
+void listen_run(struct stream *s);
+void listen_drop(struct stream *s);
+void listen_release(struct conn *c, uint32_t listener);
 
 /* agent_watch.c */
 void h_watch(struct req *q);

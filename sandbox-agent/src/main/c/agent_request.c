@@ -55,6 +55,7 @@ static const char *req_name(uint8_t type) {
     case T_ATTACH: return "ATTACH";
     case T_INPUT: return "INPUT";
     case T_CONNECT: return "CONNECT";
+    case T_LISTEN: return "LISTEN";
     }
     return NULL;
 }
@@ -158,7 +159,7 @@ int known_type(uint8_t t) {
     case T_HELLO: case T_PING: case T_TIMERS: case T_SPAWN: case T_DATA: case T_EOF: case T_SIGNAL: case T_RESIZE:
     case T_CREDIT: case T_CLOSE: case T_READ: case T_WRITE: case T_LIST: case T_STAT: case T_MKDIR: case T_REMOVE:
     case T_MOVE: case T_WATCH: case T_SYMLINK: case T_CHMOD: case T_PROCS: case T_ATTACH: case T_INPUT:
-    case T_CONNECT:
+    case T_CONNECT: case T_LISTEN:
         return 1;
     }
     return 0;
@@ -179,6 +180,7 @@ static void handle_request(struct conn *c, uint8_t type, uint32_t id, const uint
     case T_ATTACH: h_attach(&q); break;
     case T_INPUT: h_input(&q); break;
     case T_CONNECT: h_connect(&q); break;
+    case T_LISTEN: h_listen(&q); break;
     }
     for (int i = 0; i < q.nstr; i++) free(q.str[i]);
     for (int i = 0; i < q.nstrv; i++) free_strv(q.strv[i]);
@@ -207,12 +209,15 @@ void handle_frame(struct conn *c, uint8_t type, uint32_t id, const uint8_t *payl
         fw_end(&f);
         return;
     }
-    if (id == 0 || id > 0x7fffffffu) {
-        bad_frame(c, "frame 0x%02x on stream %u", type, id);
+    if (id == 0) {
+        bad_frame(c, "frame 0x%02x on stream 0", type);
         return;
     }
+    /* frames on an open stream may name the agent's ids (LISTEN's connections); a request may not open one */
     if (type == T_DATA || type == T_EOF || type == T_SIGNAL || type == T_RESIZE || type == T_CREDIT || type == T_CLOSE)
         h_stream_op(c, type, id, &r);
+    else if (id > 0x7fffffffu)
+        bad_frame(c, "stream id %u is in the agent's range", id);
     else
         handle_request(c, type, id, payload, len);
 }

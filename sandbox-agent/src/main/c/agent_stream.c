@@ -87,6 +87,9 @@ void stream_drop(struct stream *s) {
     case ST_TUNNEL:
         tunnel_drop(s);
         break;
+    case ST_LISTEN:
+        listen_drop(s);
+        break;
     }
     struct stream **pp = &c->hash[s->id % HASH_BUCKETS];
     while (*pp && *pp != s) pp = &(*pp)->hnext;
@@ -106,6 +109,7 @@ void stream_run(struct stream *s) {
     case ST_PROCS: procs_run(s); break;
     case ST_ATTACH: attach_run(s); break;
     case ST_TUNNEL: tunnel_run(s); break;
+    case ST_LISTEN: listen_run(s); break;
     case ST_SPAWN: if (s->proc) task_ready(&s->proc->task); break;
     }
 }

@@ -59,15 +59,62 @@ static void tunnel_fail(struct stream *s, int err, const char *what) {
     stream_drop(s);
 }
 
-static void connected(struct stream *s) {
+/* The socket is connected: its bytes may flow. The caller sent the stream's first frame (READY, ACCEPTED) already, so
+ * that no DATA comes before it. */
+static void tunnel_up(struct stream *s) {
     struct tunnel *t = s->tun;
     dial_unlink(t);
     t->readable = t->writable = 1; /* edge-triggered: what came with the connection may have been reported already */
     s->data_credit = t->eof_in ? 0 : STDIN_CREDIT;
+    task_ready(&s->task);
+}
+
+static void connected(struct stream *s) {
     struct fw f = fw_begin(s->c, A_READY, s->id, 4);
     fw_u32(&f, STDIN_CREDIT);
     fw_end(&f);
-    task_ready(&s->task);
+    tunnel_up(s);
+}
+
+/*
+ * A TCP socket (non-blocking) carried on stream id of c from now on: the stream, its tunnel, epoll, the idle count.
+ * credit: the stream's DATA credit toward the client; port: what error messages name; listener: the LISTEN stream
+ * it was accepted on, or 0. NULL when epoll refused it (errno set): the socket is closed and the id used up, no
+ * frame sent.
+ */
+struct stream *tunnel_new(struct conn *c, uint32_t id, int fd, uint16_t port, uint32_t credit, uint32_t listener) {
+    struct stream *s = stream_new(c, id, ST_TUNNEL);
+    struct tunnel *t = xcalloc(1, sizeof *t);
+    s->tun = t;
+    G.tunnels++;
+    s->fd = fd;
+    s->credit = credit;
+    s->listener = listener;
+    t->s = s;
+    t->port = port;
+    t->tag.kind = EV_TUNNEL;
+    t->tag.obj = s;
+    if (ep_add(fd, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, &t->tag) < 0) {
+        int err = errno;
+        stream_drop(s);
+        errno = err;
+        return NULL;
+    }
+    return s;
+}
+
+/* An accepted connection of a LISTEN stream (agent_listen.c): ACCEPTED on its new id, then as a connected CONNECT. */
+int tunnel_accepted(struct conn *c, uint32_t id, int fd, uint16_t port, uint32_t credit, uint32_t listener,
+                    uint16_t peer_port) {
+    struct stream *s = tunnel_new(c, id, fd, port, credit, listener);
+    if (!s) return -1;
+    struct fw f = fw_begin(c, A_ACCEPTED, id, 10);
+    fw_u32(&f, listener);
+    fw_u16(&f, peer_port);
+    fw_u32(&f, STDIN_CREDIT);
+    fw_end(&f);
+    tunnel_up(s);
+    return 0;
 }
 
 void h_connect(struct req *q) {
@@ -92,22 +139,14 @@ void h_connect(struct req *q) {
         req_fail(q, (uint32_t)err, "connect to port %u: %s", port, strerror(err));
         return;
     }
-    struct stream *s = stream_new(q->c, q->id, ST_TUNNEL);
-    struct tunnel *t = xcalloc(1, sizeof *t);
-    s->tun = t;
-    G.tunnels++;
-    s->fd = fd;
-    s->credit = credit;
-    t->s = s;
-    t->port = port;
-    t->tag.kind = EV_TUNNEL;
-    t->tag.obj = s;
-    if (ep_add(fd, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, &t->tag) < 0) {
-        tunnel_fail(s, errno, "epoll for");
+    struct stream *s = tunnel_new(q->c, q->id, fd, port, credit, 0);
+    if (!s) {
+        int err = errno;
+        send_error(q->c, q->id, (uint32_t)err, "epoll for port %u: %s", port, strerror(err));
         return;
     }
     if (rc == 0) connected(s);
-    else dial_link(t);
+    else dial_link(s->tun);
 }
 
 /* The loop's timers: ends the connects that took too long; the ms until the next one times out, or -1. */
@@ -267,6 +306,7 @@ void tunnel_drop(struct stream *s) {
     }
     free(t->buf);
     s->tun = NULL;
+    if (s->listener) listen_release(s->c, s->listener);
     if (--G.tunnels == 0) G.last_activity = mono_ms(); /* the idle time counts from the last one's end */
     bury(t); /* this turn's epoll events may still name its tag */
 }

@@ -478,6 +478,7 @@ int main(int argc, char **argv) {
         {"pid 1", t_pid1},
         {"throttle unread", t_throttle_unread},
         {"tunnel", t_tunnel},
+        {"listen", t_listen},
         {"bench", t_bench},
     };
     for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {

@@ -14,6 +14,7 @@
  *                        SIGTERM, process 1 of a PID namespace
  *   test_agent_files.c   file operations and watches through the protocol
  *   test_tunnel.c        CONNECT: TCP connections to a listener of the test, credit both ways, errors, a flood
+ *   test_listen.c        LISTEN: the agent's listener, ACCEPTED streams, max_conns, CLOSE, errors, idle, a flood
  *
  * Adding a test file (say test_x.c):
  *   1. write `void t_x(void)` in test_x.c, including this header; keep its own helpers `static`;
@@ -188,5 +189,8 @@ void t_files(void);
 
 /* test_tunnel.c */
 void t_tunnel(void);
+
+/* test_listen.c */
+void t_listen(void);
 
 #endif
