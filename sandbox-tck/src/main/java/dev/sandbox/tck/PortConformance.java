@@ -435,7 +435,11 @@ public interface PortConformance extends ConformanceBase {
                 assertThat(r.sandboxPort()).isEqualTo(port);
                 assertThat(r.target()).isEqualTo(target);
                 assertThat(r.isOpen()).isTrue();
-                String answer = s.run(ExecOptions.shell("printf 'from the sandbox\\n' | busybox nc 127.0.0.1 " + port))
+                // the client keeps its sending side open until the answer came: a half-close from inside the
+                // sandbox ends the connection (not carried), as nc's would at the end of its input
+                String answer = s.run(ExecOptions.shell("{ printf 'from the sandbox\\n'; i=0;"
+                                + " while [ $i -lt 100 ] && [ ! -s answer.txt ]; do sleep 0.1; i=$((i + 1)); done; }"
+                                + " | busybox nc 127.0.0.1 " + port + " > answer.txt; cat answer.txt"))
                         .block(WAIT)
                         .stdout();
                 assertThat(answer).isEqualTo("echo: from the sandbox\n");

@@ -90,7 +90,8 @@ public class AgentSessionState {
                                         && (x.code() == EADDRINUSE || x.code() == EACCES),
                                 e -> new InvalidArgumentException(
                                         "sandboxPort",
-                                        "cannot listen on port " + port + " in the sandbox: " + e.getMessage())));
+                                        "cannot listen on sandboxPort " + port + " in the sandbox: "
+                                                + e.getMessage())));
         // activity as this provider knows it without a round trip: its running commands, the agent-held processes
         // and PTYs it has handles to (ones started by another provider instance count there), its open port
         // connections
