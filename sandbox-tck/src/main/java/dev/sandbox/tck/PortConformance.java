@@ -213,7 +213,14 @@ public interface PortConformance extends ConformanceBase {
             PortForward f = s.ports().forward(port).block(WAIT);
             try {
                 long deadline = System.nanoTime() + WAIT.toNanos();
-                while (!get(f, "/f0.txt").endsWith("\r\n\r\n" + body(0))) {
+                for (; ; ) {
+                    try {
+                        if (get(f, "/f0.txt").endsWith("\r\n\r\n" + body(0))) {
+                            break;
+                        }
+                    } catch (IOException e) {
+                        // httpd not listening yet: the forward reset the connection
+                    }
                     assertThat(System.nanoTime())
                             .as("httpd answers through the forward")
                             .isLessThan(deadline);

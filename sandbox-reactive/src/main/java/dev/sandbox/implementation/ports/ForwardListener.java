@@ -40,6 +40,8 @@ final class ForwardListener implements PortForward, OpenForward {
     private static final long ACCEPT_END_MS = 2000;
 
     private volatile Thread acceptor;
+    /** Counted down once the first close is done. */
+    private final java.util.concurrent.CountDownLatch closedDone = new java.util.concurrent.CountDownLatch(1);
 
     private ForwardListener(
             PortForwardOptions options,
@@ -151,12 +153,32 @@ final class ForwardListener implements PortForward, OpenForward {
         }
     }
 
-    /** Closes the listening socket and every connection; on the caller's thread (blocks briefly). */
+    /**
+     * Closes the listening socket and every connection; on the caller's thread (blocks briefly). A second caller
+     * returns once the first one's close is done (at most {@value #ACCEPT_END_MS} ms more), so that whoever closes
+     * sees the port refuse connections.
+     */
     @Override
     public void closeNow() {
         if (!open.compareAndSet(true, false)) {
+            try {
+                if (!closedDone.await(ACCEPT_END_MS * 2, java.util.concurrent.TimeUnit.MILLISECONDS)) {
+                    LOG.warn("{}: another close did not finish within {} ms", what, ACCEPT_END_MS * 2);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
             return;
         }
+        try {
+            closing();
+        } finally {
+            closedDone.countDown();
+        }
+        onClosed.accept(this);
+    }
+
+    private void closing() {
         try {
             server.close();
         } catch (IOException e) {
@@ -177,7 +199,6 @@ final class ForwardListener implements PortForward, OpenForward {
         for (TunnelRelay r : relays) {
             r.abort();
         }
-        onClosed.accept(this);
     }
 
     @Override
