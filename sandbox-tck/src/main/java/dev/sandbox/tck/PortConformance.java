@@ -45,8 +45,12 @@ import reactor.core.publisher.Flux;
  */
 public interface PortConformance extends ConformanceBase {
 
-    /** Connections at once in {@link #manyConnectionsAtOnceEachGetTheirOwnBytesBack()}. */
-    int CONNECTIONS = 100;
+    /**
+     * Connections at once in {@link #manyConnectionsAtOnceEachGetTheirOwnBytesBack()}. Not more: with 100 one connection
+     * was reset in 1 of 2 runs on gVisor (the sandbox refused the agent's connect while busybox httpd's listen queue
+     * was full, and the forward resets a refused connection); on runc 100 passed.
+     */
+    int CONNECTIONS = 50;
 
     /** A port for the sandbox's server: random, so that local sessions, which share the host's ports, rarely meet. */
     private static int serverPort() {
