@@ -61,6 +61,34 @@ class PortClientTest {
     }
 
     @Test
+    void aHostServiceIsReachedFromTheSessionThroughAReverseForward() throws Exception {
+        try (java.net.ServerSocket service =
+                        new java.net.ServerSocket(0, 5, java.net.InetAddress.getLoopbackAddress());
+                SandboxClient client = SandboxClient.local()) {
+            Thread.ofVirtual().start(() -> {
+                try (Socket c = service.accept()) {
+                    c.getOutputStream()
+                            .write("hello from the host\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+                } catch (IOException e) {
+                    // the test failed elsewhere
+                }
+            });
+            int port = ThreadLocalRandom.current().nextInt(30_000, 40_000);
+            PortClient.Reverse r;
+            try (PortClient.Reverse open =
+                    client.ports().reverse(port, (java.net.InetSocketAddress) service.getLocalSocketAddress())) {
+                r = open;
+                assertThat(open.isOpen()).isTrue();
+                String got = client.process()
+                        .run(ExecOptions.shell("busybox nc 127.0.0.1 " + port + " </dev/null"))
+                        .stdout();
+                assertThat(got).isEqualTo("hello from the host\n");
+            }
+            assertThat(r.isOpen()).isFalse();
+        }
+    }
+
+    @Test
     void aClosedClientOpensNoForward() {
         SandboxClient client = SandboxClient.local();
         client.close();
