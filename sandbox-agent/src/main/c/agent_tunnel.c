@@ -1,6 +1,7 @@
 /*
  * agent_tunnel.c: CONNECT (PROTOCOL.md "CONNECT"), a TCP connection from the agent to 127.0.0.1:port carried on a
  * stream: the way the host reaches a server in a sandbox that has no network.
+ * LISTEN's accepted connections (agent_listen.c) are the same streams from their ACCEPTED on (tunnel_accepted).
  *
  * The socket connects without blocking the loop: its completion is an epoll event (SO_ERROR tells how it went), and
  * one still connecting after CONNECT_TIMEOUT_MS is ended by tunnel_expire, which the loop's timers call (the

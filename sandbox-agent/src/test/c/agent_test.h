@@ -14,7 +14,8 @@
  *                        SIGTERM, process 1 of a PID namespace
  *   test_agent_files.c   file operations and watches through the protocol
  *   test_tunnel.c        CONNECT: TCP connections to a listener of the test, credit both ways, errors, a flood
- *   test_listen.c        LISTEN: the agent's listener, ACCEPTED streams, max_conns, CLOSE, errors, idle, a flood
+ *   test_listen.c        LISTEN: the agent's listener, ACCEPTED streams, max_conns, CLOSE, errors, idle, a flood,
+ *                        an unread connection
  *
  * Adding a test file (say test_x.c):
  *   1. write `void t_x(void)` in test_x.c, including this header; keep its own helpers `static`;

@@ -12,7 +12,9 @@
  *   with a ".." component and a symlink target that is absolute or holds ".." are refused (EACCES), so nothing the
  *   input names can reach outside it;
  * - a CONNECT dials nothing: connect to an AF_INET address is refused or gets one end of a socketpair whose other end
- *   echoes (see __wrap_connect).
+ *   echoes (see __wrap_connect);
+ * - a LISTEN listens on no port: bind, listen and accept4 on an AF_INET socket are stubs whose connections are
+ *   socketpairs with echoing peers, a few per listener (see __wrap_bind).
  * Checked on the way: the agent sends no stream more than the input credited it.
  * After each input: no connection, stream, task, process or file descriptor is left over (a leak is a crash).
  *
@@ -217,6 +219,74 @@ static void close_peers(void) {
     while (npeers > 0) close(peers[--npeers]);
 }
 
+/* LISTEN binds no port. By the port asked for: odd is EADDRINUSE; even puts in place of the socket one end of a
+ * socketpair that is readable for good (a byte, then its peer's end), so epoll reports connections waiting, and
+ * accept4 on it gives (port / 2) % 8 connections, then EAGAIN: each one end of a socketpair whose other end is a peer
+ * as CONNECT's (echoing; closed at once when port & 16), while MAX_PEERS allow. Other families pass. */
+#define MAX_FAKE_LISTENERS 32
+static struct {
+    int fd, left;
+    uint16_t port;
+} fakes[MAX_FAKE_LISTENERS];
+static int nfakes;
+
+static int fake_of(int fd) {
+    for (int i = 0; i < nfakes; i++)
+        if (fakes[i].fd == fd) return i;
+    return -1;
+}
+
+int __real_bind(int fd, const struct sockaddr *addr, socklen_t len);
+int __wrap_bind(int fd, const struct sockaddr *addr, socklen_t len);
+int __wrap_bind(int fd, const struct sockaddr *addr, socklen_t len) {
+    if (addr->sa_family != AF_INET) return __real_bind(fd, addr, len);
+    uint16_t port = ntohs(((const struct sockaddr_in *)addr)->sin_port);
+    int i = fake_of(fd), sv[2];
+    if (i < 0 && nfakes == MAX_FAKE_LISTENERS) {
+        errno = EADDRINUSE; /* stale entries are dropped after each input */
+        return -1;
+    }
+    if (port % 2 || socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) < 0) {
+        errno = EADDRINUSE;
+        return -1;
+    }
+    if (dup3(sv[0], fd, O_CLOEXEC) < 0) fail("dup3");
+    close(sv[0]);
+    if (write(sv[1], "c", 1) != 1) fail("write");
+    close(sv[1]);
+    if (i < 0) i = nfakes++;
+    fakes[i].fd = fd;
+    fakes[i].port = port;
+    fakes[i].left = (port / 2) % 8;
+    return 0;
+}
+
+int __real_listen(int fd, int backlog);
+int __wrap_listen(int fd, int backlog);
+int __wrap_listen(int fd, int backlog) { return fake_of(fd) >= 0 ? 0 : __real_listen(fd, backlog); }
+
+int __real_accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags);
+int __wrap_accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags);
+int __wrap_accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags) {
+    int i = fake_of(fd), sv[2];
+    if (i < 0) return __real_accept4(fd, addr, len, flags);
+    if (fakes[i].left == 0 || npeers == MAX_PEERS
+        || socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) < 0) {
+        errno = EAGAIN;
+        return -1;
+    }
+    fakes[i].left--;
+    if (fakes[i].port & 16) close(sv[1]);
+    else peers[npeers++] = sv[1];
+    struct sockaddr_in peer = {.sin_family = AF_INET, .sin_port = htons((uint16_t)(40000 + fakes[i].left)),
+                               .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    if (addr && len) {
+        memcpy(addr, &peer, *len < sizeof peer ? *len : sizeof peer);
+        *len = sizeof peer;
+    }
+    return sv[0];
+}
+
 /* ---------- set-up and clean-up ---------- */
 
 static int count_fds(void) {
@@ -281,6 +351,11 @@ static void on_event(struct epoll_event *e) {
     if (t->kind == EV_TUNNEL) {
         struct stream *s = t->obj;
         if (!s->dead) tunnel_event(s, e->events);
+        return;
+    }
+    if (t->kind == EV_TCP_LISTEN) {
+        struct stream *s = t->obj;
+        if (!s->dead) listen_event(s);
         return;
     }
     struct conn *c = t->obj;
@@ -391,6 +466,7 @@ static void grant_frame(uint8_t type, uint32_t id, const uint8_t *p, size_t n) {
     case T_SPAWN: rd_u32(&r), rd_u16(&r), rd_u16(&r); break;
     case T_ATTACH: rd_str(&r, &len), rd_u64(&r), rd_u64(&r), rd_u8(&r); break;
     case T_CONNECT: rd_u16(&r); break;
+    case T_LISTEN: rd_u16(&r); break; /* its credit: every connection's (see spend) */
     case T_CREDIT: {
         uint8_t fd = rd_u8(&r);
         credit = rd_u32(&r);
@@ -419,8 +495,15 @@ static void grant_all(const uint8_t *d, size_t size) {
 
 /* An agent frame's payload of n bytes (first its first byte) spends credit: OUTPUT its bytes on its fd, DATA, ENTRY,
  * EVENT and PROC their whole payload on fd 0. */
-static void spend(uint8_t type, uint32_t id, uint8_t first, uint64_t n) {
+static void spend(uint8_t type, uint32_t id, uint8_t first, uint64_t n, const uint8_t *head) {
     int fd;
+    if (type == A_ACCEPTED) { /* a new agent stream: the credit of its LISTEN, which named it in head */
+        if (n != 10) fail("an ACCEPTED frame that is not 10 bytes");
+        if (id < 0x80000000u) fail("ACCEPTED on a client's stream id");
+        uint32_t listener = (uint32_t)head[0] << 24 | (uint32_t)head[1] << 16 | (uint32_t)head[2] << 8 | head[3];
+        grant_of(id)->granted[0] += grant_of(listener)->granted[0];
+        return;
+    }
     if (type == A_OUTPUT) {
         if (n < 9 || first < 1 || first > 2) fail("an OUTPUT frame without fd and offset");
         fd = first, n -= 9;
@@ -445,12 +528,13 @@ struct reader {
     size_t got;     /* header bytes had, or 9 while in a payload */
     uint64_t len, left; /* the payload's length, and its bytes still to come */
     uint8_t first;  /* the payload's first byte */
+    uint8_t head[4]; /* its first 4 bytes (ACCEPTED's listener) */
     uint64_t frames;
 };
 
 static void frame_done(struct reader *rb) {
     uint32_t id = (uint32_t)rb->hdr[5] << 24 | (uint32_t)rb->hdr[6] << 16 | (uint32_t)rb->hdr[7] << 8 | rb->hdr[8];
-    spend(rb->hdr[4], id, rb->first, rb->len);
+    spend(rb->hdr[4], id, rb->first, rb->len, rb->head);
     rb->got = 0;
     rb->frames++;
 }
@@ -469,11 +553,13 @@ static void read_back(struct reader *rb, const uint8_t *b, size_t n) {
                                    (unsigned)rb->hdr[5] << 24 | rb->hdr[6] << 16 | rb->hdr[7] << 8 | rb->hdr[8],
                                    (unsigned)rb->left);
                 rb->first = 0;
+                memset(rb->head, 0, sizeof rb->head);
                 if (rb->left == 0) frame_done(rb);
             }
         } else {
             if (rb->left == rb->len) rb->first = *b;
-            size_t k = n < rb->left ? n : (size_t)rb->left;
+            size_t k = n < rb->left ? n : (size_t)rb->left, at = (size_t)(rb->len - rb->left);
+            for (size_t j = 0; j < k && at + j < sizeof rb->head; j++) rb->head[at + j] = b[j];
             b += k, n -= k, rb->left -= k;
             if (rb->left == 0) frame_done(rb);
         }
@@ -550,8 +636,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (out_r != sv[1]) close(out_r);
     close(sv[1]);
     close_peers();
+    nfakes = 0;
     end_processes();
-    if (G.conns || G.rq_head || G.rq_len || G.dirty || G.procs || G.nbg || G.dial_head)
+    if (G.conns || G.rq_head || G.rq_len || G.dirty || G.procs || G.nbg || G.dial_head || G.tunnels)
         fail("state left over after the connection");
     grants_free();
     G.deadline_ms = G.idle_ms = 0; /* TIMERS */

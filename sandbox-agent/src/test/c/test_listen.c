@@ -5,6 +5,7 @@
  */
 #include "agent_test.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -359,6 +360,76 @@ static void flood(void) {
     stop_agent(&a);
 }
 
+static int count_fds(pid_t pid) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/fd", (int)pid);
+    DIR *d = opendir(path);
+    CHECK(d, "%s", path);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+/* A client that does not read its connection: once the agent's output queue is full it accepts no more connections
+ * (its fds do not grow while 100 more wait in the backlog); when the client reads again every one is accepted. */
+static void unread(void) {
+    enum { FIRST = 64, MORE = 100 };
+    struct agent a = start_stdio();
+    int small = 4096;
+    setsockopt(a.fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+    hello(a.fd);
+    struct frame *f = malloc(sizeof *f);
+    uint16_t port = free_port();
+    tlisten(a.fd, 1, port, 1 << 20, 1024);
+    expect_listening(a.fd, 1, f);
+    static int s[FIRST + MORE];
+    static uint8_t chunk[65536];
+    uint64_t written = 0;
+    for (int i = 0; i < FIRST; i++) {
+        s[i] = tcp_connect(port, NULL);
+        CHECK(s[i] >= 0, "connect %d: %s", i, strerror(errno));
+        next_frame(a.fd, f);
+        CHECK(f->type == A_ACCEPTED && f->stream == AGENT_ID + (uint32_t)i, "0x%02x on %u", f->type, f->stream);
+    }
+    for (int i = 0; i < FIRST; i++) { /* 4 MiB for a client that reads nothing */
+        fcntl(s[i], F_SETFL, O_NONBLOCK);
+        ssize_t k = write(s[i], chunk, sizeof chunk);
+        if (k > 0) written += (uint64_t)k;
+    }
+    sleep_ms(300);
+    int fds0 = count_fds(a.pid);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    for (int i = FIRST; i < FIRST + MORE; i++) {
+        s[i] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        CHECK(s[i] >= 0, "socket");
+        CHECK(connect(s[i], (struct sockaddr *)&sa, sizeof sa) == 0 || errno == EINPROGRESS, "connect: %s",
+              strerror(errno));
+    }
+    sleep_ms(500);
+    int fds1 = count_fds(a.pid);
+    printf("  %llu bytes written to a client that reads nothing: agent fds %d, then %d with %d more connecting\n",
+           (unsigned long long)written, fds0, fds1, MORE);
+    CHECK(fds1 == fds0, "the agent accepted while its output queue was full: %d fds, then %d", fds0, fds1);
+    uint64_t got = 0;
+    int accepted = FIRST;
+    while (accepted < FIRST + MORE || got < written) {
+        next_frame(a.fd, f);
+        if (f->type == A_ACCEPTED) {
+            CHECK(f->stream == AGENT_ID + (uint32_t)accepted, "ACCEPTED on %u, expected %u", f->stream,
+                  AGENT_ID + (uint32_t)accepted);
+            accepted++;
+        } else {
+            CHECK(f->type == A_DATA && f->stream - AGENT_ID < FIRST, "0x%02x on %u", f->type, f->stream);
+            got += f->len;
+        }
+    }
+    CHECK(got == written, "%llu bytes came of %llu", (unsigned long long)got, (unsigned long long)written);
+    for (int i = 0; i < FIRST + MORE; i++) close(s[i]);
+    free(f);
+    stop_agent(&a);
+}
+
 void t_listen(void) {
     const char *base = current;
     struct {
@@ -366,7 +437,8 @@ void t_listen(void) {
         void (*fn)(void);
     } parts[] = {{"listen: 1 MiB round trip", roundtrip}, {"listen: max_conns", max_conns},
                  {"listen: CLOSE", close_listener}, {"listen: errors", errors}, {"listen: idle", idle},
-                 {"listen: 500 connections", flood}};
+                 {"listen: 500 connections", flood},
+                 {"listen: unread connection", unread}};
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
         current = parts[i].name;
         int64_t t0 = mono_ms();

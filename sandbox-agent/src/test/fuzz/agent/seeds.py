@@ -86,6 +86,27 @@ SEEDS.update({
                     + b"".join(frame(0x11, 1 + 2 * i, b"ping") for i in range(70)),
 })
 
+# LISTEN (0x34): fuzz_agent's bind refuses odd ports (EADDRINUSE); an even port's listener gives (port / 2) % 8
+# connections, socketpairs with echoing peers (closed at once when port & 16), on agent ids 2^31, 2^31 + 1, ...
+def listen(sid, port, credit, max_conns):
+    return frame(0x34, sid, struct.pack(">HIH", port, credit, max_conns))
+
+
+A = 0x80000000
+SEEDS.update({
+    "listen-echo": HELLO + listen(1, 14, 100, 2) + frame(0x02, 0, struct.pack(">Q", 1)) + frame(0x11, A, b"hello")
+                   + frame(0x15, A, struct.pack(">BI", 0, 50)) + frame(0x12, A + 1) + frame(0x02, 0, struct.pack(">Q", 2))
+                   + frame(0x11, A + 1, b"x" * 65536),
+    "listen-close": HELLO + listen(1, 12, 0, 8) + frame(0x02, 0, struct.pack(">Q", 1)) + frame(0x1F, 1)
+                    + frame(0x11, A + 2, b"after the listener") + frame(0x1F, A + 3) + listen(3, 12, 10, 1)
+                    + frame(0x15, A + 6, struct.pack(">BI", 0, 4096)),
+    "listen-errors": HELLO + listen(1, 3, 10, 4) + listen(3, 0, 10, 4) + listen(5, 4, 10, 0) + listen(7, 4, 10, 1025)
+                     + frame(0x11, A + 9, b"unknown") + frame(0x23, A + 5, s("/")),
+    "listen-peer-closed": HELLO + listen(1, 30, 1000, 1024) + frame(0x02, 0, struct.pack(">Q", 1))
+                          + b"".join(frame(0x11, A + i, b"y" * 100) + frame(0x12, A + i) for i in range(7))
+                          + listen(3, 28, 0, 3),
+})
+
 # the first byte HANDOFF (0xFD): the rest goes through the pipes a relay hands over
 SEEDS["handoff-cat"] = b"\xfd" + SEEDS["spawn-cat-stdin"]
 SEEDS["handoff-files"] = b"\xfd" + SEEDS["files"]
