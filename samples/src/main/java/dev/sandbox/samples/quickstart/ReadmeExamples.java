@@ -165,7 +165,8 @@ public final class ReadmeExamples {
                     .build();
             try (HttpClient http = HttpClient.newHttpClient()) {
                 // a server that has not started yet answers nothing: the forward closes that connection
-                String page = Mono.fromCallable(() -> http.send(get, HttpResponse.BodyHandlers.ofString()).body())
+                String page = Mono.fromCallable(() -> http.send(get, HttpResponse.BodyHandlers.ofString())
+                                .body())
                         .retryWhen(Retry.fixedDelay(50, Duration.ofMillis(100)))
                         .block(Duration.ofSeconds(10));
                 System.out.println(page); // hello
