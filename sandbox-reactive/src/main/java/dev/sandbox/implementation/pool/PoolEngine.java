@@ -144,15 +144,28 @@ public final class PoolEngine {
                 .onErrorResume(e -> Mono.empty());
     }
 
+    /**
+     * One acquire's subscription: its place in the queue while it waits, and whether its caller cancelled. A session
+     * handed to a sink whose caller cancels at that very moment can be dropped by {@code MonoCreate} without the
+     * discard hook (it checks the cancel's state before the cancel marks the sink disposed), so {@link #hand} gives
+     * back a session its caller cancelled and never received.
+     */
+    private static final class Acquisition extends AtomicReference<Waiter> {
+        private static final long serialVersionUID = 1L;
+
+        /** The caller cancelled (set before the cancel reaches the sink). */
+        volatile boolean cancelled;
+    }
+
     /** One caller waiting for a session. */
     private static final class Waiter {
         final MonoSink<SandboxSession> sink;
         final Claim claim;
-        final AtomicReference<Waiter> queued;
+        final Acquisition queued;
         Disposable timer;
         boolean done;
 
-        Waiter(MonoSink<SandboxSession> sink, Claim claim, AtomicReference<Waiter> queued) {
+        Waiter(MonoSink<SandboxSession> sink, Claim claim, Acquisition queued) {
             this.sink = sink;
             this.claim = claim;
             this.queued = queued;
@@ -166,26 +179,31 @@ public final class PoolEngine {
      * @return the customised session
      */
     public Mono<SandboxSession> acquire(Claim claim) {
-        return Mono.<SandboxSession>create(sink -> {
-                    AtomicReference<Waiter> queued = new AtomicReference<>();
-                    sink.onCancel(() -> {
-                        Waiter w = queued.get();
-                        if (w != null) {
-                            cancel(w);
-                        }
-                    });
-                    admit(claim, sink, queued, 0);
-                })
-                // a caller that cancelled while its session was being customised never sees it: given back
-                .doOnDiscard(
-                        PooledSession.class,
-                        p -> p.destroy()
-                                .subscribe(
-                                        null, e -> LOG.debug("cannot give back session {}: {}", p.id(), e.toString())));
+        return Mono.defer(() -> {
+            Acquisition acquisition = new Acquisition();
+            return Mono.<SandboxSession>create(sink -> {
+                        sink.onCancel(() -> {
+                            Waiter w = acquisition.get();
+                            if (w != null) {
+                                cancel(w);
+                            }
+                        });
+                        admit(claim, sink, acquisition, 0);
+                    })
+                    .doOnNext(s -> ((PooledSession) s).delivered())
+                    // before the cancel reaches the sink: hand sees it whatever the sink did with the session
+                    .doOnCancel(() -> acquisition.cancelled = true)
+                    // a caller that cancelled while its session was being customised never sees it: given back
+                    .doOnDiscard(PooledSession.class, PoolEngine::giveBack);
+        });
+    }
+
+    private static void giveBack(PooledSession p) {
+        p.destroy().subscribe(null, e -> LOG.debug("cannot give back session {}: {}", p.id(), e.toString()));
     }
 
     /** A warm session at once, else a place in the queue, else the refusal; {@code attempt} counts dead warm ones. */
-    private void admit(Claim claim, MonoSink<SandboxSession> sink, AtomicReference<Waiter> queued, int attempt) {
+    private void admit(Claim claim, MonoSink<SandboxSession> sink, Acquisition queued, int attempt) {
         SandboxSession now = null;
         RuntimeException refused = null;
         synchronized (lock) {
@@ -256,11 +274,7 @@ public final class PoolEngine {
      * given back and the caller served again, twice at most; any other failure of the claim fails the caller.
      */
     private void hand(
-            SandboxSession session,
-            Claim claim,
-            MonoSink<SandboxSession> sink,
-            AtomicReference<Waiter> queued,
-            int attempt) {
+            SandboxSession session, Claim claim, MonoSink<SandboxSession> sink, Acquisition queued, int attempt) {
         PooledSession pooled = new PooledSession(session, claim, this::release);
         customise(session, claim)
                 .subscribe(
@@ -275,7 +289,12 @@ public final class PoolEngine {
                                 sink.error(e);
                             }
                         },
-                        () -> sink.success(pooled));
+                        () -> {
+                            sink.success(pooled);
+                            if (queued.cancelled && !pooled.isDelivered()) {
+                                giveBack(pooled); // dropped by a cancel racing the success (idempotent)
+                            }
+                        });
     }
 
     private Mono<Void> customise(SandboxSession session, Claim claim) {

@@ -33,6 +33,7 @@ public final class PooledSession implements SandboxSession, Wrapped<SandboxSessi
     private final Claim claim;
     private final Function<SandboxSession, Mono<Void>> release;
     private final AtomicBoolean released = new AtomicBoolean();
+    private volatile boolean delivered;
 
     /**
      * Wraps a claimed session.
@@ -45,6 +46,20 @@ public final class PooledSession implements SandboxSession, Wrapped<SandboxSessi
         this.inner = inner;
         this.claim = claim;
         this.release = release;
+    }
+
+    /** The caller received this session (its acquire emitted it). */
+    public void delivered() {
+        delivered = true;
+    }
+
+    /**
+     * Whether the caller received this session.
+     *
+     * @return true once its acquire emitted it
+     */
+    public boolean isDelivered() {
+        return delivered;
     }
 
     private ExecOptions apply(ExecOptions options) {
