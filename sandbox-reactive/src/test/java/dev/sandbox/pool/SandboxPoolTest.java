@@ -253,9 +253,16 @@ class SandboxPoolTest {
             await("four warm", () -> pool.stats().warm() == 4);
             byte[] big = new byte[4 << 20]; // a claim that takes a moment to apply
             for (int i = 0; i < 4; i++) {
+                // cancelled as soon as subscribed, before the session can arrive: a `.subscribe().dispose()` lost
+                // the race on a loaded machine, the customisation ended first and the caller owned the session
                 pool.acquire(Claim.defaults().withFile("in/big-" + i, big))
-                        .subscribe()
-                        .dispose();
+                        .subscribe(new reactor.core.publisher.BaseSubscriber<SandboxSession>() {
+                            @Override
+                            protected void hookOnSubscribe(org.reactivestreams.Subscription s) {
+                                s.request(1);
+                                dispose();
+                            }
+                        });
             }
             try {
                 await(
