@@ -55,6 +55,23 @@ class LocalProviderTest {
     }
 
     @Test
+    void destroyKillsWhatItsCommandsLeftRunningInTheBackground() throws Exception {
+        SandboxSession s = session();
+        // a shell that leaves a process behind it and exits: no command of the session runs any more
+        s.run(ExecOptions.shell("sleep 300 </dev/null >/dev/null 2>&1 & echo $! > bg.pid"))
+                .block(WAIT);
+        long pid =
+                Long.parseLong(new String(s.files().readAllBytes("bg.pid", 64).block(WAIT)).trim());
+        ProcessHandle left = ProcessHandle.of(pid).orElseThrow();
+        assertThat(left.isAlive()).isTrue();
+        s.destroy().block(WAIT);
+        left.onExit().get(10, java.util.concurrent.TimeUnit.SECONDS);
+        assertThat(left.isAlive())
+                .as("the background process of a destroyed session")
+                .isFalse();
+    }
+
+    @Test
     void usesTheNativeLauncherOnLinux() {
         assertThat(provider.processLauncher()).isEqualTo("native-epoll");
         SandboxSession s = session();

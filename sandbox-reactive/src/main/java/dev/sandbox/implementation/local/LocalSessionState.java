@@ -28,6 +28,8 @@ import java.util.stream.Stream;
 
 /** One local session, shared by every handle attached to it. Internal: not part of the public API. */
 public final class LocalSessionState {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(LocalSessionState.class);
+
     /** The session's id. */
     public final String id;
 
@@ -275,6 +277,11 @@ public final class LocalSessionState {
             ending = reason;
             try {
                 runner.killAll(() -> new dev.sandbox.SessionClosedException(id, reason));
+                // and what its commands left behind them (`server &` in a shell that exited): they carry its marker
+                int left = SessionRecords.killMarked(java.util.Set.of(id)).getOrDefault(id, 0);
+                if (left > 0) {
+                    LOG.debug("session {}: killed {} processes its commands left running", id, left);
+                }
                 if (ownsWorkdir) {
                     deleteTree(workdir);
                 }

@@ -343,8 +343,14 @@ public final class SessionRecords {
         return null;
     }
 
-    /** Kills every process that carries one of the sessions' markers; returns how many per session. */
-    private static Map<String, Integer> killMarked(Set<String> ids) {
+    /**
+     * Kills every process that carries one of the sessions' markers (a dead owner's sessions, or a session being
+     * destroyed: what its commands left running in the background); returns how many per session.
+     *
+     * @param ids the sessions
+     * @return the processes killed, per session
+     */
+    static Map<String, Integer> killMarked(Set<String> ids) {
         Map<String, Integer> counts = new HashMap<>();
         long self = ProcessHandle.current().pid();
         long ownGroup = processGroup(self);
