@@ -1,20 +1,13 @@
 package dev.sandbox.implementation.local;
 
-import dev.sandbox.BackendException;
 import dev.sandbox.FileEvent;
 import dev.sandbox.FileOperationException;
 import dev.sandbox.implementation.files.LocalFileIo;
 import java.io.IOException;
-import java.nio.file.ClosedWatchServiceException;
 import java.nio.file.DirectoryStream;
-import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.StandardWatchEventKinds;
-import java.nio.file.WatchEvent;
-import java.nio.file.WatchKey;
-import java.nio.file.WatchService;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -28,14 +21,14 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.FluxSink;
-import reactor.core.scheduler.Schedulers;
 
 /**
- * One {@link WatchService} for all watches of a provider, and one daemon thread that dispatches its events to the
- * subscribers of each watched directory. Internal: not part of the public API.
+ * One inotify instance ({@link Inotify}) for all watches of a provider, and one daemon thread that reads it and
+ * dispatches its events, in the kernel's order, to the subscribers of each watched directory. Internal: not part of
+ * the public API.
  *
- * <p>Each subscription emits {@link FileEvent.Kind#READY} first, once its directories are registered (the JDK's
- * Linux watch service adds its inotify watch before {@code register} returns). It hides the SDK's temporary files
+ * <p>Each subscription emits {@link FileEvent.Kind#READY} first, once its directories are registered (the inotify
+ * watch exists when {@code register} returns). It hides the SDK's temporary files
  * ({@link LocalFileIo#TEMP_PREFIX}); the rename of one onto its target (a delete of the temporary name followed at once
  * by a create in the same directory) is one {@code MODIFIED} or {@code CREATED} of the target, by the temporary name's
  * marker letter, as the Docker agent does. A recursive subscription registers each subdirectory (not following links)
@@ -56,9 +49,8 @@ public final class LocalWatcher implements AutoCloseable {
     /** Paths a recursive watch remembers as reported by a scan. */
     static final int MAX_SCANNED = 4096;
 
-    private final Map<WatchKey, Set<Subscription>> byKey = new HashMap<>(); // guarded by this
-    private WatchService service; // guarded by this
-    private Thread dispatcher; // guarded by this
+    private final Map<Integer, Set<Subscription>> byWd = new HashMap<>(); // guarded by this
+    private Inotify inotify; // guarded by this
 
     /** A watcher with no watch yet; its service and thread start with the first watch. */
     public LocalWatcher() {}
@@ -84,8 +76,7 @@ public final class LocalWatcher implements AutoCloseable {
                 Sys.close(fd);
             }
             sink.onRequest(n -> sub.drain());
-            // cancelling a key waits for the watch service's own thread: never on the subscriber's thread
-            sink.onDispose(() -> Schedulers.boundedElastic().schedule(sub::close));
+            sink.onDispose(sub::close);
             if (recursive && !sub.addTree(rel, 0, false)) {
                 sink.error(new FileOperationException(
                         shownPath,
@@ -101,73 +92,67 @@ public final class LocalWatcher implements AutoCloseable {
 
     /**
      * Registers a directory for a subscription. Holding this lock throughout makes the dispatcher, which takes it to
-     * find a key's subscriptions, see the subscription and its directory before any event of the new key.
+     * find a watch's subscriptions, see the subscription and its directory before any event of the new watch, and
+     * keeps a watch from being removed by one subscription while another adds itself to it.
      */
     private synchronized void register(Path dir, Subscription sub, String rel) throws IOException {
-        if (service == null) {
-            service = FileSystems.getDefault().newWatchService();
-            WatchService s = service;
-            dispatcher = Thread.ofPlatform().daemon().name("sandbox-watch").start(() -> dispatch(s));
+        if (inotify == null) {
+            Inotify in = Inotify.open();
+            inotify = in;
+            Thread.ofPlatform().daemon().name("sandbox-watch").start(() -> in.readUntilClosed(e -> dispatch(e)));
         }
-        WatchKey key = dir.register(
-                service,
-                StandardWatchEventKinds.ENTRY_CREATE,
-                StandardWatchEventKinds.ENTRY_MODIFY,
-                StandardWatchEventKinds.ENTRY_DELETE);
-        byKey.computeIfAbsent(key, k -> ConcurrentHashMap.newKeySet()).add(sub);
-        sub.add(key, rel);
+        int wd = inotify.add(dir);
+        byWd.computeIfAbsent(wd, k -> ConcurrentHashMap.newKeySet()).add(sub);
+        sub.add(wd, rel);
     }
 
-    private synchronized void unregister(WatchKey key, Subscription sub) {
-        Set<Subscription> subs = byKey.get(key);
+    private synchronized void unregister(int wd, Subscription sub) {
+        Set<Subscription> subs = byWd.get(wd);
         if (subs != null && subs.remove(sub) && subs.isEmpty()) {
-            byKey.remove(key);
-            key.cancel();
+            byWd.remove(wd);
+            if (inotify != null) {
+                inotify.remove(wd);
+            }
         }
     }
 
-    private void dispatch(WatchService s) {
-        while (true) {
-            WatchKey key;
-            try {
-                key = s.take();
-            } catch (InterruptedException | ClosedWatchServiceException e) {
-                return;
-            }
-            Set<Subscription> subs;
+    /** One event, on the reading thread. */
+    private void dispatch(Inotify.Event event) {
+        if (event.is(Inotify.IN_Q_OVERFLOW)) { // the kernel's queue was full: events of every watch lost
+            List<Subscription> all;
             synchronized (this) {
-                Set<Subscription> current = byKey.get(key);
-                subs = current == null ? Set.of() : Set.copyOf(current);
+                all = byWd.values().stream().flatMap(Set::stream).distinct().toList();
             }
-            List<WatchEvent<?>> events = key.pollEvents();
-            for (Subscription sub : subs) {
-                try {
-                    sub.handle(key, events);
-                } catch (RuntimeException e) {
-                    sub.sink.error(e); // never lose the dispatcher thread to one subscription
-                }
+            all.forEach(Subscription::lost);
+            return;
+        }
+        Set<Subscription> subs;
+        synchronized (this) {
+            Set<Subscription> current = byWd.get(event.wd());
+            subs = current == null ? Set.of() : Set.copyOf(current);
+            if (event.is(Inotify.IN_IGNORED)) { // the directory is gone, or the watch was removed: it ended
+                byWd.remove(event.wd());
             }
-            if (!key.reset()) { // the directory is gone: its watch ended
-                synchronized (this) {
-                    byKey.remove(key);
+        }
+        for (Subscription sub : subs) {
+            try {
+                if (event.is(Inotify.IN_IGNORED)) {
+                    sub.forget(event.wd());
+                } else {
+                    sub.handle(event);
                 }
-                for (Subscription sub : subs) {
-                    sub.forget(key);
-                }
+            } catch (RuntimeException e) {
+                sub.sink.error(e); // never lose the dispatcher thread to one subscription
             }
         }
     }
 
     @Override
     public synchronized void close() {
-        if (service != null) {
-            try {
-                service.close();
-            } catch (IOException e) {
-                throw new BackendException("cannot close the file watcher", e);
-            }
-            dispatcher.interrupt();
-            service = null;
+        if (inotify != null) {
+            inotify.close();
+            inotify = null;
+            byWd.clear();
         }
     }
 
@@ -178,8 +163,8 @@ public final class LocalWatcher implements AutoCloseable {
         private final String rootRel;
         private final Path rootDir;
         private final boolean recursive;
-        private final Map<WatchKey, String> dirs = new HashMap<>(); // key -> rel; guarded by this
-        private final Map<WatchKey, Character> tempMoved = new HashMap<>(); // dispatcher thread only
+        private final Map<Integer, String> dirs = new HashMap<>(); // watch descriptor -> rel; guarded by this
+        private final Map<Integer, Character> tempMoved = new HashMap<>(); // dispatcher thread only
         private final Map<String, Object> scanned = new LinkedHashMap<>(); // path -> identity; dispatcher thread only
         private final Deque<FileEvent> queue = new ArrayDeque<>(); // guarded by itself
         private final AtomicInteger wip = new AtomicInteger();
@@ -196,25 +181,25 @@ public final class LocalWatcher implements AutoCloseable {
             queue.add(new FileEvent(FileEvent.Kind.READY, rootDir.toString()));
         }
 
-        synchronized void add(WatchKey key, String rel) {
+        synchronized void add(int wd, String rel) {
             if (closed) {
-                LocalWatcher.this.unregister(key, this);
+                LocalWatcher.this.unregister(wd, this);
             } else {
-                dirs.put(key, rel);
+                dirs.put(wd, rel);
             }
         }
 
-        synchronized String dir(WatchKey key) {
-            return dirs.get(key);
+        synchronized String dir(int wd) {
+            return dirs.get(wd);
         }
 
-        synchronized void forget(WatchKey key) {
-            dirs.remove(key);
+        synchronized void forget(int wd) {
+            dirs.remove(wd);
         }
 
         /** Stops watching a directory moved away or deleted, and everything below it. */
         void forgetTree(String rel) {
-            List<WatchKey> gone = new ArrayList<>();
+            List<Integer> gone = new ArrayList<>();
             synchronized (this) {
                 dirs.entrySet().removeIf(e -> {
                     boolean below = e.getValue().equals(rel) || e.getValue().startsWith(rel + "/");
@@ -224,20 +209,20 @@ public final class LocalWatcher implements AutoCloseable {
                     return below;
                 });
             }
-            for (WatchKey key : gone) {
-                LocalWatcher.this.unregister(key, this);
+            for (int wd : gone) {
+                LocalWatcher.this.unregister(wd, this);
             }
         }
 
         void close() {
-            List<WatchKey> keys;
+            List<Integer> wds;
             synchronized (this) {
                 closed = true;
-                keys = new ArrayList<>(dirs.keySet());
+                wds = new ArrayList<>(dirs.keySet());
                 dirs.clear();
             }
-            for (WatchKey key : keys) {
-                LocalWatcher.this.unregister(key, this);
+            for (int wd : wds) {
+                LocalWatcher.this.unregister(wd, this);
             }
         }
 
@@ -334,8 +319,8 @@ public final class LocalWatcher implements AutoCloseable {
 
         /**
          * Whether the create of a path is the one a scan reported already: the same file (inode and birth time, so
-         * that a reused inode is another file) still under that name, or the name gone again. The JDK reports a
-         * rename onto a name as a create too: a file renamed over a scanned name is another file, reported.
+         * that a reused inode is another file) still under that name, or the name gone again. A rename onto a
+         * name is a create too ({@code IN_MOVED_TO}): a file renamed over a scanned name is another file, reported.
          */
         private boolean seenByScan(String path, Path file) {
             Object was = scanned.remove(path);
@@ -369,56 +354,59 @@ public final class LocalWatcher implements AutoCloseable {
             return (int) below.chars().filter(c -> c == '/').count() + 1;
         }
 
-        void handle(WatchKey key, List<WatchEvent<?>> events) {
-            String rel = dir(key);
+        /** Events were lost (the kernel's queue overflowed): what a rename or a scan left pending is stale too. */
+        void lost() {
+            tempMoved.clear();
+            scanned.clear(); // deletes may be lost
+            overflow();
+        }
+
+        void handle(Inotify.Event event) {
+            String rel = dir(event.wd());
             if (rel == null) {
                 return; // forgotten, or not yet added
             }
+            boolean created = event.is(Inotify.IN_CREATE | Inotify.IN_MOVED_TO);
+            boolean deleted = event.is(Inotify.IN_DELETE | Inotify.IN_MOVED_FROM);
+            if (event.name().isEmpty() || !(created || deleted || event.is(Inotify.IN_MODIFY | Inotify.IN_ATTRIB))) {
+                return; // about the directory itself
+            }
             Path dir = root.display(rel);
-            for (WatchEvent<?> event : events) {
-                WatchEvent.Kind<?> kind = event.kind();
-                if (kind == StandardWatchEventKinds.OVERFLOW) {
-                    tempMoved.remove(key);
-                    scanned.clear(); // deletes may be lost
-                    overflow();
-                    continue;
+            String name = event.name();
+            Path path = dir.resolve(name);
+            String childRel = rel.isEmpty() ? name : rel + "/" + name;
+            Character marker = tempMoved.remove(event.wd());
+            if (LocalFileIo.isTempName(name) && !Files.isDirectory(path, LinkOption.NOFOLLOW_LINKS)) {
+                if (deleted) {
+                    // maybe renamed onto its target: the create of the target comes next in this directory
+                    tempMoved.put(event.wd(), LocalFileIo.markerOf(name));
                 }
-                String name = event.context().toString();
-                Path path = dir.resolve(name);
-                String childRel = rel.isEmpty() ? name : rel + "/" + name;
-                Character marker = tempMoved.remove(key);
-                if (LocalFileIo.isTempName(name) && !Files.isDirectory(path, LinkOption.NOFOLLOW_LINKS)) {
-                    if (kind == StandardWatchEventKinds.ENTRY_DELETE) {
-                        // maybe renamed onto its target: the create of the target comes next in this directory
-                        tempMoved.put(key, LocalFileIo.markerOf(name));
-                    }
-                    continue;
-                }
-                if (kind == StandardWatchEventKinds.ENTRY_CREATE) {
-                    if (marker != null && marker == LocalFileIo.OVERWRITE) {
-                        offer(new FileEvent(FileEvent.Kind.MODIFIED, path.toString()));
-                        continue;
-                    }
-                    if (!scanned.isEmpty() && seenByScan(path.toString(), path)) {
-                        continue; // reported (and, a directory, watched) by a scan already
-                    }
-                    offer(new FileEvent(FileEvent.Kind.CREATED, path.toString()));
-                    if (recursive && Files.isDirectory(path, LinkOption.NOFOLLOW_LINKS)) {
-                        if (!addDir(childRel, depthOf(childRel), true)) {
-                            overflow();
-                        }
-                    }
-                } else if (kind == StandardWatchEventKinds.ENTRY_DELETE) {
-                    if (!scanned.isEmpty()) {
-                        forgetScanned(path.toString());
-                    }
-                    offer(new FileEvent(FileEvent.Kind.DELETED, path.toString()));
-                    if (recursive) {
-                        forgetTree(childRel);
-                    }
-                } else {
+                return;
+            }
+            if (created) {
+                if (marker != null && marker == LocalFileIo.OVERWRITE) {
                     offer(new FileEvent(FileEvent.Kind.MODIFIED, path.toString()));
+                    return;
                 }
+                if (!scanned.isEmpty() && seenByScan(path.toString(), path)) {
+                    return; // reported (and, a directory, watched) by a scan already
+                }
+                offer(new FileEvent(FileEvent.Kind.CREATED, path.toString()));
+                if (recursive && Files.isDirectory(path, LinkOption.NOFOLLOW_LINKS)) {
+                    if (!addDir(childRel, depthOf(childRel), true)) {
+                        overflow();
+                    }
+                }
+            } else if (deleted) {
+                if (!scanned.isEmpty()) {
+                    forgetScanned(path.toString());
+                }
+                offer(new FileEvent(FileEvent.Kind.DELETED, path.toString()));
+                if (recursive) {
+                    forgetTree(childRel);
+                }
+            } else {
+                offer(new FileEvent(FileEvent.Kind.MODIFIED, path.toString()));
             }
         }
 

@@ -129,4 +129,16 @@ final class Sys {
     static native int getuid();
 
     static native int poll(Pointer fds, long nfds, int timeout);
+
+    static native long read(int fd, byte[] buf, long count);
+
+    static native long write(int fd, byte[] buf, long count);
+
+    static native int eventfd(int initval, int flags);
+
+    static native int inotify_init1(int flags);
+
+    static native int inotify_add_watch(int fd, byte[] path, int mask);
+
+    static native int inotify_rm_watch(int fd, int wd);
 }
