@@ -30,8 +30,8 @@ public final class SessionOptions {
     /** The longest session name, in characters: see {@link #withName(String)}. */
     public static final int MAX_NAME_LENGTH = 40;
 
-    private static final SessionOptions DEFAULTS =
-            new SessionOptions(null, Map.of(), Map.of(), Map.of(), DEFAULT_LIFETIME, null, false, null);
+    private static final SessionOptions DEFAULTS = new SessionOptions(
+            null, Map.of(), Map.of(), Map.of(), DEFAULT_LIFETIME, null, false, null, NetworkPolicy.none());
 
     private final @Nullable String workdir;
     private final Map<String, String> env;
@@ -41,6 +41,7 @@ public final class SessionOptions {
     private final @Nullable Duration idleTimeout;
     private final boolean lifetimeChosen;
     private final @Nullable String name;
+    private final NetworkPolicy network;
 
     private SessionOptions(
             @Nullable String workdir,
@@ -50,8 +51,10 @@ public final class SessionOptions {
             @Nullable Duration lifetime,
             @Nullable Duration idleTimeout,
             boolean lifetimeChosen,
-            @Nullable String name) {
+            @Nullable String name,
+            NetworkPolicy network) {
         this.name = name;
+        this.network = network;
         this.workdir = workdir;
         this.env = env;
         this.secrets = secrets;
@@ -78,7 +81,7 @@ public final class SessionOptions {
      * @return a copy with the workdir set
      */
     public SessionOptions withWorkdir(String workdir) {
-        return new SessionOptions(workdir, env, secrets, labels, lifetime, idleTimeout, lifetimeChosen, name);
+        return new SessionOptions(workdir, env, secrets, labels, lifetime, idleTimeout, lifetimeChosen, name, network);
     }
 
     /**
@@ -90,7 +93,15 @@ public final class SessionOptions {
      */
     public SessionOptions withEnv(String name, String value) {
         return new SessionOptions(
-                workdir, put(env, name, value), secrets, labels, lifetime, idleTimeout, lifetimeChosen, this.name);
+                workdir,
+                put(env, name, value),
+                secrets,
+                labels,
+                lifetime,
+                idleTimeout,
+                lifetimeChosen,
+                this.name,
+                network);
     }
 
     /**
@@ -104,7 +115,8 @@ public final class SessionOptions {
         for (Map.Entry<String, String> e : vars.entrySet()) {
             merged = put(merged, e.getKey(), e.getValue());
         }
-        return new SessionOptions(workdir, merged, secrets, labels, lifetime, idleTimeout, lifetimeChosen, name);
+        return new SessionOptions(
+                workdir, merged, secrets, labels, lifetime, idleTimeout, lifetimeChosen, name, network);
     }
 
     /**
@@ -116,7 +128,15 @@ public final class SessionOptions {
      */
     public SessionOptions withSecret(String name, String value) {
         return new SessionOptions(
-                workdir, env, put(secrets, name, value), labels, lifetime, idleTimeout, lifetimeChosen, this.name);
+                workdir,
+                env,
+                put(secrets, name, value),
+                labels,
+                lifetime,
+                idleTimeout,
+                lifetimeChosen,
+                this.name,
+                network);
     }
 
     /**
@@ -128,7 +148,7 @@ public final class SessionOptions {
      */
     public SessionOptions withLabel(String key, String value) {
         return new SessionOptions(
-                workdir, env, secrets, put(labels, key, value), lifetime, idleTimeout, lifetimeChosen, name);
+                workdir, env, secrets, put(labels, key, value), lifetime, idleTimeout, lifetimeChosen, name, network);
     }
 
     /**
@@ -141,7 +161,15 @@ public final class SessionOptions {
      */
     public SessionOptions withLifetime(Duration lifetime) {
         return new SessionOptions(
-                workdir, env, secrets, labels, Objects.requireNonNull(lifetime, "lifetime"), idleTimeout, true, name);
+                workdir,
+                env,
+                secrets,
+                labels,
+                Objects.requireNonNull(lifetime, "lifetime"),
+                idleTimeout,
+                true,
+                name,
+                network);
     }
 
     /**
@@ -150,7 +178,7 @@ public final class SessionOptions {
      * @return a copy without a lifetime limit
      */
     public SessionOptions withUnlimitedLifetime() {
-        return new SessionOptions(workdir, env, secrets, labels, null, idleTimeout, false, name);
+        return new SessionOptions(workdir, env, secrets, labels, null, idleTimeout, false, name, network);
     }
 
     /**
@@ -169,7 +197,8 @@ public final class SessionOptions {
                 lifetime,
                 Objects.requireNonNull(idleTimeout, "idleTimeout"),
                 lifetimeChosen,
-                name);
+                name,
+                network);
     }
 
     /**
@@ -293,7 +322,33 @@ public final class SessionOptions {
                 lifetime,
                 idleTimeout,
                 lifetimeChosen,
-                Objects.requireNonNull(name, "name"));
+                Objects.requireNonNull(name, "name"),
+                network);
+    }
+
+    /**
+     * Sets what the session's programs may reach on the network: {@link NetworkPolicy#none()} by default, or an
+     * allowlist served through the provider's egress proxy. A provider that cannot confine egress (the local
+     * provider, whose commands use the host's network) refuses an allowlist with {@link
+     * UnsupportedFeatureException} rather than ignoring it.
+     *
+     * @param network the policy
+     * @return a copy with the policy set
+     */
+    public SessionOptions withNetwork(NetworkPolicy network) {
+        Objects.requireNonNull(network, "network");
+        SessionOptions o = this;
+        return new SessionOptions(
+                o.workdir, o.env, o.secrets, o.labels, o.lifetime, o.idleTimeout, o.lifetimeChosen, o.name, network);
+    }
+
+    /**
+     * The session's network policy.
+     *
+     * @return the policy, {@link NetworkPolicy#none()} unless set
+     */
+    public NetworkPolicy network() {
+        return network;
     }
 
     /**
@@ -358,6 +413,7 @@ public final class SessionOptions {
     public String toString() {
         return "SessionOptions{" + (name == null ? "" : "name=" + name + ", ") + "workdir=" + workdir + ", env="
                 + env.keySet() + ", secrets=" + secrets.keySet() + ", labels=" + labels + ", lifetime=" + lifetime
-                + ", idleTimeout=" + idleTimeout + "}";
+                + ", idleTimeout=" + idleTimeout
+                + (network.mode() == NetworkPolicy.Mode.NONE ? "" : ", network=" + network) + "}";
     }
 }

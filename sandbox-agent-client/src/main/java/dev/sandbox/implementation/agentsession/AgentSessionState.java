@@ -1,22 +1,27 @@
 package dev.sandbox.implementation.agentsession;
 
 import dev.sandbox.InvalidArgumentException;
+import dev.sandbox.NetworkPolicy;
+import dev.sandbox.SandboxNetwork;
 import dev.sandbox.SessionClosedException;
 import dev.sandbox.SessionEndReason;
 import dev.sandbox.SessionInfo;
 import dev.sandbox.SessionTerminatedException;
 import dev.sandbox.implementation.agent.AgentErrnoException;
 import dev.sandbox.implementation.agent.AgentListener;
+import dev.sandbox.implementation.egress.EgressProxy;
 import dev.sandbox.implementation.exec.ExecRunner;
 import dev.sandbox.implementation.ports.Listener;
 import dev.sandbox.implementation.ports.PortForwards;
 import dev.sandbox.implementation.session.SessionTimers;
 import java.nio.ByteBuffer;
 import java.time.Instant;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.function.Consumer;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
 
 /**
  * One agent-backed session as a provider knows it, shared by every handle the provider gave out for it: what every
@@ -33,6 +38,17 @@ public class AgentSessionState {
     public final Instant createdAt;
     /** Known only to the provider instance that created or restored the session; empty otherwise. */
     public final Map<String, String> secrets;
+
+    /** How the provider listens in the sandbox: reverse forwards and the egress proxy. */
+    private final Listener listener;
+
+    /** The session's network: a proxy once {@link #startEgress} started one, no egress otherwise. */
+    private volatile SandboxNetwork network;
+
+    private volatile EgressProxy egress;
+
+    /** What every command gets on top of its own environment: the secrets, and the proxy's address once it runs. */
+    private volatile Map<String, String> commandEnv;
 
     /** The way into the sandbox: its agent. */
     public final SessionAgent agent;
@@ -78,20 +94,21 @@ public class AgentSessionState {
         this.labels = Map.copyOf(labels);
         this.createdAt = createdAt;
         this.secrets = Map.copyOf(secrets);
+        this.commandEnv = this.secrets;
+        this.network = SandboxNetwork.none("session " + id);
         this.agent = agent;
+        this.listener = (port, max, listening) -> agent.connection()
+                .flatMapMany(c -> c.net().listen(port, max, listening))
+                .map(AgentSessionState::incoming)
+                .onErrorMap(
+                        e -> e instanceof AgentErrnoException x && (x.code() == EADDRINUSE || x.code() == EACCES),
+                        e -> new InvalidArgumentException(
+                                "sandboxPort",
+                                "cannot listen on sandboxPort " + port + " in the sandbox: " + e.getMessage()));
         this.ports = new PortForwards(
                 "session " + id,
                 (port, toServer) -> agent.connection().flatMapMany(c -> c.net().connect(port, toServer)),
-                (port, max, listening) -> agent.connection()
-                        .flatMapMany(c -> c.net().listen(port, max, listening))
-                        .map(AgentSessionState::incoming)
-                        .onErrorMap(
-                                e -> e instanceof AgentErrnoException x
-                                        && (x.code() == EADDRINUSE || x.code() == EACCES),
-                                e -> new InvalidArgumentException(
-                                        "sandboxPort",
-                                        "cannot listen on sandboxPort " + port + " in the sandbox: "
-                                                + e.getMessage())));
+                listener);
         // activity as this provider knows it without a round trip: its running commands, the agent-held processes
         // and PTYs it has handles to (ones started by another provider instance count there), its open port
         // connections
@@ -125,6 +142,58 @@ public class AgentSessionState {
                 a.close();
             }
         };
+    }
+
+    /**
+     * Starts the session's egress proxy for an allowlist policy; nothing for {@link NetworkPolicy#none()}. Call once,
+     * before the session is handed out: commands started afterwards get the proxy's address.
+     *
+     * @param policy the policy the session was created with
+     * @return completes once the proxy listens in the sandbox
+     */
+    public Mono<Void> startEgress(NetworkPolicy policy) {
+        if (policy.mode() == NetworkPolicy.Mode.NONE) {
+            return Mono.empty();
+        }
+        return Mono.defer(() -> {
+            EgressProxy proxy = new EgressProxy("session " + id, listener, policy);
+            return proxy.start().doOnSuccess(x -> {
+                Map<String, String> env = new LinkedHashMap<>(proxy.env());
+                env.putAll(secrets);
+                egress = proxy;
+                network = proxy;
+                commandEnv = Map.copyOf(env);
+                if (destroyed()) {
+                    proxy.close();
+                }
+            });
+        });
+    }
+
+    /**
+     * The session's network.
+     *
+     * @return its proxy's view, or a network without egress
+     */
+    public SandboxNetwork network() {
+        return network;
+    }
+
+    /**
+     * The variables every command gets on top of its own environment: the secrets, and the egress proxy's address
+     * once it runs (a command's own environment wins over both).
+     *
+     * @return an unmodifiable map
+     */
+    public Map<String, String> commandEnv() {
+        return commandEnv;
+    }
+
+    private void closeEgress() {
+        EgressProxy p = egress;
+        if (p != null) {
+            p.close();
+        }
     }
 
     /**
@@ -224,6 +293,7 @@ public class AgentSessionState {
         processes.unwatchAll(() -> endError(reason));
         agent.ended(endError(endReason));
         ports.closeAll().subscribe();
+        closeEgress();
     }
 
     /**
@@ -237,6 +307,7 @@ public class AgentSessionState {
         runner.killAll(() -> new SessionClosedException(id, SessionEndReason.PROVIDER_CLOSED));
         processes.unwatchAll(() -> new SessionClosedException(id, SessionEndReason.PROVIDER_CLOSED));
         ports.closeAll().subscribe();
+        closeEgress();
         agent.disconnect();
     }
 

@@ -1,0 +1,320 @@
+package dev.sandbox.implementation.egress;
+
+import dev.sandbox.EgressDecision;
+import dev.sandbox.InvalidArgumentException;
+import dev.sandbox.NetworkPolicy;
+import dev.sandbox.SandboxNetwork;
+import dev.sandbox.implementation.ports.Listener;
+import dev.sandbox.implementation.ports.TunnelRelay;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * A session's egress proxy and its {@link SandboxNetwork}: a listener on the sandbox's loopback (through the
+ * provider's {@link Listener}, so the sandbox needs no network) whose every connection carries one proxy request; the
+ * host reads its head (bounded, within {@value #HEAD_TIMEOUT_SECONDS} s), decides it under the policy in force
+ * ({@link EgressGate}), dials the checked addresses and relays the rest both ways ({@link TunnelRelay}), or answers
+ * the refusal and closes. Internal: not part of the public API.
+ */
+public final class EgressProxy implements SandboxNetwork {
+    private static final Logger LOG = LoggerFactory.getLogger(EgressProxy.class);
+
+    /** How long a program has to send its request's head. */
+    static final int HEAD_TIMEOUT_SECONDS = 30;
+
+    /** How long a connect to an allowed address may take. */
+    static final int CONNECT_TIMEOUT_MS = 5000;
+
+    /** Proxy connections open at once; one more is closed as soon as it is accepted. */
+    public static final int MAX_CONNECTIONS = 256;
+
+    private final String what;
+    private final Listener listener;
+    private final Set<TunnelRelay> relays = ConcurrentHashMap.newKeySet();
+    private final ArrayDeque<EgressDecision> decisions = new ArrayDeque<>(); // guarded by itself
+    private final AtomicLong allowed = new AtomicLong();
+    private final AtomicLong denied = new AtomicLong();
+    private final AtomicBoolean open = new AtomicBoolean(true);
+    private volatile NetworkPolicy policy;
+    private volatile Disposable listening;
+
+    /**
+     * A proxy, not yet listening.
+     *
+     * @param what the session, for logs and thread names
+     * @param listener how the provider listens in the sandbox
+     * @param policy the policy to start with, an allowlist
+     */
+    public EgressProxy(String what, Listener listener, NetworkPolicy policy) {
+        this.what = what + " egress proxy";
+        this.listener = Objects.requireNonNull(listener, "listener");
+        this.policy = Objects.requireNonNull(policy, "policy");
+    }
+
+    /**
+     * Listens on the policy's proxy port in the sandbox.
+     *
+     * @return completes once the sandbox listens; fails when it cannot (the port taken, naming {@code proxyPort})
+     */
+    public Mono<Void> start() {
+        int port = policy.proxyPort();
+        return Mono.<Void>create(sink -> {
+                    AtomicBoolean up = new AtomicBoolean();
+                    listening = listener.listen(port, MAX_CONNECTIONS, () -> {
+                                up.set(true);
+                                sink.success();
+                            })
+                            .subscribe(this::accepted, e -> {
+                                if (!up.get()) {
+                                    sink.error(e);
+                                } else {
+                                    LOG.warn(
+                                            "{}: the listener in the sandbox failed; the sandbox has no egress",
+                                            what,
+                                            e);
+                                }
+                            });
+                    sink.onCancel(() -> {
+                        if (!up.get()) {
+                            close();
+                        }
+                    });
+                })
+                .onErrorMap(
+                        e -> e instanceof InvalidArgumentException,
+                        e -> new InvalidArgumentException(
+                                "proxyPort",
+                                "the egress proxy cannot listen on proxyPort " + port + " in the sandbox: "
+                                        + e.getMessage()));
+    }
+
+    /**
+     * The environment every command of the session gets: the proxy's address under the names programs read.
+     *
+     * @return the variables
+     */
+    public Map<String, String> env() {
+        String url = "http://127.0.0.1:" + policy.proxyPort();
+        Map<String, String> env = new LinkedHashMap<>();
+        env.put("HTTP_PROXY", url);
+        env.put("HTTPS_PROXY", url);
+        env.put("http_proxy", url);
+        env.put("https_proxy", url);
+        env.put("NO_PROXY", "localhost,127.0.0.1,::1");
+        env.put("no_proxy", "localhost,127.0.0.1,::1");
+        return env;
+    }
+
+    /** Stops listening and cuts every connection. */
+    public void close() {
+        if (!open.compareAndSet(true, false)) {
+            return;
+        }
+        Disposable d = listening;
+        if (d != null) {
+            d.dispose();
+        }
+        for (TunnelRelay r : relays) {
+            r.abort();
+        }
+    }
+
+    @Override
+    public NetworkPolicy policy() {
+        return policy;
+    }
+
+    @Override
+    public Mono<Void> update(NetworkPolicy next) {
+        Objects.requireNonNull(next, "policy");
+        return Mono.fromRunnable(() -> {
+            if (next.proxyPort() != policy.proxyPort()) {
+                throw new InvalidArgumentException(
+                        "proxyPort",
+                        "the proxy's port is set when the session is created: proxyPort " + policy.proxyPort()
+                                + " cannot become " + next.proxyPort());
+            }
+            policy = next; // a NONE policy denies every new connection, the proxy stays
+            LOG.info("{}: policy now {}", what, next);
+        });
+    }
+
+    @Override
+    public List<EgressDecision> decisions() {
+        synchronized (decisions) {
+            return new ArrayList<>(decisions);
+        }
+    }
+
+    @Override
+    public long allowedConnections() {
+        return allowed.get();
+    }
+
+    @Override
+    public long deniedConnections() {
+        return denied.get();
+    }
+
+    private void accepted(Listener.Incoming in) {
+        if (!open.get()) {
+            in.close();
+            return;
+        }
+        HeadSplitter splitter = new HeadSplitter();
+        in.received().subscribe(splitter);
+        Thread.ofVirtual().name("sandbox-egress " + what).start(() -> serve(in, splitter));
+    }
+
+    private void serve(Listener.Incoming in, HeadSplitter splitter) {
+        byte[] head;
+        try {
+            head = splitter.head().get(HEAD_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+        } catch (TimeoutException e) {
+            answer(in, 408, "no request within " + HEAD_TIMEOUT_SECONDS + " s");
+            return;
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof HeadSplitter.HeadTooLargeException t) {
+                answer(in, 431, t.getMessage());
+            } else {
+                in.close(); // the program went away before asking anything
+            }
+            return;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            in.close();
+            return;
+        }
+        ProxyRequest request;
+        try {
+            request = ProxyRequest.parse(head);
+        } catch (ProxyRequest.BadRequestException e) {
+            answer(in, 400, e.getMessage());
+            return;
+        }
+        EgressGate.Decision decision = EgressGate.decide(policy, request);
+        Socket socket = decision.allowed() ? dial(request, decision.addresses()) : null;
+        String reason = decision.allowed() && socket == null
+                ? "cannot connect to " + request.host() + " port " + request.port() + " (" + decision.reason() + ")"
+                : decision.reason();
+        record(new EgressDecision(Instant.now(), request.host(), request.port(), decision.allowed(), reason));
+        if (socket == null) {
+            answer(in, decision.allowed() ? 502 : decision.status(), reason);
+            return;
+        }
+        relay(in, splitter, request, socket);
+    }
+
+    private Socket dial(ProxyRequest request, List<InetAddress> addresses) {
+        for (InetAddress a : addresses) {
+            Socket s = new Socket();
+            try {
+                s.connect(new InetSocketAddress(a, request.port()), CONNECT_TIMEOUT_MS);
+                s.setTcpNoDelay(true);
+                return s;
+            } catch (IOException e) {
+                LOG.debug("{}: {} port {} at {}: {}", what, request.host(), request.port(), a, e.toString());
+                try {
+                    s.close();
+                } catch (IOException ignored) {
+                    // never connected
+                }
+            }
+        }
+        return null;
+    }
+
+    private void relay(Listener.Incoming in, HeadSplitter splitter, ProxyRequest request, Socket socket) {
+        TunnelRelay[] self = new TunnelRelay[1];
+        TunnelRelay r = new TunnelRelay(
+                socket, what + " " + request.host() + ":" + request.port(), () -> relays.remove(self[0]));
+        self[0] = r;
+        relays.add(r);
+        if (!open.get()) {
+            r.abort();
+            splitter.cancel();
+            in.close();
+            return;
+        }
+        // the relay's "host socket" is the destination; its "sandbox side" is this connection, after the head
+        r.start(
+                (port, fromDestination) -> {
+                    if (request.connect()) {
+                        byte[] established =
+                                "HTTP/1.1 200 Connection established\r\n\r\n".getBytes(StandardCharsets.ISO_8859_1);
+                        in.send(Flux.concat(Mono.just(ByteBuffer.wrap(established)), fromDestination));
+                        return splitter.rest();
+                    }
+                    in.send(fromDestination);
+                    return Flux.concat(Mono.just(ByteBuffer.wrap(request.forwarded())), splitter.rest());
+                },
+                request.port());
+    }
+
+    private void record(EgressDecision d) {
+        (d.allowed() ? allowed : denied).incrementAndGet();
+        synchronized (decisions) {
+            if (decisions.size() == KEPT_DECISIONS) {
+                decisions.removeFirst();
+            }
+            decisions.addLast(d);
+        }
+        if (d.allowed()) {
+            LOG.debug("{}: allowed {} port {}: {}", what, d.host(), d.port(), d.reason());
+        } else {
+            LOG.info("{}: denied {} port {}: {}", what, d.host(), d.port(), d.reason());
+        }
+    }
+
+    /**
+     * Answers a refusal: the reason in the body and in a header, for programs and people. What the program still
+     * sends is not read (it waits in the agent's bounded window); the connection ends when the program closes it, or
+     * {@value #LINGER_SECONDS} s later.
+     */
+    private static void answer(Listener.Incoming in, int status, String reason) {
+        String text = switch (status) {
+            case 400 -> "Bad Request";
+            case 403 -> "Forbidden";
+            case 408 -> "Request Timeout";
+            case 431 -> "Request Header Fields Too Large";
+            default -> "Bad Gateway";
+        };
+        String body = "sandbox egress: " + reason + "\n";
+        byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+        String response = "HTTP/1.1 " + status + " " + text + "\r\nContent-Type: text/plain; charset=utf-8\r\n"
+                + "Content-Length: " + bytes.length + "\r\nConnection: close\r\nX-Sandbox-Egress: "
+                + reason.replaceAll("[^\\x20-\\x7e]", "?") + "\r\n\r\n";
+        byte[] h = response.getBytes(StandardCharsets.ISO_8859_1);
+        ByteBuffer all =
+                ByteBuffer.allocate(h.length + bytes.length).put(h).put(bytes).flip();
+        in.send(Mono.just(all));
+        Mono.delay(Duration.ofSeconds(LINGER_SECONDS)).subscribe(x -> in.close());
+    }
+
+    /** How long a refused connection stays after its answer. */
+    static final int LINGER_SECONDS = 10;
+}
