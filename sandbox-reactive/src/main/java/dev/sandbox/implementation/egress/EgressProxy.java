@@ -27,11 +27,14 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.MonoSink;
 
 /**
  * A session's egress proxy and its {@link SandboxNetwork}: a listener on the sandbox's loopback (through the
@@ -82,28 +85,7 @@ public final class EgressProxy implements SandboxNetwork {
      */
     public Mono<Void> start() {
         int port = policy.proxyPort();
-        return Mono.<Void>create(sink -> {
-                    AtomicBoolean up = new AtomicBoolean();
-                    listening = listener.listen(port, MAX_CONNECTIONS, () -> {
-                                up.set(true);
-                                sink.success();
-                            })
-                            .subscribe(this::accepted, e -> {
-                                if (!up.get()) {
-                                    sink.error(e);
-                                } else {
-                                    LOG.warn(
-                                            "{}: the listener in the sandbox failed; the sandbox has no egress",
-                                            what,
-                                            e);
-                                }
-                            });
-                    sink.onCancel(() -> {
-                        if (!up.get()) {
-                            close();
-                        }
-                    });
-                })
+        return Mono.<Void>create(sink -> listen(sink, 0))
                 .onErrorMap(
                         e -> e instanceof InvalidArgumentException,
                         e -> new InvalidArgumentException(
@@ -111,6 +93,61 @@ public final class EgressProxy implements SandboxNetwork {
                                 "the egress proxy cannot listen on proxyPort " + port + " in the sandbox: "
                                         + e.getMessage()));
     }
+
+    /**
+     * Listens; when a listener that was up fails or ends (the agent's connection broke) while the proxy is open,
+     * listens again after a pause that grows from 1 s to {@value #MAX_RELISTEN_MS} ms while attempts fail, so that a
+     * sandbox keeps its egress across a new connection to its agent. The proxy's close ends it.
+     *
+     * @param first the start's sink, told of the first listen's outcome; {@code null} when listening again
+     * @param failures attempts that failed in a row before this one
+     */
+    private void listen(@Nullable MonoSink<Void> first, int failures) {
+        AtomicBoolean up = new AtomicBoolean();
+        Consumer<@Nullable Throwable> ended = e -> {
+            if (!open.get()) {
+                return;
+            }
+            if (!up.get() && first != null) {
+                open.set(false);
+                first.error(e != null ? e : new IllegalStateException("the sandbox's listener ended at once"));
+                return;
+            }
+            int n = up.get() ? 0 : failures + 1;
+            long pause = Math.min(MAX_RELISTEN_MS, 1000L << Math.min(n, 5));
+            LOG.warn(
+                    "{}: the listener in the sandbox {}; listening again in {} ms",
+                    what,
+                    e == null ? "ended" : "failed: " + e,
+                    pause);
+            Mono.delay(Duration.ofMillis(pause)).subscribe(x -> {
+                if (open.get()) {
+                    listen(null, n);
+                }
+            });
+        };
+        Disposable d = listener.listen(policy.proxyPort(), MAX_CONNECTIONS, () -> {
+                    up.set(true);
+                    if (first != null) {
+                        first.success();
+                    }
+                })
+                .subscribe(this::accepted, ended::accept, () -> ended.accept(null));
+        listening = d;
+        if (!open.get()) {
+            d.dispose(); // closed meanwhile
+        }
+        if (first != null) {
+            first.onCancel(() -> {
+                if (!up.get()) {
+                    close();
+                }
+            });
+        }
+    }
+
+    /** The longest pause between two attempts to listen again. */
+    static final long MAX_RELISTEN_MS = 30_000;
 
     /**
      * The environment every command of the session gets: the proxy's address under the names programs read.
