@@ -5,10 +5,10 @@ import java.util.Objects;
 
 /**
  * One decision of a session's egress proxy: a connection a program in the sandbox asked for, allowed or denied, and
- * the rule or reason behind it. Read them with {@link SandboxNetwork#decisions()}.
+ * the rule or reason behind it. Read them in {@link SandboxNetwork#report()}.
  *
  * <pre>{@code
- * session.network().decisions().stream()
+ * session.network().report().block().decisions().stream()
  *     .filter(d -> !d.allowed())
  *     .forEach(d -> log.warn("sandbox asked for {}:{}: {}", d.host(), d.port(), d.reason()));
  * }</pre>

@@ -25,7 +25,7 @@ import java.util.Objects;
  * ranges: {@link EgressRule#isInternal}). Only the checked addresses are dialled. An address asked for by number must
  * lie in a CIDR rule. A denied connection is answered {@code 403 Forbidden} with the reason in the body and in a
  * {@code X-Sandbox-Egress} header. Every decision is counted and the latest are kept ({@link
- * SandboxNetwork#decisions()}).
+ * SandboxNetwork#report()}).
  *
  * <pre>{@code
  * NetworkPolicy policy = NetworkPolicy.allowlist(

@@ -1,6 +1,5 @@
 package dev.sandbox;
 
-import java.util.List;
 import reactor.core.publisher.Mono;
 
 /**
@@ -9,8 +8,10 @@ import reactor.core.publisher.Mono;
  *
  * <pre>{@code
  * SandboxNetwork net = session.network();
- * net.update(net.policy().withRule(EgressRule.domain("api.example.com").ports(443))).block();
- * System.out.println(net.allowedConnections() + " allowed, " + net.deniedConnections() + " denied");
+ * net.policy()
+ *     .flatMap(p -> net.update(p.withRule(EgressRule.domain("api.example.com").ports(443))))
+ *     .block();
+ * EgressReport report = net.report().block();
  * }</pre>
  *
  * <p>The proxy is the host side of the provider instance that created the session: a provider that only attached to
@@ -19,13 +20,15 @@ import reactor.core.publisher.Mono;
  * (it fails closed).
  */
 public interface SandboxNetwork {
+    /** Decisions a {@link #report()} holds at most: the latest. */
+    int KEPT_DECISIONS = 256;
 
     /**
      * The policy in force.
      *
      * @return the policy
      */
-    NetworkPolicy policy();
+    Mono<NetworkPolicy> policy();
 
     /**
      * Replaces the policy; new connections are decided by it at once, open ones go on. A session created with {@link
@@ -39,28 +42,11 @@ public interface SandboxNetwork {
     Mono<Void> update(NetworkPolicy policy);
 
     /**
-     * The latest decisions, at most {@value #KEPT_DECISIONS}, oldest first.
+     * What the proxy decided so far: its counts and its latest decisions.
      *
-     * @return a snapshot
+     * @return the report; an empty one for a session without a proxy
      */
-    List<EgressDecision> decisions();
-
-    /** Decisions {@link #decisions()} keeps. */
-    int KEPT_DECISIONS = 256;
-
-    /**
-     * Connections allowed since the session's proxy started.
-     *
-     * @return the count
-     */
-    long allowedConnections();
-
-    /**
-     * Connections denied since the session's proxy started.
-     *
-     * @return the count
-     */
-    long deniedConnections();
+    Mono<EgressReport> report();
 
     /**
      * The network of a session with no egress and no proxy: its policy is {@link NetworkPolicy#none()}, an update to
@@ -72,8 +58,8 @@ public interface SandboxNetwork {
     static SandboxNetwork none(String what) {
         return new SandboxNetwork() {
             @Override
-            public NetworkPolicy policy() {
-                return NetworkPolicy.none();
+            public Mono<NetworkPolicy> policy() {
+                return Mono.just(NetworkPolicy.none());
             }
 
             @Override
@@ -87,18 +73,8 @@ public interface SandboxNetwork {
             }
 
             @Override
-            public List<EgressDecision> decisions() {
-                return List.of();
-            }
-
-            @Override
-            public long allowedConnections() {
-                return 0;
-            }
-
-            @Override
-            public long deniedConnections() {
-                return 0;
+            public Mono<EgressReport> report() {
+                return Mono.just(EgressReport.EMPTY);
             }
         };
     }

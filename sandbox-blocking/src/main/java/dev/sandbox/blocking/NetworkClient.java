@@ -1,8 +1,7 @@
 package dev.sandbox.blocking;
 
-import dev.sandbox.EgressDecision;
+import dev.sandbox.EgressReport;
 import dev.sandbox.NetworkPolicy;
-import java.util.List;
 import java.util.Objects;
 
 /**
@@ -11,7 +10,7 @@ import java.util.Objects;
  *
  * <pre>{@code
  * client.network().update(client.network().policy().withRule(EgressRule.domain("pypi.org").ports(443)));
- * client.network().decisions().forEach(System.out::println);
+ * client.network().report().decisions().forEach(System.out::println);
  * }</pre>
  */
 public final class NetworkClient {
@@ -25,9 +24,14 @@ public final class NetworkClient {
      * The policy in force.
      *
      * @return the policy
+     * @throws SandboxInterruptedException when the thread was interrupted
+     * @throws IllegalStateException when called on a Reactor non-blocking thread
      */
     public NetworkPolicy policy() {
-        return core.session.network().policy();
+        Blocking.checkCanBlock("NetworkClient.policy");
+        core.ensureOpen();
+        return Blocking.awaitValue(
+                core.session.network().policy(), core.defaultTimeout, "NetworkClient.policy", "network policy");
     }
 
     /**
@@ -48,29 +52,16 @@ public final class NetworkClient {
     }
 
     /**
-     * The latest decisions of the session's egress proxy, oldest first.
+     * What the session's egress proxy decided so far: its counts and latest decisions.
      *
-     * @return a snapshot
+     * @return the report
+     * @throws SandboxInterruptedException when the thread was interrupted
+     * @throws IllegalStateException when called on a Reactor non-blocking thread
      */
-    public List<EgressDecision> decisions() {
-        return core.session.network().decisions();
-    }
-
-    /**
-     * Connections allowed since the proxy started.
-     *
-     * @return the count
-     */
-    public long allowedConnections() {
-        return core.session.network().allowedConnections();
-    }
-
-    /**
-     * Connections denied since the proxy started.
-     *
-     * @return the count
-     */
-    public long deniedConnections() {
-        return core.session.network().deniedConnections();
+    public EgressReport report() {
+        Blocking.checkCanBlock("NetworkClient.report");
+        core.ensureOpen();
+        return Blocking.awaitValue(
+                core.session.network().report(), core.defaultTimeout, "NetworkClient.report", "egress report");
     }
 }

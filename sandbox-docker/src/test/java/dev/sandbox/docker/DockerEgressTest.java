@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.github.dockerjava.api.command.InspectContainerResponse;
 import com.sun.net.httpserver.HttpServer;
 import dev.sandbox.EgressDecision;
+import dev.sandbox.EgressReport;
 import dev.sandbox.EgressRule;
 import dev.sandbox.ExecOptions;
 import dev.sandbox.ExecResult;
@@ -178,9 +179,10 @@ class DockerEgressTest {
                     .isEqualTo("hello from the host, /after\n");
 
             // every decision counted, the latest kept with its rule or reason
-            List<EgressDecision> decisions = s.network().decisions();
-            assertThat(s.network().allowedConnections()).isEqualTo(4);
-            assertThat(s.network().deniedConnections()).isEqualTo(6);
+            EgressReport report = s.network().report().block(WAIT);
+            List<EgressDecision> decisions = report.decisions();
+            assertThat(report.allowedConnections()).isEqualTo(4);
+            assertThat(report.deniedConnections()).isEqualTo(6);
             assertThat(decisions)
                     .filteredOn(EgressDecision::allowed)
                     .extracting(EgressDecision::reason)
@@ -201,8 +203,9 @@ class DockerEgressTest {
                             "169.254.169.254");
             // another handle of the session, from the provider that runs its proxy, sees the same network
             SandboxSession again = provider(runtime).attach(s.id()).block(WAIT);
-            assertThat(again.network().allowedConnections()).isEqualTo(4);
-            assertThat(again.network().policy()).isEqualTo(policy());
+            assertThat(again.network().report().block(WAIT).allowedConnections())
+                    .isEqualTo(4);
+            assertThat(again.network().policy().block(WAIT)).isEqualTo(policy());
         } finally {
             s.destroy().block(WAIT);
         }
@@ -250,7 +253,7 @@ class DockerEgressTest {
             assertThat(raw(s, "GET http://allowed.test:" + port + "/ HTTP/1.1\r\n\r\n"))
                     .startsWith("HTTP/1.1 403 Forbidden")
                     .contains("the session's network policy is none");
-            assertThat(s.network().policy().mode()).isEqualTo(NetworkPolicy.Mode.NONE);
+            assertThat(s.network().policy().block(WAIT).mode()).isEqualTo(NetworkPolicy.Mode.NONE);
             assertThatThrownBy(() ->
                             s.network().update(policy().withProxyPort(3129)).block(WAIT))
                     .isInstanceOf(InvalidArgumentException.class)
@@ -265,7 +268,7 @@ class DockerEgressTest {
     void aSessionWithoutAPolicyHasNoProxyAndABridgeWithAnAllowlistIsRefused(String runtime) {
         SandboxSession s = provider(runtime).create(support.sessionOptions()).block(WAIT);
         try {
-            assertThat(s.network().policy()).isEqualTo(NetworkPolicy.none());
+            assertThat(s.network().policy().block(WAIT)).isEqualTo(NetworkPolicy.none());
             assertThat(sh(s, "echo \"[$http_proxy]\"").stdout()).isEqualTo("[]\n");
             assertThatThrownBy(() -> s.network().update(policy()).block(WAIT))
                     .isInstanceOf(SandboxStateException.class)

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.sun.net.httpserver.HttpServer;
 import dev.sandbox.EgressDecision;
+import dev.sandbox.EgressReport;
 import dev.sandbox.EgressRule;
 import dev.sandbox.ExecOptions;
 import dev.sandbox.ExecResult;
@@ -40,8 +41,8 @@ public interface EgressConformance extends ConformanceBase {
     @Test
     default void aSessionHasNoEgressByDefault() {
         inSession(s -> {
-            assertThat(s.network().policy()).isEqualTo(NetworkPolicy.none());
-            assertThat(s.network().decisions()).isEmpty();
+            assertThat(s.network().policy().block(WAIT)).isEqualTo(NetworkPolicy.none());
+            assertThat(s.network().report().block(WAIT).decisions()).isEmpty();
             s.network().update(NetworkPolicy.none()).block(WAIT);
             assertThatThrownBy(() -> s.network()
                             .update(NetworkPolicy.allowlist(EgressRule.domain("example.com")))
@@ -100,14 +101,15 @@ public interface EgressConformance extends ConformanceBase {
                 ExecResult no = s.run(ExecOptions.shell("wget -q -O - http://kit-denied.test:" + port + "/"))
                         .block(WAIT);
                 assertThat(no.exitCode()).isNotZero();
-                assertThat(s.network().allowedConnections()).isEqualTo(1);
-                assertThat(s.network().deniedConnections()).isEqualTo(1);
-                assertThat(s.network().decisions())
+                EgressReport report = s.network().report().block(WAIT);
+                assertThat(report.allowedConnections()).isEqualTo(1);
+                assertThat(report.deniedConnections()).isEqualTo(1);
+                assertThat(report.decisions())
                         .extracting(EgressDecision::host, EgressDecision::allowed)
                         .containsExactly(
                                 org.assertj.core.groups.Tuple.tuple("kit-allowed.test", true),
                                 org.assertj.core.groups.Tuple.tuple("kit-denied.test", false));
-                assertThat(s.network().decisions().get(1).reason())
+                assertThat(report.decisions().get(1).reason())
                         .isEqualTo("no rule allows kit-denied.test port " + port + " (denied by default)");
             } finally {
                 s.destroy().block(WAIT);

@@ -196,7 +196,8 @@ public final class ReadmeExamples {
                             "python -c \"import urllib.request as u;" + " u.urlopen('http://example.com/')\""))
                     .block(Duration.ofSeconds(30));
             System.out.println(other.stderr()); // ... HTTP Error 403: Forbidden
-            for (EgressDecision d : session.network().decisions()) {
+            for (EgressDecision d :
+                    session.network().report().block(Duration.ofSeconds(10)).decisions()) {
                 System.out.println(d.host() + ":" + d.port() + " " + (d.allowed() ? "allowed by " : "denied: ")
                         + d.reason()); // example.com:80 denied: no rule allows example.com port 80 (...)
             }

@@ -1,6 +1,7 @@
 package dev.sandbox.implementation.egress;
 
 import dev.sandbox.EgressDecision;
+import dev.sandbox.EgressReport;
 import dev.sandbox.InvalidArgumentException;
 import dev.sandbox.NetworkPolicy;
 import dev.sandbox.SandboxNetwork;
@@ -181,7 +182,16 @@ public final class EgressProxy implements SandboxNetwork {
     }
 
     @Override
-    public NetworkPolicy policy() {
+    public Mono<NetworkPolicy> policy() {
+        return Mono.fromSupplier(() -> policy);
+    }
+
+    /**
+     * The policy in force, now.
+     *
+     * @return the policy
+     */
+    public NetworkPolicy current() {
         return policy;
     }
 
@@ -201,20 +211,12 @@ public final class EgressProxy implements SandboxNetwork {
     }
 
     @Override
-    public List<EgressDecision> decisions() {
-        synchronized (decisions) {
-            return new ArrayList<>(decisions);
-        }
-    }
-
-    @Override
-    public long allowedConnections() {
-        return allowed.get();
-    }
-
-    @Override
-    public long deniedConnections() {
-        return denied.get();
+    public Mono<EgressReport> report() {
+        return Mono.fromSupplier(() -> {
+            synchronized (decisions) {
+                return new EgressReport(allowed.get(), denied.get(), new ArrayList<>(decisions));
+            }
+        });
     }
 
     private void accepted(Listener.Incoming in) {
@@ -313,8 +315,8 @@ public final class EgressProxy implements SandboxNetwork {
     }
 
     private void record(EgressDecision d) {
-        (d.allowed() ? allowed : denied).incrementAndGet();
         synchronized (decisions) {
+            (d.allowed() ? allowed : denied).incrementAndGet();
             if (decisions.size() == KEPT_DECISIONS) {
                 decisions.removeFirst();
             }
