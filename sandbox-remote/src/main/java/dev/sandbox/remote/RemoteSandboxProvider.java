@@ -1,12 +1,10 @@
 package dev.sandbox.remote;
 
 import dev.sandbox.InvalidArgumentException;
-import dev.sandbox.NetworkPolicy;
 import dev.sandbox.SandboxProvider;
 import dev.sandbox.SandboxSession;
 import dev.sandbox.SessionInfo;
 import dev.sandbox.SessionOptions;
-import dev.sandbox.UnsupportedFeatureException;
 import dev.sandbox.implementation.ProviderCloser;
 import dev.sandbox.implementation.remote.Leases;
 import dev.sandbox.implementation.remote.RemoteErrors;
@@ -93,9 +91,6 @@ public final class RemoteSandboxProvider implements SandboxProvider {
         return Mono.defer(() -> {
             closer.ensureOpen();
             options.validate();
-            if (options.network().mode() != NetworkPolicy.Mode.NONE) {
-                throw new UnsupportedFeatureException(NAME, "egress policies yet (the server's API has none)");
-            }
             return transport
                     .call(HttpMethod.POST, "/v1/sessions", RequestBodies.SessionBody.of(options))
                     .switchIfEmpty(Mono.error(() -> RemoteErrors.protocol("the server sent no session")))

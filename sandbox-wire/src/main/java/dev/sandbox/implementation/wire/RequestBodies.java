@@ -9,6 +9,7 @@ import com.fasterxml.jackson.databind.node.NullNode;
 import dev.sandbox.BackgroundOptions;
 import dev.sandbox.ExecOptions;
 import dev.sandbox.InvalidArgumentException;
+import dev.sandbox.NetworkPolicy;
 import dev.sandbox.PtyOptions;
 import dev.sandbox.SessionOptions;
 import java.nio.charset.Charset;
@@ -315,6 +316,7 @@ public final class RequestBodies {
      * @param lifetimeMs a whole number, {@code null} (a JSON null: unlimited), or absent (Java {@code null}: default)
      * @param idleTimeoutMs the idle timeout, or {@code null} for none
      * @param name the session's name, or {@code null} (absent) for an unnamed session
+     * @param network the network policy, or {@code null} (absent) for none
      */
     @JsonInclude(JsonInclude.Include.NON_NULL)
     public record SessionBody(
@@ -324,7 +326,8 @@ public final class RequestBodies {
             Map<String, String> labels,
             JsonNode lifetimeMs,
             Long idleTimeoutMs,
-            String name) {
+            String name,
+            NetworkBodies.PolicyBody network) {
 
         /**
          * Encodes session options.
@@ -345,7 +348,8 @@ public final class RequestBodies {
                                     .<JsonNode>map(d -> LongNode.valueOf(WireJson.millis(d)))
                                     .orElse(NullNode.getInstance()),
                     o.idleTimeout().map(WireJson::millis).orElse(null),
-                    o.name().orElse(null));
+                    o.name().orElse(null),
+                    o.network().mode() == NetworkPolicy.Mode.NONE ? null : NetworkBodies.PolicyBody.of(o.network()));
         }
 
         /**
@@ -392,6 +396,9 @@ public final class RequestBodies {
             }
             if (name != null) {
                 o = o.withName(name);
+            }
+            if (network != null) {
+                o = o.withNetwork(network.policy());
             }
             return o.validate();
         }
