@@ -110,10 +110,15 @@ class DockerEgressTest {
         return s.run(ExecOptions.shell(script)).block(WAIT);
     }
 
-    /** A raw proxy request with nc, the input held open until the answer came (the sandbox's half-close ends it). */
+    /**
+     * A raw proxy request with nc, whose input stays open until the answer ended (the sandbox's half-close would end
+     * the connection): nc reads a FIFO this shell holds open, and the shell waits for nc to see the answer's end.
+     */
     private static String raw(SandboxSession s, String request) {
         String printf = request.replace("\r\n", "\\r\\n");
-        return sh(s, "(printf '" + printf + "'; sleep 3) | nc 127.0.0.1 3128").stdout();
+        return sh(s, "f=/tmp/raw.$$; mkfifo $f; nc 127.0.0.1 3128 < $f & n=$!; exec 3> $f; printf '" + printf
+                        + "' >&3; wait $n; exec 3>&-; rm -f $f")
+                .stdout();
     }
 
     @ParameterizedTest(name = "{0}")
