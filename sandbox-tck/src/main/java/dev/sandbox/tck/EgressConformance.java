@@ -34,6 +34,16 @@ import org.junit.jupiter.api.Test;
  */
 public interface EgressConformance extends ConformanceBase {
 
+    /**
+     * Whether the provider confines egress to an allowlist: the kit then requires it to work, and otherwise requires
+     * the refusal. Docker does; the local provider cannot (its commands use the host's network).
+     *
+     * @return {@code false} unless overridden
+     */
+    default boolean supportsEgress() {
+        return false;
+    }
+
     /** Required: no egress and no proxy by default; such a session cannot be given an allowlist later. */
     @Test
     default void aSessionHasNoEgressByDefault() {
@@ -76,6 +86,9 @@ public interface EgressConformance extends ConformanceBase {
                         .create(sessionOptions().withLabel("kit-egress", mark).withNetwork(policy))
                         .block(WAIT);
             } catch (UnsupportedFeatureException unsupported) {
+                assertThat(supportsEgress())
+                        .as("the provider says it confines egress, yet refused: %s", unsupported.getMessage())
+                        .isFalse();
                 assertThat(provider()
                                 .list(Map.of("kit-egress", mark))
                                 .map(SessionInfo::id)
@@ -85,6 +98,9 @@ public interface EgressConformance extends ConformanceBase {
                         .isEmpty();
                 return;
             }
+            assertThat(supportsEgress())
+                    .as("the provider accepted an allowlist: it confines egress, its test says it does")
+                    .isTrue();
             try {
                 // NO_PROXY names 127.0.0.1 for the sandbox's own loopback: cleared here to ask the proxy for it
                 String get = "NO_PROXY= no_proxy= wget -q -O - http://127.0.0.1:";
