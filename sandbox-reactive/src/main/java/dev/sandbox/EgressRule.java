@@ -4,7 +4,10 @@ import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.util.Arrays;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
@@ -43,13 +46,21 @@ public final class EgressRule {
     private final byte @Nullable [] network; // CIDR only
     private final int prefix; // CIDR only
     private final Set<Integer> ports;
+    private final Map<String, String> headers; // name -> value, never printed
 
-    private EgressRule(Kind kind, String pattern, byte @Nullable [] network, int prefix, Set<Integer> ports) {
+    private EgressRule(
+            Kind kind,
+            String pattern,
+            byte @Nullable [] network,
+            int prefix,
+            Set<Integer> ports,
+            Map<String, String> headers) {
         this.kind = kind;
         this.pattern = pattern;
         this.network = network;
         this.prefix = prefix;
         this.ports = ports;
+        this.headers = headers;
     }
 
     /**
@@ -79,7 +90,7 @@ public final class EgressRule {
                                 + pattern + "'");
             }
         }
-        return new EgressRule(Kind.DOMAIN, p, null, 0, Set.of());
+        return new EgressRule(Kind.DOMAIN, p, null, 0, Set.of(), Map.of());
     }
 
     /**
@@ -125,7 +136,7 @@ public final class EgressRule {
         } catch (UnknownHostException e) {
             throw badCidr(cidr);
         }
-        return new EgressRule(Kind.CIDR, shown, net, prefix, Set.of());
+        return new EgressRule(Kind.CIDR, shown, net, prefix, Set.of(), Map.of());
     }
 
     private static boolean dottedQuad(String s) {
@@ -173,7 +184,72 @@ public final class EgressRule {
             }
             set.add(p);
         }
-        return new EgressRule(kind, pattern, network, prefix, Set.copyOf(set));
+        return new EgressRule(kind, pattern, network, prefix, Set.copyOf(set), headers);
+    }
+
+    /**
+     * A copy of this domain rule that adds a header to every HTTP request sent through it: a credential the host adds
+     * on the way out, so that the sandbox never holds it. A header of that name the program sent is replaced. Plain
+     * HTTP requests are rewritten as they pass; for HTTPS ({@code CONNECT}) the host terminates the program's TLS with
+     * a certificate of the session's own certificate authority (which the sandbox is told to trust: see {@link
+     * NetworkPolicy}), adds the header, and opens its own TLS to the destination, verified against the JDK's trust
+     * store and {@link NetworkPolicy#withTrustedCertificates}. The value is never printed: {@link #toString()} names
+     * the header only.
+     *
+     * <pre>{@code
+     * EgressRule api = EgressRule.domain("api.example.com").ports(443).withHeader("Authorization", "Bearer " + key);
+     * }</pre>
+     *
+     * @param name the header's name, an HTTP token
+     * @param value its value, without line breaks, at most {@value #MAX_HEADER_VALUE} characters
+     * @return the rule with the header
+     * @throws InvalidArgumentException naming {@code headers} for a CIDR rule (a certificate names a host), a bad name
+     *     or value, or more than {@value #MAX_HEADERS} headers
+     */
+    public EgressRule withHeader(String name, String value) {
+        Objects.requireNonNull(name, "name");
+        Objects.requireNonNull(value, "value");
+        if (kind != Kind.DOMAIN) {
+            throw new InvalidArgumentException(
+                    "headers", "headers need a domain rule (a certificate names a host), got " + this);
+        }
+        if (!TOKEN.matcher(name).matches()) {
+            throw new InvalidArgumentException("headers", "a header name must be an HTTP token, got '" + name + "'");
+        }
+        if (value.length() > MAX_HEADER_VALUE || value.chars().anyMatch(c -> (c < 0x20 && c != '\t') || c == 0x7f)) {
+            throw new InvalidArgumentException(
+                    "headers",
+                    "the value of header " + name + " must be at most " + MAX_HEADER_VALUE
+                            + " characters without control characters");
+        }
+        Map<String, String> more = new LinkedHashMap<>();
+        headers.forEach((k, v) -> {
+            if (!k.equalsIgnoreCase(name)) {
+                more.put(k, v);
+            }
+        });
+        more.put(name, value);
+        if (more.size() > MAX_HEADERS) {
+            throw new InvalidArgumentException("headers", "a rule adds at most " + MAX_HEADERS + " headers");
+        }
+        return new EgressRule(kind, pattern, network, prefix, ports, Collections.unmodifiableMap(more));
+    }
+
+    /** Headers one rule adds at most. */
+    public static final int MAX_HEADERS = 16;
+
+    /** The longest header value. */
+    public static final int MAX_HEADER_VALUE = 8192;
+
+    private static final Pattern TOKEN = Pattern.compile("[!#$%&'*+.^_`|~0-9A-Za-z-]+");
+
+    /**
+     * The headers this rule adds, values included: the credentials. Handle as secrets.
+     *
+     * @return an unmodifiable map, empty for none
+     */
+    public Map<String, String> headers() {
+        return headers;
     }
 
     /**
@@ -278,17 +354,25 @@ public final class EgressRule {
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof EgressRule r && r.kind == kind && r.pattern.equals(pattern) && r.ports.equals(ports);
+        return o instanceof EgressRule r
+                && r.kind == kind
+                && r.pattern.equals(pattern)
+                && r.ports.equals(ports)
+                && r.headers.equals(headers);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(kind, pattern, ports);
+        return Objects.hash(kind, pattern, ports, headers);
     }
 
-    /** The rule as decisions name it: {@code domain *.example.com ports [443]}, {@code cidr 10.0.0.0/8}. */
+    /**
+     * The rule as decisions name it: {@code domain *.example.com ports [443]}, {@code cidr 10.0.0.0/8}, {@code domain
+     * api.example.com ports [443] headers [Authorization]} (names only, never values).
+     */
     @Override
     public String toString() {
-        return kind.name().toLowerCase(Locale.ROOT) + " " + pattern + (ports.isEmpty() ? "" : " ports " + portSet());
+        return kind.name().toLowerCase(Locale.ROOT) + " " + pattern + (ports.isEmpty() ? "" : " ports " + portSet())
+                + (headers.isEmpty() ? "" : " headers " + headers.keySet());
     }
 }

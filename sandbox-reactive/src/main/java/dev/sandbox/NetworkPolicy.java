@@ -1,5 +1,6 @@
 package dev.sandbox;
 
+import java.security.cert.X509Certificate;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -43,7 +44,7 @@ public final class NetworkPolicy {
     public static final int MAX_RULES = 1024;
 
     private static final NetworkPolicy NONE =
-            new NetworkPolicy(Mode.NONE, List.of(), DEFAULT_PROXY_PORT, NameResolver.system());
+            new NetworkPolicy(Mode.NONE, List.of(), DEFAULT_PROXY_PORT, NameResolver.system(), List.of());
 
     /** The kind of policy. */
     public enum Mode {
@@ -57,12 +58,15 @@ public final class NetworkPolicy {
     private final List<EgressRule> rules;
     private final int proxyPort;
     private final NameResolver resolver;
+    private final List<X509Certificate> trusted;
 
-    private NetworkPolicy(Mode mode, List<EgressRule> rules, int proxyPort, NameResolver resolver) {
+    private NetworkPolicy(
+            Mode mode, List<EgressRule> rules, int proxyPort, NameResolver resolver, List<X509Certificate> trusted) {
         this.mode = mode;
         this.rules = rules;
         this.proxyPort = proxyPort;
         this.resolver = resolver;
+        this.trusted = trusted;
     }
 
     /**
@@ -83,7 +87,8 @@ public final class NetworkPolicy {
      * @throws InvalidArgumentException naming {@code rules} past {@value #MAX_RULES}
      */
     public static NetworkPolicy allowlist(EgressRule... rules) {
-        return new NetworkPolicy(Mode.ALLOWLIST, checked(List.of(rules)), DEFAULT_PROXY_PORT, NameResolver.system());
+        return new NetworkPolicy(
+                Mode.ALLOWLIST, checked(List.of(rules)), DEFAULT_PROXY_PORT, NameResolver.system(), List.of());
     }
 
     private static List<EgressRule> checked(List<EgressRule> rules) {
@@ -103,7 +108,7 @@ public final class NetworkPolicy {
         Objects.requireNonNull(rule, "rule");
         List<EgressRule> more = new ArrayList<>(rules);
         more.add(rule);
-        return new NetworkPolicy(Mode.ALLOWLIST, checked(more), proxyPort, resolver);
+        return new NetworkPolicy(Mode.ALLOWLIST, checked(more), proxyPort, resolver, trusted);
     }
 
     /**
@@ -117,7 +122,7 @@ public final class NetworkPolicy {
         if (port < 1 || port > 65535) {
             throw new InvalidArgumentException("proxyPort", "proxyPort must be within 1..65535, got " + port);
         }
-        return new NetworkPolicy(mode, rules, port, resolver);
+        return new NetworkPolicy(mode, rules, port, resolver, trusted);
     }
 
     /**
@@ -127,7 +132,28 @@ public final class NetworkPolicy {
      * @return the policy
      */
     public NetworkPolicy withResolver(NameResolver resolver) {
-        return new NetworkPolicy(mode, rules, proxyPort, Objects.requireNonNull(resolver, "resolver"));
+        return new NetworkPolicy(mode, rules, proxyPort, Objects.requireNonNull(resolver, "resolver"), trusted);
+    }
+
+    /**
+     * A copy whose proxy also trusts these certificates (besides the JDK's trust store) when it opens TLS to a
+     * destination itself, for a rule that adds headers: a private certificate authority, or a server's own
+     * certificate.
+     *
+     * @param certificates the certificates
+     * @return the policy
+     */
+    public NetworkPolicy withTrustedCertificates(X509Certificate... certificates) {
+        return new NetworkPolicy(mode, rules, proxyPort, resolver, List.of(certificates));
+    }
+
+    /**
+     * The certificates the proxy trusts besides the JDK's, for destinations it opens TLS to itself.
+     *
+     * @return an unmodifiable list
+     */
+    public List<X509Certificate> trustedCertificates() {
+        return trusted;
     }
 
     /**
@@ -172,12 +198,13 @@ public final class NetworkPolicy {
                 && p.mode == mode
                 && p.rules.equals(rules)
                 && p.proxyPort == proxyPort
-                && p.resolver.equals(resolver);
+                && p.resolver.equals(resolver)
+                && p.trusted.equals(trusted);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(mode, rules, proxyPort, resolver);
+        return Objects.hash(mode, rules, proxyPort, resolver, trusted);
     }
 
     @Override

@@ -115,6 +115,29 @@ class EgressRuleTest {
     }
 
     @Test
+    void aHeaderIsNamedNeverShownAndOnlyForDomainRules() {
+        EgressRule r = EgressRule.domain("api.example.com").ports(443).withHeader("Authorization", "Bearer top-secret");
+        assertThat(r.headers()).containsEntry("Authorization", "Bearer top-secret");
+        assertThat(r).hasToString("domain api.example.com ports [443] headers [Authorization]");
+        assertThat(NetworkPolicy.allowlist(r).toString()).doesNotContain("top-secret");
+        assertThat(r.withHeader("authorization", "other").headers())
+                .as("one value per name, any case")
+                .containsExactly(java.util.Map.entry("authorization", "other"));
+        assertThatThrownBy(() -> EgressRule.cidr("10.0.0.0/8").withHeader("Authorization", "x"))
+                .isInstanceOfSatisfying(
+                        InvalidArgumentException.class,
+                        e -> assertThat(e.field()).isEqualTo("headers"))
+                .hasMessageContaining("headers need a domain rule");
+        assertThatThrownBy(() -> r.withHeader("Bad Name", "x"))
+                .isInstanceOf(InvalidArgumentException.class)
+                .hasMessageContaining("HTTP token");
+        assertThatThrownBy(() -> r.withHeader("X-Evil", "a\r\nHost: elsewhere"))
+                .isInstanceOf(InvalidArgumentException.class)
+                .hasMessageContaining("without control characters")
+                .hasMessageNotContaining("elsewhere");
+    }
+
+    @Test
     void internalAddressesAreTheOnesANameMayNotLeadToWithoutACidrRule() {
         for (String internal : new String[] {
             "127.0.0.1",

@@ -2,6 +2,7 @@ package dev.sandbox.implementation.agentsession;
 
 import dev.sandbox.InvalidArgumentException;
 import dev.sandbox.NetworkPolicy;
+import dev.sandbox.SandboxFiles;
 import dev.sandbox.SandboxNetwork;
 import dev.sandbox.SessionClosedException;
 import dev.sandbox.SessionEndReason;
@@ -15,6 +16,7 @@ import dev.sandbox.implementation.ports.Listener;
 import dev.sandbox.implementation.ports.PortForwards;
 import dev.sandbox.implementation.session.SessionTimers;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -146,28 +148,58 @@ public class AgentSessionState {
 
     /**
      * Starts the session's egress proxy for an allowlist policy; nothing for {@link NetworkPolicy#none()}. Call once,
-     * before the session is handed out: commands started afterwards get the proxy's address.
+     * before the session is handed out: commands started afterwards get the proxy's address. With a certificate
+     * authority for credential rules, its certificate is written into the sandbox ({@link EgressProxy#CA_FILE}), and
+     * with the image's trusted certificates ({@link EgressProxy#CA_BUNDLE}) for the programs told to use one file.
      *
      * @param policy the policy the session was created with
-     * @return completes once the proxy listens in the sandbox
+     * @param files the session's files
+     * @return completes once the proxy listens in the sandbox and its certificate is in place
      */
-    public Mono<Void> startEgress(NetworkPolicy policy) {
+    public Mono<Void> startEgress(NetworkPolicy policy, SandboxFiles files) {
         if (policy.mode() == NetworkPolicy.Mode.NONE) {
             return Mono.empty();
         }
         return Mono.defer(() -> {
-            EgressProxy proxy = new EgressProxy("session " + id, listener, policy);
-            return proxy.start().doOnSuccess(x -> {
-                Map<String, String> env = new LinkedHashMap<>(proxy.env());
-                env.putAll(secrets);
-                egress = proxy;
-                network = proxy;
-                commandEnv = Map.copyOf(env);
-                if (destroyed()) {
-                    proxy.close();
-                }
-            });
+            EgressProxy proxy = new EgressProxy("session " + id, listener, policy, this::ending);
+            String pem = proxy.caPem();
+            Mono<Void> certificate = pem == null ? Mono.empty() : installCa(files, pem);
+            return proxy.start()
+                    .then(certificate)
+                    .doOnSuccess(x -> {
+                        Map<String, String> env = new LinkedHashMap<>(proxy.env());
+                        env.putAll(secrets);
+                        egress = proxy;
+                        network = proxy;
+                        commandEnv = Map.copyOf(env);
+                        if (destroyed()) {
+                            proxy.close();
+                        }
+                    })
+                    .doOnError(e -> proxy.close());
         });
+    }
+
+    /** The largest trusted-certificates file of an image read into the bundle. */
+    private static final long MAX_SYSTEM_BUNDLE = 4L << 20;
+
+    /** Writes the authority's certificate, and the bundle of the image's first trusted-certificates file with it. */
+    private static Mono<Void> installCa(SandboxFiles files, String pem) {
+        byte[] ca = pem.getBytes(StandardCharsets.US_ASCII);
+        Mono<byte[]> system = Flux.fromIterable(EgressProxy.SYSTEM_BUNDLES)
+                .concatMap(path -> files.readAllBytes(path, MAX_SYSTEM_BUNDLE).onErrorResume(e -> Mono.empty()), 1)
+                .next()
+                .defaultIfEmpty(new byte[0]);
+        return files.write(EgressProxy.CA_FILE, ca)
+                .then(system)
+                .flatMap(sys -> {
+                    byte[] bundle = new byte[sys.length + 1 + ca.length];
+                    System.arraycopy(sys, 0, bundle, 0, sys.length);
+                    bundle[sys.length] = '\n';
+                    System.arraycopy(ca, 0, bundle, sys.length + 1, ca.length);
+                    return files.write(EgressProxy.CA_BUNDLE, bundle);
+                })
+                .then();
     }
 
     /**

@@ -297,7 +297,7 @@ public final class DockerSessions {
                                 throw e;
                             }
                         })
-                        .flatMap(session -> made[0].startEgress(options.network())
+                        .flatMap(session -> made[0].startEgress(options.network(), session.files())
                                 .thenReturn(session)
                                 .onErrorResume(e -> session.destroy()
                                         .onErrorResume(x -> Mono.empty())

@@ -11,6 +11,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The host's decision on one connection a sandbox asked for, under a policy: which rule allows it and which addresses
@@ -30,10 +31,24 @@ final class EgressGate {
      * @param reason the rule that allows it, or why it is denied
      * @param addresses the addresses to dial, in order, when allowed
      * @param status the HTTP status to answer a denial with (403 by policy, 502 for a name that does not resolve)
+     * @param rule the rule that allows it, {@code null} when denied
      */
-    record Decision(boolean allowed, String reason, List<InetAddress> addresses, int status) {
+    record Decision(
+            boolean allowed,
+            String reason,
+            List<InetAddress> addresses,
+            int status,
+            @Nullable EgressRule rule) {
         static Decision deny(String reason) {
-            return new Decision(false, reason, List.of(), 403);
+            return new Decision(false, reason, List.of(), 403, null);
+        }
+
+        static Decision deny(String reason, int status) {
+            return new Decision(false, reason, List.of(), status, null);
+        }
+
+        static Decision allow(EgressRule rule, List<InetAddress> addresses) {
+            return new Decision(true, rule.toString(), addresses, 200, rule);
         }
     }
 
@@ -64,7 +79,7 @@ final class EgressGate {
                 return Decision.deny("no cidr rule allows " + address.getHostAddress() + " port " + port
                         + " (an address asked for by number needs one)");
             }
-            return new Decision(true, rule.toString(), List.of(address), 200);
+            return Decision.allow(rule, List.of(address));
         }
         EgressRule named = null;
         for (EgressRule r : policy.rules()) {
@@ -80,7 +95,7 @@ final class EgressGate {
         try {
             addresses = resolve(policy, host);
         } catch (UnknownHostException e) {
-            return new Decision(false, "cannot resolve " + host + ": " + e.getMessage(), List.of(), 502);
+            return Decision.deny("cannot resolve " + host + ": " + e.getMessage(), 502);
         }
         for (InetAddress a : addresses) {
             if (EgressRule.isInternal(a) && cidrRule(policy, a, port) == null) {
@@ -88,7 +103,7 @@ final class EgressGate {
                         + ", an internal address no cidr rule allows (" + named + " allows the name only)");
             }
         }
-        return new Decision(true, named.toString(), addresses, 200);
+        return Decision.allow(named, addresses);
     }
 
     private static EgressRule cidrRule(NetworkPolicy policy, InetAddress address, int port) {

@@ -2,6 +2,7 @@ package dev.sandbox.implementation.egress;
 
 import dev.sandbox.EgressDecision;
 import dev.sandbox.EgressReport;
+import dev.sandbox.EgressRule;
 import dev.sandbox.InvalidArgumentException;
 import dev.sandbox.NetworkPolicy;
 import dev.sandbox.SandboxNetwork;
@@ -28,6 +29,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -59,12 +61,17 @@ public final class EgressProxy implements SandboxNetwork {
     private final String what;
     private final Listener listener;
     private final Set<TunnelRelay> relays = ConcurrentHashMap.newKeySet();
+    private final Set<CredentialTunnel> tunnels = ConcurrentHashMap.newKeySet();
+    /** The session's certificate authority for credential rules; {@code null} without BouncyCastle. */
+    private final @Nullable EgressCa ca;
+
     private final ArrayDeque<EgressDecision> decisions = new ArrayDeque<>(); // guarded by itself
     private final AtomicLong allowed = new AtomicLong();
     private final AtomicLong denied = new AtomicLong();
     private final AtomicBoolean open = new AtomicBoolean(true);
     private volatile NetworkPolicy policy;
     private volatile Disposable listening;
+    private final BooleanSupplier sessionEnding;
 
     /**
      * A proxy, not yet listening.
@@ -74,9 +81,62 @@ public final class EgressProxy implements SandboxNetwork {
      * @param policy the policy to start with, an allowlist
      */
     public EgressProxy(String what, Listener listener, NetworkPolicy policy) {
+        this(what, listener, policy, () -> false);
+    }
+
+    /**
+     * A proxy, not yet listening, of a session that says when it is ending (its listener's end is then expected:
+     * nothing is logged and nothing listens again).
+     *
+     * @param what the session, for logs and thread names
+     * @param listener how the provider listens in the sandbox
+     * @param policy the policy to start with, an allowlist
+     * @param sessionEnding whether the session is being destroyed or has ended
+     */
+    public EgressProxy(String what, Listener listener, NetworkPolicy policy, BooleanSupplier sessionEnding) {
+        this.sessionEnding = Objects.requireNonNull(sessionEnding, "sessionEnding");
         this.what = what + " egress proxy";
         this.listener = Objects.requireNonNull(listener, "listener");
-        this.policy = Objects.requireNonNull(policy, "policy");
+        this.policy = checkCredentials(Objects.requireNonNull(policy, "policy"));
+        this.ca = EgressCa.available() ? EgressCa.create(what) : null;
+    }
+
+    /** Where the sandbox finds the authority's certificate, and a bundle of it with the image's own. */
+    public static final String CA_DIR = "/tmp/.dev-sandbox-egress";
+
+    /** The authority's certificate in the sandbox. */
+    public static final String CA_FILE = CA_DIR + "/ca.pem";
+
+    /** The image's trusted certificates and the authority's, for programs told to use one file. */
+    public static final String CA_BUNDLE = CA_DIR + "/ca-bundle.pem";
+
+    /** Where images keep their trusted certificates, in the order looked for. */
+    public static final List<String> SYSTEM_BUNDLES = List.of(
+            "/etc/ssl/certs/ca-certificates.crt",
+            "/etc/pki/tls/certs/ca-bundle.crt",
+            "/etc/ssl/cert.pem",
+            "/etc/ssl/ca-bundle.pem");
+
+    /**
+     * The session's certificate authority, PEM-encoded, for the sandbox to trust; {@code null} when there is none
+     * (BouncyCastle is not on the class path: credential rules are refused).
+     *
+     * @return the certificate or {@code null}
+     */
+    public @Nullable String caPem() {
+        EgressCa c = ca;
+        return c == null ? null : c.pem();
+    }
+
+    private static NetworkPolicy checkCredentials(NetworkPolicy p) {
+        if (!EgressCa.available()
+                && p.rules().stream().anyMatch(r -> !r.headers().isEmpty())) {
+            throw new InvalidArgumentException(
+                    "headers",
+                    "rules that add headers need org.bouncycastle:bcpkix-jdk18on on the class path (the session's"
+                            + " certificate authority is made with it)");
+        }
+        return p;
     }
 
     /**
@@ -107,6 +167,10 @@ public final class EgressProxy implements SandboxNetwork {
         AtomicBoolean up = new AtomicBoolean();
         Consumer<@Nullable Throwable> ended = e -> {
             if (!open.get()) {
+                return;
+            }
+            if (sessionEnding.getAsBoolean()) {
+                close(); // the agent's connection ends with its session
                 return;
             }
             if (!up.get() && first != null) {
@@ -158,6 +222,19 @@ public final class EgressProxy implements SandboxNetwork {
     public Map<String, String> env() {
         String url = "http://127.0.0.1:" + policy.proxyPort();
         Map<String, String> env = new LinkedHashMap<>();
+        if (ca != null) {
+            // OpenSSL (Python, curl, wget, git, Ruby), requests, pip, the AWS CLI: one file; Node.js: extra ones
+            for (String name : List.of(
+                    "SSL_CERT_FILE",
+                    "REQUESTS_CA_BUNDLE",
+                    "CURL_CA_BUNDLE",
+                    "PIP_CERT",
+                    "GIT_SSL_CAINFO",
+                    "AWS_CA_BUNDLE")) {
+                env.put(name, CA_BUNDLE);
+            }
+            env.put("NODE_EXTRA_CA_CERTS", CA_FILE);
+        }
         env.put("HTTP_PROXY", url);
         env.put("HTTPS_PROXY", url);
         env.put("http_proxy", url);
@@ -178,6 +255,9 @@ public final class EgressProxy implements SandboxNetwork {
         }
         for (TunnelRelay r : relays) {
             r.abort();
+        }
+        for (CredentialTunnel t : tunnels) {
+            t.abort();
         }
     }
 
@@ -205,7 +285,7 @@ public final class EgressProxy implements SandboxNetwork {
                         "the proxy's port is set when the session is created: proxyPort " + policy.proxyPort()
                                 + " cannot become " + next.proxyPort());
             }
-            policy = next; // a NONE policy denies every new connection, the proxy stays
+            policy = checkCredentials(next); // a NONE policy denies every new connection, the proxy stays
             LOG.info("{}: policy now {}", what, next);
         });
     }
@@ -265,7 +345,55 @@ public final class EgressProxy implements SandboxNetwork {
             answer(in, decision.allowed() ? 502 : decision.status(), reason);
             return;
         }
+        EgressRule rule = decision.rule();
+        if (rule != null && !rule.headers().isEmpty()) {
+            if (request.connect()) {
+                EgressCa authority = ca;
+                if (authority == null) { // not reached: such a rule is refused without BouncyCastle
+                    closeQuietly(socket);
+                    answer(in, 502, "no certificate authority for a rule that adds headers");
+                    return;
+                }
+                CredentialTunnel done = CredentialTunnel.serve(
+                        in,
+                        splitter,
+                        request,
+                        rule,
+                        socket,
+                        upstreamTls(),
+                        authority,
+                        relays,
+                        t -> {
+                            tunnels.add(t);
+                            return open.get();
+                        },
+                        failure -> {
+                            LOG.info("{}: {}", what, failure);
+                            answer(in, 502, failure);
+                        });
+                tunnels.remove(done);
+                return;
+            }
+            request = new ProxyRequest(
+                    false,
+                    request.host(),
+                    request.port(),
+                    ProxyRequest.withHeaders(request.forwarded(), rule.headers()));
+        }
         relay(in, splitter, request, socket);
+    }
+
+    private static void closeQuietly(Socket s) {
+        try {
+            s.close();
+        } catch (IOException e) {
+            LOG.debug("closing", e);
+        }
+    }
+
+    /** The TLS context for destinations of credential rules: the JDK's trust and the policy's certificates. */
+    private javax.net.ssl.SSLContext upstreamTls() {
+        return UpstreamTls.context(policy.trustedCertificates());
     }
 
     private Socket dial(ProxyRequest request, List<InetAddress> addresses) {

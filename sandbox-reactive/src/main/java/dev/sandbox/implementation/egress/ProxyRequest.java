@@ -4,6 +4,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
 import java.util.regex.Pattern;
 
@@ -59,25 +60,7 @@ record ProxyRequest(boolean connect, String host, int port, byte[] forwarded) {
         if (!version.equals("HTTP/1.1") && !version.equals("HTTP/1.0")) {
             throw new BadRequestException("only HTTP/1.0 and HTTP/1.1 are served");
         }
-        List<String[]> headers = new ArrayList<>();
-        for (int i = 1; i < lines.length; i++) {
-            String line = lines[i];
-            if (line.isEmpty()) {
-                continue; // the final empty line(s)
-            }
-            int colon = line.indexOf(':');
-            if (colon <= 0 || !TOKEN.matcher(line.substring(0, colon)).matches()) {
-                throw new BadRequestException("a malformed header line");
-            }
-            if (headers.size() == MAX_HEADERS) {
-                throw new BadRequestException("more than " + MAX_HEADERS + " header lines");
-            }
-            String value = line.substring(colon + 1).strip();
-            if (value.chars().anyMatch(c -> c < 0x20 && c != '\t' || c == 0x7f)) {
-                throw new BadRequestException("a control character in a header");
-            }
-            headers.add(new String[] {line.substring(0, colon), value});
-        }
+        List<String[]> headers = headerLines(lines, MAX_HEADERS);
         if (method.equals("CONNECT")) {
             Authority a = authority(target, -1);
             return new ProxyRequest(true, a.host, a.port, new byte[0]);
@@ -117,6 +100,86 @@ record ProxyRequest(boolean connect, String host, int port, byte[] forwarded) {
         }
         out.append("Connection: close\r\n\r\n");
         return new ProxyRequest(false, a.host, a.port, out.toString().getBytes(StandardCharsets.ISO_8859_1));
+    }
+
+    /** The header lines of a head, checked: token names, no control characters in values, at most {@value #MAX_HEADERS}. */
+    private static List<String[]> headerLines(String[] lines, int max) {
+        List<String[]> headers = new ArrayList<>();
+        for (int i = 1; i < lines.length; i++) {
+            String line = lines[i];
+            if (line.isEmpty()) {
+                continue; // the final empty line(s)
+            }
+            int colon = line.indexOf(':');
+            if (colon <= 0 || !TOKEN.matcher(line.substring(0, colon)).matches()) {
+                throw new BadRequestException("a malformed header line");
+            }
+            if (headers.size() == max) {
+                throw new BadRequestException("more than " + max + " header lines");
+            }
+            String value = line.substring(colon + 1).strip();
+            if (value.chars().anyMatch(c -> c < 0x20 && c != '\t' || c == 0x7f)) {
+                throw new BadRequestException("a control character in a header");
+            }
+            headers.add(new String[] {line.substring(0, colon), value});
+        }
+        return headers;
+    }
+
+    /**
+     * The head of a plain-HTTP request as the proxy forwards it, with headers a rule adds: those of the same names the
+     * program sent are dropped.
+     *
+     * @param forwarded a head {@link #parse} made
+     * @param added the headers to add
+     * @return the head to send
+     */
+    static byte[] withHeaders(byte[] forwarded, Map<String, String> added) {
+        if (added.isEmpty()) {
+            return forwarded;
+        }
+        String[] lines = new String(forwarded, StandardCharsets.ISO_8859_1).split("\r\n", -1);
+        StringBuilder out = new StringBuilder(lines[0]).append("\r\n");
+        appendHeaders(out, headerLines(lines, MAX_HEADERS + 2), added); // the proxy's own Host and Connection
+        return out.toString().getBytes(StandardCharsets.ISO_8859_1);
+    }
+
+    /**
+     * Reads the head of a request a program sent inside a TLS connection the proxy terminated ({@code GET /path
+     * HTTP/1.1}), and gives the head to send on: the proxy's own headers and those the rule adds dropped, the rule's
+     * added, {@code Connection: close} (one request per connection: the next one opens another, which is rewritten
+     * too).
+     *
+     * @param head the bytes up to and with the empty line
+     * @param added the headers to add
+     * @return the head to send
+     * @throws BadRequestException when it is not an origin-form HTTP/1.x request
+     */
+    static byte[] origin(byte[] head, Map<String, String> added) {
+        String[] lines = new String(head, StandardCharsets.ISO_8859_1).split("\r?\n", -1);
+        String[] parts = lines[0].split(" ", -1);
+        if (parts.length != 3
+                || !TOKEN.matcher(parts[0]).matches()
+                || !parts[1].startsWith("/")
+                || parts[1].chars().anyMatch(c -> c <= 0x20 || c >= 0x7f)
+                || !(parts[2].equals("HTTP/1.1") || parts[2].equals("HTTP/1.0"))) {
+            throw new BadRequestException("not an HTTP/1.x request in origin form");
+        }
+        StringBuilder out = new StringBuilder(head.length + 64).append(lines[0]).append("\r\n");
+        appendHeaders(out, headerLines(lines, MAX_HEADERS), added);
+        return out.toString().getBytes(StandardCharsets.ISO_8859_1);
+    }
+
+    private static void appendHeaders(StringBuilder out, List<String[]> headers, Map<String, String> added) {
+        for (String[] h : headers) {
+            String name = h[0].toLowerCase(Locale.ROOT);
+            if (DROPPED.contains(name) || added.keySet().stream().anyMatch(k -> k.equalsIgnoreCase(name))) {
+                continue;
+            }
+            out.append(h[0]).append(": ").append(h[1]).append("\r\n");
+        }
+        added.forEach((k, v) -> out.append(k).append(": ").append(v).append("\r\n"));
+        out.append("Connection: close\r\n\r\n");
     }
 
     private record Authority(String host, int port) {}

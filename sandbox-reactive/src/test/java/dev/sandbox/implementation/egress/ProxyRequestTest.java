@@ -87,6 +87,30 @@ class ProxyRequestTest {
     }
 
     @Test
+    void aRulesHeadersReplaceTheProgramsOwnInAPlainRequestAndInOneReadFromTls() {
+        ProxyRequest r = parse(
+                "GET http://api.test/v1 HTTP/1.1\r\nHost: api.test\r\nauthorization: mine\r\n" + "X-Kept: 1\r\n\r\n");
+        assertThat(new String(
+                        ProxyRequest.withHeaders(r.forwarded(), java.util.Map.of("Authorization", "Bearer k")),
+                        StandardCharsets.ISO_8859_1))
+                .isEqualTo("GET /v1 HTTP/1.1\r\nHost: api.test\r\nX-Kept: 1\r\nAuthorization: Bearer k\r\n"
+                        + "Connection: close\r\n\r\n");
+        byte[] inTls = "POST /v1/x HTTP/1.1\r\nHost: api.test\r\nAuthorization: mine\r\nConnection: keep-alive\r\n"
+                .concat("Content-Length: 2\r\n\r\n")
+                .getBytes(StandardCharsets.ISO_8859_1);
+        assertThat(new String(
+                        ProxyRequest.origin(inTls, java.util.Map.of("Authorization", "Bearer k")),
+                        StandardCharsets.ISO_8859_1))
+                .isEqualTo("POST /v1/x HTTP/1.1\r\nHost: api.test\r\nContent-Length: 2\r\nAuthorization: Bearer k\r\n"
+                        + "Connection: close\r\n\r\n");
+        for (String bad :
+                new String[] {"GET http://api.test/ HTTP/1.1\r\n\r\n", "GET / HTTP/2\r\n\r\n", "garbage\r\n\r\n"}) {
+            assertThatThrownBy(() -> ProxyRequest.origin(bad.getBytes(StandardCharsets.ISO_8859_1), java.util.Map.of()))
+                    .isInstanceOf(ProxyRequest.BadRequestException.class);
+        }
+    }
+
+    @Test
     void tooManyHeadersAreRefused() {
         StringBuilder b = new StringBuilder("GET http://a.com/ HTTP/1.1\r\n");
         for (int i = 0; i <= ProxyRequest.MAX_HEADERS; i++) {

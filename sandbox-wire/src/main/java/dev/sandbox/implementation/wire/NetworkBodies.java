@@ -13,6 +13,7 @@ import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The JSON of a session's network: its policy (in a create's body, {@code GET} and {@code PUT
@@ -36,19 +37,29 @@ public final class NetworkBodies {
     }
 
     /**
-     * One rule: a {@code domain} or a {@code cidr}, and its ports (absent for any).
+     * One rule: a {@code domain} or a {@code cidr}, its ports (absent for any), and the headers it adds (values
+     * included, like a create's secrets: the channel is the caller's to protect; never logged).
      *
      * @param domain the domain pattern, or {@code null}
      * @param cidr the block, or {@code null}
      * @param ports the ports, or {@code null} for any
+     * @param headers the headers it adds, or {@code null} for none
      */
     @JsonInclude(JsonInclude.Include.NON_NULL)
-    public record RuleBody(String domain, String cidr, List<Integer> ports) {
+    public record RuleBody(String domain, String cidr, List<Integer> ports, Map<String, String> headers) {
         static RuleBody of(EgressRule r) {
             List<Integer> ports = r.portSet().isEmpty() ? null : List.copyOf(r.portSet());
+            Map<String, String> headers = r.headers().isEmpty() ? null : r.headers();
             return r.kind() == EgressRule.Kind.DOMAIN
-                    ? new RuleBody(r.pattern(), null, ports)
-                    : new RuleBody(null, r.pattern(), ports);
+                    ? new RuleBody(r.pattern(), null, ports, headers)
+                    : new RuleBody(null, r.pattern(), ports, headers);
+        }
+
+        /** Names the headers, never their values. */
+        @Override
+        public String toString() {
+            return "RuleBody[domain=" + domain + ", cidr=" + cidr + ", ports=" + ports + ", headers="
+                    + (headers == null ? null : headers.keySet()) + "]";
         }
 
         EgressRule rule() {
@@ -65,6 +76,18 @@ public final class NetworkBodies {
                             return p;
                         })
                         .toArray());
+            }
+            if (headers != null) {
+                if (headers.size() > EgressRule.MAX_HEADERS) {
+                    throw new InvalidArgumentException(
+                            "headers", "a rule adds at most " + EgressRule.MAX_HEADERS + " headers");
+                }
+                for (Map.Entry<String, String> h : headers.entrySet()) {
+                    if (h.getKey() == null || h.getValue() == null) {
+                        throw new InvalidArgumentException("headers", "headers holds a null");
+                    }
+                    r = r.withHeader(h.getKey(), h.getValue());
+                }
             }
             return r;
         }

@@ -47,6 +47,25 @@ class NetworkBodiesTest {
     }
 
     @Test
+    void aRulesHeadersTravelWithItAndAreNeverPrinted() throws Exception {
+        NetworkPolicy p = NetworkPolicy.allowlist(
+                EgressRule.domain("api.test").ports(443).withHeader("Authorization", "Bearer wire-secret"));
+        NetworkBodies.PolicyBody body = NetworkBodies.PolicyBody.of(p);
+        assertThat(NetworkBodies.PolicyBody.policyOf(WireJson.parse(json(body))))
+                .isEqualTo(p);
+        assertThat(body.toString()).doesNotContain("wire-secret").contains("Authorization");
+        assertThatThrownBy(() -> RequestBodies.read(
+                                WireJson.parse(("{\"mode\":\"allowlist\",\"rules\":[{\"cidr\":\"10.0.0.0/8\","
+                                                + "\"headers\":{\"A\":\"b\"}}]}")
+                                        .getBytes(StandardCharsets.UTF_8)),
+                                NetworkBodies.PolicyBody.class)
+                        .policy())
+                .isInstanceOfSatisfying(
+                        InvalidArgumentException.class,
+                        e -> assertThat(e.field()).isEqualTo("headers"));
+    }
+
+    @Test
     void aPolicyWithItsOwnResolverCannotBeSent() {
         NetworkPolicy p = NetworkPolicy.allowlist().withResolver(host -> List.of(InetAddress.getLoopbackAddress()));
         assertThatThrownBy(() -> NetworkBodies.PolicyBody.of(p))
