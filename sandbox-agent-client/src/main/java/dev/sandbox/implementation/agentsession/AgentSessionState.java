@@ -24,6 +24,7 @@ import java.util.function.Consumer;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 
 /**
  * One agent-backed session as a provider knows it, shared by every handle the provider gave out for it: what every
@@ -161,23 +162,24 @@ public class AgentSessionState {
             return Mono.empty();
         }
         return Mono.defer(() -> {
-            EgressProxy proxy = new EgressProxy("session " + id, listener, policy, this::ending);
-            String pem = proxy.caPem();
-            Mono<Void> certificate = pem == null ? Mono.empty() : installCa(files, pem);
-            return proxy.start()
-                    .then(certificate)
-                    .doOnSuccess(x -> {
-                        Map<String, String> env = new LinkedHashMap<>(proxy.env());
-                        env.putAll(secrets);
-                        egress = proxy;
-                        network = proxy;
-                        commandEnv = Map.copyOf(env);
-                        if (destroyed()) {
-                            proxy.close();
-                        }
-                    })
-                    .doOnError(e -> proxy.close());
-        });
+                    EgressProxy proxy = new EgressProxy("session " + id, listener, policy, this::ending);
+                    String pem = proxy.caPem();
+                    Mono<Void> certificate = pem == null ? Mono.empty() : installCa(files, pem);
+                    return proxy.start()
+                            .then(certificate)
+                            .doOnSuccess(x -> {
+                                Map<String, String> env = new LinkedHashMap<>(proxy.env());
+                                env.putAll(secrets);
+                                egress = proxy;
+                                network = proxy;
+                                commandEnv = Map.copyOf(env);
+                                if (destroyed()) {
+                                    proxy.close();
+                                }
+                            })
+                            .doOnError(e -> proxy.close());
+                })
+                .subscribeOn(Schedulers.boundedElastic()); // the authority's keys read the system's entropy
     }
 
     /** The largest trusted-certificates file of an image read into the bundle. */
