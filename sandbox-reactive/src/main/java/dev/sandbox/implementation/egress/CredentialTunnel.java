@@ -130,11 +130,8 @@ final class CredentialTunnel implements Closeable {
             return;
         }
         parts.add(pair[1]);
-        TunnelRelay[] self = new TunnelRelay[1];
-        TunnelRelay relay = new TunnelRelay(pair[0], what + " (program side)", () -> relays.remove(self[0]));
-        self[0] = relay;
+        TunnelRelay relay = TunnelRelay.tracked(pair[0], what + " (program side)", relays);
         this.relay = relay;
-        relays.add(relay);
         relay.start(
                 (port, toProgram) -> {
                     in.send(Flux.concat(Mono.just(ByteBuffer.wrap(ESTABLISHED)), toProgram));

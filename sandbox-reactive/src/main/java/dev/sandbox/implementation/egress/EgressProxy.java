@@ -416,11 +416,7 @@ public final class EgressProxy implements SandboxNetwork {
     }
 
     private void relay(Listener.Incoming in, HeadSplitter splitter, ProxyRequest request, Socket socket) {
-        TunnelRelay[] self = new TunnelRelay[1];
-        TunnelRelay r = new TunnelRelay(
-                socket, what + " " + request.host() + ":" + request.port(), () -> relays.remove(self[0]));
-        self[0] = r;
-        relays.add(r);
+        TunnelRelay r = TunnelRelay.tracked(socket, what + " " + request.host() + ":" + request.port(), relays);
         if (!open.get()) {
             r.abort();
             splitter.cancel();

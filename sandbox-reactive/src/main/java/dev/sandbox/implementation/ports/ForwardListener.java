@@ -134,10 +134,7 @@ final class ForwardListener implements PortForward, OpenForward {
                 quietClose(s);
                 continue;
             }
-            TunnelRelay[] self = new TunnelRelay[1];
-            TunnelRelay r = new TunnelRelay(s, what + " #" + n, () -> relays.remove(self[0]));
-            self[0] = r;
-            relays.add(r);
+            TunnelRelay r = TunnelRelay.tracked(s, what + " #" + n, relays);
             if (!open.get()) { // closed while accepting: closeNow may have missed it
                 r.abort();
             }

@@ -129,10 +129,7 @@ final class ReverseListener implements ReverseForward, OpenForward {
             }
             return;
         }
-        TunnelRelay[] self = new TunnelRelay[1];
-        TunnelRelay r = new TunnelRelay(s, what + " #" + n, () -> relays.remove(self[0]));
-        self[0] = r;
-        relays.add(r);
+        TunnelRelay r = TunnelRelay.tracked(s, what + " #" + n, relays);
         if (!open.get()) {
             r.abort();
         }

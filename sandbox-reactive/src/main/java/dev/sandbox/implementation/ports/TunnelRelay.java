@@ -67,6 +67,23 @@ public final class TunnelRelay {
     }
 
     /**
+     * A relay kept in a set while it runs: added now, removed once it is over, so that whoever owns the set can abort
+     * the relays still running.
+     *
+     * @param socket the host socket
+     * @param what the forward and connection, for logs and thread names
+     * @param relays the owner's set
+     * @return the relay, not started
+     */
+    public static TunnelRelay tracked(Socket socket, String what, java.util.Set<TunnelRelay> relays) {
+        TunnelRelay[] self = new TunnelRelay[1];
+        TunnelRelay r = new TunnelRelay(socket, what, () -> relays.remove(self[0]));
+        self[0] = r;
+        relays.add(r);
+        return r;
+    }
+
+    /**
      * Dials the sandbox and starts relaying.
      *
      * @param dialer the provider's way in
