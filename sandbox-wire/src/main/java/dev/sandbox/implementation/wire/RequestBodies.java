@@ -352,6 +352,14 @@ public final class RequestBodies {
                     o.network().mode() == NetworkPolicy.Mode.NONE ? null : NetworkBodies.PolicyBody.of(o.network()));
         }
 
+        /** Names the secrets, never their values (the policy's headers likewise). */
+        @Override
+        public String toString() {
+            return "SessionBody[workdir=" + workdir + ", env=" + env + ", secrets="
+                    + (secrets == null ? null : secrets.keySet()) + ", labels=" + labels + ", lifetimeMs=" + lifetimeMs
+                    + ", idleTimeoutMs=" + idleTimeoutMs + ", name=" + name + ", network=" + network + "]";
+        }
+
         /**
          * The session options, validated: a missing {@code lifetimeMs} means the default lifetime, {@code null} none.
          *

@@ -54,6 +54,12 @@ class NetworkBodiesTest {
         assertThat(NetworkBodies.PolicyBody.policyOf(WireJson.parse(json(body))))
                 .isEqualTo(p);
         assertThat(body.toString()).doesNotContain("wire-secret").contains("Authorization");
+        assertThat(RequestBodies.SessionBody.of(SessionOptions.defaults()
+                                .withSecret("TOKEN", "env-secret")
+                                .withNetwork(p))
+                        .toString())
+                .contains("TOKEN", "Authorization")
+                .doesNotContain("env-secret", "wire-secret");
         assertThatThrownBy(() -> RequestBodies.read(
                                 WireJson.parse(("{\"mode\":\"allowlist\",\"rules\":[{\"cidr\":\"10.0.0.0/8\","
                                                 + "\"headers\":{\"A\":\"b\"}}]}")
