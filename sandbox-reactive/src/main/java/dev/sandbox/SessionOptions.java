@@ -31,7 +31,7 @@ public final class SessionOptions {
     public static final int MAX_NAME_LENGTH = 40;
 
     private static final SessionOptions DEFAULTS =
-            new SessionOptions(null, Map.of(), Map.of(), Map.of(), DEFAULT_LIFETIME, null, false, null);
+            new SessionOptions(null, Map.of(), Map.of(), Map.of(), DEFAULT_LIFETIME, null, false, null, true);
 
     private final @Nullable String workdir;
     private final Map<String, String> env;
@@ -41,6 +41,7 @@ public final class SessionOptions {
     private final @Nullable Duration idleTimeout;
     private final boolean lifetimeChosen;
     private final @Nullable String name;
+    private final boolean autoResume;
 
     private SessionOptions(
             @Nullable String workdir,
@@ -50,8 +51,10 @@ public final class SessionOptions {
             @Nullable Duration lifetime,
             @Nullable Duration idleTimeout,
             boolean lifetimeChosen,
-            @Nullable String name) {
+            @Nullable String name,
+            boolean autoResume) {
         this.name = name;
+        this.autoResume = autoResume;
         this.workdir = workdir;
         this.env = env;
         this.secrets = secrets;
@@ -78,7 +81,8 @@ public final class SessionOptions {
      * @return a copy with the workdir set
      */
     public SessionOptions withWorkdir(String workdir) {
-        return new SessionOptions(workdir, env, secrets, labels, lifetime, idleTimeout, lifetimeChosen, name);
+        return new SessionOptions(
+                workdir, env, secrets, labels, lifetime, idleTimeout, lifetimeChosen, name, autoResume);
     }
 
     /**
@@ -90,7 +94,15 @@ public final class SessionOptions {
      */
     public SessionOptions withEnv(String name, String value) {
         return new SessionOptions(
-                workdir, put(env, name, value), secrets, labels, lifetime, idleTimeout, lifetimeChosen, this.name);
+                workdir,
+                put(env, name, value),
+                secrets,
+                labels,
+                lifetime,
+                idleTimeout,
+                lifetimeChosen,
+                this.name,
+                autoResume);
     }
 
     /**
@@ -104,7 +116,8 @@ public final class SessionOptions {
         for (Map.Entry<String, String> e : vars.entrySet()) {
             merged = put(merged, e.getKey(), e.getValue());
         }
-        return new SessionOptions(workdir, merged, secrets, labels, lifetime, idleTimeout, lifetimeChosen, name);
+        return new SessionOptions(
+                workdir, merged, secrets, labels, lifetime, idleTimeout, lifetimeChosen, name, autoResume);
     }
 
     /**
@@ -116,7 +129,15 @@ public final class SessionOptions {
      */
     public SessionOptions withSecret(String name, String value) {
         return new SessionOptions(
-                workdir, env, put(secrets, name, value), labels, lifetime, idleTimeout, lifetimeChosen, this.name);
+                workdir,
+                env,
+                put(secrets, name, value),
+                labels,
+                lifetime,
+                idleTimeout,
+                lifetimeChosen,
+                this.name,
+                autoResume);
     }
 
     /**
@@ -128,7 +149,15 @@ public final class SessionOptions {
      */
     public SessionOptions withLabel(String key, String value) {
         return new SessionOptions(
-                workdir, env, secrets, put(labels, key, value), lifetime, idleTimeout, lifetimeChosen, name);
+                workdir,
+                env,
+                secrets,
+                put(labels, key, value),
+                lifetime,
+                idleTimeout,
+                lifetimeChosen,
+                name,
+                autoResume);
     }
 
     /**
@@ -141,7 +170,15 @@ public final class SessionOptions {
      */
     public SessionOptions withLifetime(Duration lifetime) {
         return new SessionOptions(
-                workdir, env, secrets, labels, Objects.requireNonNull(lifetime, "lifetime"), idleTimeout, true, name);
+                workdir,
+                env,
+                secrets,
+                labels,
+                Objects.requireNonNull(lifetime, "lifetime"),
+                idleTimeout,
+                true,
+                name,
+                autoResume);
     }
 
     /**
@@ -150,7 +187,7 @@ public final class SessionOptions {
      * @return a copy without a lifetime limit
      */
     public SessionOptions withUnlimitedLifetime() {
-        return new SessionOptions(workdir, env, secrets, labels, null, idleTimeout, false, name);
+        return new SessionOptions(workdir, env, secrets, labels, null, idleTimeout, false, name, autoResume);
     }
 
     /**
@@ -169,7 +206,8 @@ public final class SessionOptions {
                 lifetime,
                 Objects.requireNonNull(idleTimeout, "idleTimeout"),
                 lifetimeChosen,
-                name);
+                name,
+                autoResume);
     }
 
     /**
@@ -293,7 +331,39 @@ public final class SessionOptions {
                 lifetime,
                 idleTimeout,
                 lifetimeChosen,
-                Objects.requireNonNull(name, "name"));
+                Objects.requireNonNull(name, "name"),
+                autoResume);
+    }
+
+    /**
+     * Whether a {@linkplain SandboxSession#pause() paused} session resumes by itself when it is asked to do something
+     * (a command, a file operation, a port connection, a timer change): yes by default. With {@code false} such a call
+     * fails with {@link SessionPausedException} until {@link SandboxSession#resume()}.
+     *
+     * <p>On by default because whoever holds a session (a pool's caller, an agent's tool, a server's client) should not
+     * have to know that someone paused it: the call costs one resume more (tens of milliseconds on Docker) and does
+     * what it says. Turn it off where a resume must be a decision (a session paused to stop it using CPU, that no
+     * stray call may wake up).
+     *
+     * <pre>{@code
+     * SessionOptions.defaults().withAutoResume(false); // calls on a paused session fail typed
+     * }</pre>
+     *
+     * @param autoResume whether calls resume a paused session
+     * @return a copy with the choice set
+     */
+    public SessionOptions withAutoResume(boolean autoResume) {
+        return new SessionOptions(
+                workdir, env, secrets, labels, lifetime, idleTimeout, lifetimeChosen, name, autoResume);
+    }
+
+    /**
+     * Whether calls on a paused session resume it; see {@link #withAutoResume(boolean)}.
+     *
+     * @return {@code true} unless turned off
+     */
+    public boolean autoResume() {
+        return autoResume;
     }
 
     /**
@@ -358,6 +428,6 @@ public final class SessionOptions {
     public String toString() {
         return "SessionOptions{" + (name == null ? "" : "name=" + name + ", ") + "workdir=" + workdir + ", env="
                 + env.keySet() + ", secrets=" + secrets.keySet() + ", labels=" + labels + ", lifetime=" + lifetime
-                + ", idleTimeout=" + idleTimeout + "}";
+                + ", idleTimeout=" + idleTimeout + (autoResume ? "" : ", autoResume=false") + "}";
     }
 }

@@ -46,6 +46,7 @@ public interface SandboxProviderConformance
                 DirectoryTransferConformance,
                 LabelConformance,
                 NameConformance,
+                PauseConformance,
                 PortConformance {
 
     private SandboxSession newSession() {
