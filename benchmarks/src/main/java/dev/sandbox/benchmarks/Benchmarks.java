@@ -39,6 +39,7 @@ public final class Benchmarks {
         add(r, DockerTunnelThroughput::new);
         add(r, DockerTunnelVsLoopback::new);
         add(r, DockerWatchLatency::new);
+        add(r, DockerPauseResume::new);
         add(r, KubernetesExecLatency::new);
         add(r, KubernetesSessionCreate::new);
         add(r, KubernetesSessionCreatePooled::new);
