@@ -315,6 +315,8 @@ public final class RequestBodies {
      * @param lifetimeMs a whole number, {@code null} (a JSON null: unlimited), or absent (Java {@code null}: default)
      * @param idleTimeoutMs the idle timeout, or {@code null} for none
      * @param name the session's name, or {@code null} (absent) for an unnamed session
+     * @param autoResume {@code false} for a session whose calls do not resume it when paused; {@code null} (absent) for
+     *     the default, on
      */
     @JsonInclude(JsonInclude.Include.NON_NULL)
     public record SessionBody(
@@ -324,7 +326,8 @@ public final class RequestBodies {
             Map<String, String> labels,
             JsonNode lifetimeMs,
             Long idleTimeoutMs,
-            String name) {
+            String name,
+            Boolean autoResume) {
 
         /**
          * Encodes session options.
@@ -345,7 +348,9 @@ public final class RequestBodies {
                                     .<JsonNode>map(d -> LongNode.valueOf(WireJson.millis(d)))
                                     .orElse(NullNode.getInstance()),
                     o.idleTimeout().map(WireJson::millis).orElse(null),
-                    o.name().orElse(null));
+                    o.name().orElse(null),
+                    // written only when off: the default is on
+                    o.autoResume() ? null : Boolean.FALSE);
         }
 
         /**
@@ -392,6 +397,9 @@ public final class RequestBodies {
             }
             if (name != null) {
                 o = o.withName(name);
+            }
+            if (autoResume != null) {
+                o = o.withAutoResume(autoResume);
             }
             return o.validate();
         }
