@@ -40,4 +40,19 @@ final class DockerFreezer {
             throw control.translate((pause ? "pause" : "unpause") + " the container of session " + sessionId, e);
         }
     }
+
+    /**
+     * Unpauses a container before its forced removal, whatever its state: the daemon cannot kill a paused gVisor
+     * sandbox (it waits 10 s, then reports a zombie). Errors are left to the removal to report. Blocking.
+     *
+     * @param control the daemon
+     * @param containerId the container
+     */
+    static void unpauseQuietly(DockerControl control, String containerId) {
+        try {
+            control.client().unpauseContainerCmd(containerId).exec();
+        } catch (RuntimeException e) {
+            // not paused, gone, or the daemon failed: the removal says what matters
+        }
+    }
 }

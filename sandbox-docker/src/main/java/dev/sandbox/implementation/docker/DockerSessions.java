@@ -653,6 +653,10 @@ public final class DockerSessions {
             state.agent.ending(state.endError(reason));
         }
         return blocking(() -> {
+                    if (state.pauses.paused()) {
+                        // the daemon cannot kill a paused gVisor sandbox (it waits 10 s, then calls it a zombie)
+                        DockerFreezer.unpauseQuietly(control, state.containerId);
+                    }
                     control.removeContainer(state.containerId, "session " + state.id);
                     channels.remove(state.id);
                     labelVolumes.removeAll(state.id);
