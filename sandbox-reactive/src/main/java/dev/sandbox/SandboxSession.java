@@ -230,8 +230,8 @@ public interface SandboxSession {
      * }</pre>
      *
      * <p>Docker (runc and gVisor) pauses with the cgroup freezer ({@code docker pause}); the local provider stops the
-     * session's processes with {@code SIGSTOP}. The default fails with {@link UnsupportedFeatureException}, for a
-     * provider that cannot freeze a session (Kubernetes, a remote server).
+     * session's processes with {@code SIGSTOP}; a remote session pauses as its server's provider does. The default
+     * fails with {@link UnsupportedFeatureException}, for a provider that cannot freeze a session (Kubernetes).
      *
      * @return completes once every process of the session is frozen
      */
