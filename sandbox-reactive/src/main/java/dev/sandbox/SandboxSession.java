@@ -198,6 +198,22 @@ public interface SandboxSession {
     }
 
     /**
+     * The session's network: its egress policy ({@link SessionOptions#withNetwork}), changeable while it runs, and
+     * the decisions of its egress proxy.
+     *
+     * <pre>{@code
+     * session.network().update(NetworkPolicy.allowlist(EgressRule.domain("pypi.org").ports(443))).block();
+     * }</pre>
+     *
+     * <p>The default is a network with no egress and no proxy ({@link SandboxNetwork#none}).
+     *
+     * @return the network API
+     */
+    default SandboxNetwork network() {
+        return SandboxNetwork.none("session " + id());
+    }
+
+    /**
      * Sets the session to end this long from now, replacing its current lifetime.
      *
      * @param fromNow a positive duration

@@ -30,8 +30,8 @@ public final class SessionOptions {
     /** The longest session name, in characters: see {@link #withName(String)}. */
     public static final int MAX_NAME_LENGTH = 40;
 
-    private static final SessionOptions DEFAULTS =
-            new SessionOptions(null, Map.of(), Map.of(), Map.of(), DEFAULT_LIFETIME, null, false, null, true);
+    private static final SessionOptions DEFAULTS = new SessionOptions(
+            null, Map.of(), Map.of(), Map.of(), DEFAULT_LIFETIME, null, false, null, NetworkPolicy.none(), true);
 
     private final @Nullable String workdir;
     private final Map<String, String> env;
@@ -41,6 +41,7 @@ public final class SessionOptions {
     private final @Nullable Duration idleTimeout;
     private final boolean lifetimeChosen;
     private final @Nullable String name;
+    private final NetworkPolicy network;
     private final boolean autoResume;
 
     private SessionOptions(
@@ -52,8 +53,10 @@ public final class SessionOptions {
             @Nullable Duration idleTimeout,
             boolean lifetimeChosen,
             @Nullable String name,
+            NetworkPolicy network,
             boolean autoResume) {
         this.name = name;
+        this.network = network;
         this.autoResume = autoResume;
         this.workdir = workdir;
         this.env = env;
@@ -82,7 +85,7 @@ public final class SessionOptions {
      */
     public SessionOptions withWorkdir(String workdir) {
         return new SessionOptions(
-                workdir, env, secrets, labels, lifetime, idleTimeout, lifetimeChosen, name, autoResume);
+                workdir, env, secrets, labels, lifetime, idleTimeout, lifetimeChosen, name, network, autoResume);
     }
 
     /**
@@ -102,6 +105,7 @@ public final class SessionOptions {
                 idleTimeout,
                 lifetimeChosen,
                 this.name,
+                network,
                 autoResume);
     }
 
@@ -117,7 +121,7 @@ public final class SessionOptions {
             merged = put(merged, e.getKey(), e.getValue());
         }
         return new SessionOptions(
-                workdir, merged, secrets, labels, lifetime, idleTimeout, lifetimeChosen, name, autoResume);
+                workdir, merged, secrets, labels, lifetime, idleTimeout, lifetimeChosen, name, network, autoResume);
     }
 
     /**
@@ -137,6 +141,7 @@ public final class SessionOptions {
                 idleTimeout,
                 lifetimeChosen,
                 this.name,
+                network,
                 autoResume);
     }
 
@@ -157,6 +162,7 @@ public final class SessionOptions {
                 idleTimeout,
                 lifetimeChosen,
                 name,
+                network,
                 autoResume);
     }
 
@@ -178,6 +184,7 @@ public final class SessionOptions {
                 idleTimeout,
                 true,
                 name,
+                network,
                 autoResume);
     }
 
@@ -187,7 +194,7 @@ public final class SessionOptions {
      * @return a copy without a lifetime limit
      */
     public SessionOptions withUnlimitedLifetime() {
-        return new SessionOptions(workdir, env, secrets, labels, null, idleTimeout, false, name, autoResume);
+        return new SessionOptions(workdir, env, secrets, labels, null, idleTimeout, false, name, network, autoResume);
     }
 
     /**
@@ -207,6 +214,7 @@ public final class SessionOptions {
                 Objects.requireNonNull(idleTimeout, "idleTimeout"),
                 lifetimeChosen,
                 name,
+                network,
                 autoResume);
     }
 
@@ -332,7 +340,42 @@ public final class SessionOptions {
                 idleTimeout,
                 lifetimeChosen,
                 Objects.requireNonNull(name, "name"),
+                network,
                 autoResume);
+    }
+
+    /**
+     * Sets what the session's programs may reach on the network: {@link NetworkPolicy#none()} by default, or an
+     * allowlist served through the provider's egress proxy. A provider that cannot confine egress (the local
+     * provider, whose commands use the host's network) refuses an allowlist with {@link
+     * UnsupportedFeatureException} rather than ignoring it.
+     *
+     * @param network the policy
+     * @return a copy with the policy set
+     */
+    public SessionOptions withNetwork(NetworkPolicy network) {
+        Objects.requireNonNull(network, "network");
+        SessionOptions o = this;
+        return new SessionOptions(
+                o.workdir,
+                o.env,
+                o.secrets,
+                o.labels,
+                o.lifetime,
+                o.idleTimeout,
+                o.lifetimeChosen,
+                o.name,
+                network,
+                autoResume);
+    }
+
+    /**
+     * The session's network policy.
+     *
+     * @return the policy, {@link NetworkPolicy#none()} unless set
+     */
+    public NetworkPolicy network() {
+        return network;
     }
 
     /**
@@ -354,7 +397,7 @@ public final class SessionOptions {
      */
     public SessionOptions withAutoResume(boolean autoResume) {
         return new SessionOptions(
-                workdir, env, secrets, labels, lifetime, idleTimeout, lifetimeChosen, name, autoResume);
+                workdir, env, secrets, labels, lifetime, idleTimeout, lifetimeChosen, name, network, autoResume);
     }
 
     /**
@@ -428,6 +471,8 @@ public final class SessionOptions {
     public String toString() {
         return "SessionOptions{" + (name == null ? "" : "name=" + name + ", ") + "workdir=" + workdir + ", env="
                 + env.keySet() + ", secrets=" + secrets.keySet() + ", labels=" + labels + ", lifetime=" + lifetime
-                + ", idleTimeout=" + idleTimeout + (autoResume ? "" : ", autoResume=false") + "}";
+                + ", idleTimeout=" + idleTimeout
+                + (network.mode() == NetworkPolicy.Mode.NONE ? "" : ", network=" + network)
+                + (autoResume ? "" : ", autoResume=false") + "}";
     }
 }

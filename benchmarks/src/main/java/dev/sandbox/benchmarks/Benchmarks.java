@@ -38,6 +38,7 @@ public final class Benchmarks {
         add(r, DockerCopyThroughput::new);
         add(r, DockerTunnelThroughput::new);
         add(r, DockerTunnelVsLoopback::new);
+        add(r, DockerEgressLatency::new);
         add(r, DockerWatchLatency::new);
         add(r, DockerPauseResume::new);
         add(r, KubernetesExecLatency::new);

@@ -71,6 +71,7 @@ public final class SandboxClient implements AutoCloseable {
     private final FileClient files;
     private final PtyClient pty;
     private final PortClient ports;
+    private final NetworkClient network;
 
     private SandboxClient(ClientCore core, Ending ending, @Nullable SandboxProvider ownedProvider) {
         this.core = core;
@@ -80,6 +81,7 @@ public final class SandboxClient implements AutoCloseable {
         this.files = new FileClient(core);
         this.pty = new PtyClient(core);
         this.ports = new PortClient(core);
+        this.network = new NetworkClient(core);
     }
 
     /**
@@ -289,6 +291,20 @@ public final class SandboxClient implements AutoCloseable {
      */
     public PortClient ports() {
         return ports;
+    }
+
+    /**
+     * The sub-client for the session's network: its egress policy and its proxy's decisions; the blocking form of
+     * {@link SandboxSession#network()}.
+     *
+     * <pre>{@code
+     * client.network().update(NetworkPolicy.allowlist(EgressRule.domain("pypi.org").ports(443)));
+     * }</pre>
+     *
+     * @return the network sub-client
+     */
+    public NetworkClient network() {
+        return network;
     }
 
     /**

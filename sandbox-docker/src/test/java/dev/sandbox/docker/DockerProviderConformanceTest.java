@@ -30,6 +30,11 @@ class DockerProviderConformanceTest implements SandboxProviderConformance {
     }
 
     @Override
+    public boolean supportsEgress() {
+        return true;
+    }
+
+    @Override
     public SandboxProvider provider() {
         return provider;
     }

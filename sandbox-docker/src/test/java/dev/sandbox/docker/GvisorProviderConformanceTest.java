@@ -34,6 +34,11 @@ class GvisorProviderConformanceTest implements SandboxProviderConformance {
     }
 
     @Override
+    public boolean supportsEgress() {
+        return true;
+    }
+
+    @Override
     public SandboxProvider provider() {
         return provider;
     }

@@ -47,6 +47,11 @@ class TcpDaemonConformanceTest implements SandboxProviderConformance {
     }
 
     @Override
+    public boolean supportsEgress() {
+        return true;
+    }
+
+    @Override
     public SandboxProvider provider() {
         return provider;
     }

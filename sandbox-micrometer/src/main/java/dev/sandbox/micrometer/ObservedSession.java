@@ -9,6 +9,7 @@ import dev.sandbox.ProcessInfo;
 import dev.sandbox.PtyOptions;
 import dev.sandbox.PtySession;
 import dev.sandbox.SandboxFiles;
+import dev.sandbox.SandboxNetwork;
 import dev.sandbox.SandboxPorts;
 import dev.sandbox.SandboxSession;
 import dev.sandbox.SessionStatus;
@@ -111,6 +112,11 @@ final class ObservedSession implements SandboxSession, Wrapped<SandboxSession> {
     @Override
     public SandboxPorts ports() {
         return delegate.ports();
+    }
+
+    @Override
+    public SandboxNetwork network() {
+        return delegate.network();
     }
 
     @Override

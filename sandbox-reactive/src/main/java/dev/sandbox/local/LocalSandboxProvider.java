@@ -2,6 +2,7 @@ package dev.sandbox.local;
 
 import dev.sandbox.BackendException;
 import dev.sandbox.InvalidArgumentException;
+import dev.sandbox.NetworkPolicy;
 import dev.sandbox.SandboxProvider;
 import dev.sandbox.SandboxSession;
 import dev.sandbox.SessionEndReason;
@@ -9,6 +10,7 @@ import dev.sandbox.SessionInfo;
 import dev.sandbox.SessionNameInUseException;
 import dev.sandbox.SessionNotFoundException;
 import dev.sandbox.SessionOptions;
+import dev.sandbox.UnsupportedFeatureException;
 import dev.sandbox.implementation.ProviderCloser;
 import dev.sandbox.implementation.local.LocalSession;
 import dev.sandbox.implementation.local.LocalSessionState;
@@ -180,6 +182,13 @@ public final class LocalSandboxProvider implements SandboxProvider {
         return Mono.fromCallable(() -> {
                     closer.ensureOpen();
                     options.validate();
+                    if (options.network().mode() != NetworkPolicy.Mode.NONE) {
+                        // its commands use the host's network: a proxy could be offered, nothing could be confined
+                        throw new UnsupportedFeatureException(
+                                NAME,
+                                "egress policies (its commands run on the host's"
+                                        + " network, which it cannot confine)");
+                    }
                     String name = options.name().orElse(null);
                     if (name != null) {
                         // the one atomic step that takes the name: a racing create finds it held

@@ -79,6 +79,11 @@ class RemoteDockerConformanceTest implements SandboxProviderConformance {
     }
 
     @Override
+    public boolean supportsEgress() {
+        return true;
+    }
+
+    @Override
     public SandboxProvider provider() {
         return remote;
     }

@@ -47,7 +47,8 @@ public interface SandboxProviderConformance
                 LabelConformance,
                 NameConformance,
                 PauseConformance,
-                PortConformance {
+                PortConformance,
+                EgressConformance {
 
     private SandboxSession newSession() {
         return provider().create(sessionOptions()).block(WAIT);

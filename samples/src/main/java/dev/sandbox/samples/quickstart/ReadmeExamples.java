@@ -1,7 +1,10 @@
 package dev.sandbox.samples.quickstart;
 
+import dev.sandbox.EgressDecision;
+import dev.sandbox.EgressRule;
 import dev.sandbox.ExecOptions;
 import dev.sandbox.ExecResult;
+import dev.sandbox.NetworkPolicy;
 import dev.sandbox.PortForward;
 import dev.sandbox.SandboxException;
 import dev.sandbox.SandboxSession;
@@ -176,8 +179,39 @@ public final class ReadmeExamples {
         // end::ports[]
     }
 
+    /** Egress through the session's proxy to what an allowlist names, and the decisions it made. */
+    static void egress() {
+        // tag::egress[]
+        NetworkPolicy policy = NetworkPolicy.allowlist(
+                EgressRule.domain("pypi.org").ports(443),
+                EgressRule.domain("*.pythonhosted.org").ports(443));
+        try (DockerSandboxProvider docker = DockerSandboxProvider.create(DockerSettings.of("python:3.12-slim"))) {
+            SandboxSession session =
+                    docker.create(SessionOptions.defaults().withNetwork(policy)).block(Duration.ofSeconds(30));
+            // pip finds the proxy in HTTPS_PROXY; the sandbox itself still has no network
+            ExecResult pip = session.run(ExecOptions.shell("pip download --no-deps -d /tmp/wheels requests"))
+                    .block(Duration.ofMinutes(2));
+            System.out.println(pip.exitCode()); // 0
+            ExecResult other = session.run(ExecOptions.shell(
+                            "python -c \"import urllib.request as u;" + " u.urlopen('http://example.com/')\""))
+                    .block(Duration.ofSeconds(30));
+            System.out.println(other.stderr()); // ... HTTP Error 403: Forbidden
+            for (EgressDecision d :
+                    session.network().report().block(Duration.ofSeconds(10)).decisions()) {
+                System.out.println(d.host() + ":" + d.port() + " " + (d.allowed() ? "allowed by " : "denied: ")
+                        + d.reason()); // example.com:80 denied: no rule allows example.com port 80 (...)
+            }
+            // new connections follow the new policy at once
+            session.network()
+                    .update(policy.withRule(EgressRule.domain("example.com").ports(80)))
+                    .block(Duration.ofSeconds(10));
+            session.destroy().block(Duration.ofSeconds(30)); // the proxy ends with the session
+        }
+        // end::egress[]
+    }
+
     /**
-     * Runs one example: {@code docker}, {@code retry}, {@code close-async}, {@code server} or {@code ports}.
+     * Runs one example: {@code docker}, {@code retry}, {@code close-async}, {@code server}, {@code ports} or {@code egress}.
      *
      * @param args the example's name
      * @throws Exception what the example throws
@@ -189,7 +223,8 @@ public final class ReadmeExamples {
             case "close-async" -> closeAsync();
             case "server" -> server();
             case "ports" -> ports();
-            default -> System.err.println("usage: ReadmeExamples docker|retry|close-async|server|ports");
+            case "egress" -> egress();
+            default -> System.err.println("usage: ReadmeExamples docker|retry|close-async|server|ports|egress");
         }
     }
 }

@@ -9,6 +9,7 @@ import dev.sandbox.ProcessNotFoundException;
 import dev.sandbox.PtyOptions;
 import dev.sandbox.PtySession;
 import dev.sandbox.SandboxFiles;
+import dev.sandbox.SandboxNetwork;
 import dev.sandbox.SandboxPorts;
 import dev.sandbox.SessionClosedException;
 import dev.sandbox.SessionEndReason;
@@ -191,12 +192,12 @@ public abstract class AgentSession extends RunnerSession {
 
     @Override
     protected SpawnedProcess spawn(ExecOptions options) {
-        return state.agent.spawn(options, state.secrets, 0, 0);
+        return state.agent.spawn(options, state.commandEnv(), 0, 0);
     }
 
     @Override
     protected SpawnedProcess spawnPty(ExecOptions options, int cols, int rows) {
-        return state.agent.spawn(options, state.secrets, cols, rows);
+        return state.agent.spawn(options, state.commandEnv(), cols, rows);
     }
 
     // ---------------------------------------------------------------- background processes and PTYs in the agent
@@ -209,7 +210,7 @@ public abstract class AgentSession extends RunnerSession {
             background.validate();
             boolean throttle = background.overflow() == BackgroundOptions.Overflow.THROTTLE;
             return state.agent
-                    .spawnBackground(options, state.secrets, 0, 0, background.ringBytes(), throttle)
+                    .spawnBackground(options, state.commandEnv(), 0, 0, background.ringBytes(), throttle)
                     .flatMap(started -> agentStartedAt(started.id()).map(at -> Map.entry(started, at)))
                     .map(startedAt -> {
                         var started = startedAt.getKey();
@@ -295,7 +296,7 @@ public abstract class AgentSession extends RunnerSession {
             // the agent keeps at least 64 KiB per ring; a smaller replay size still replays what was asked
             long ring = Math.max(BackgroundOptions.MIN_RING_BYTES, options.replayBytes());
             return state.agent
-                    .spawnBackground(exec, state.secrets, options.cols(), options.rows(), ring, false)
+                    .spawnBackground(exec, state.commandEnv(), options.cols(), options.rows(), ring, false)
                     .flatMap(started -> agentStartedAt(started.id()).map(at -> Map.entry(started, at)))
                     .map(startedAt -> {
                         var started = startedAt.getKey();
@@ -441,6 +442,11 @@ public abstract class AgentSession extends RunnerSession {
     @Override
     public SandboxPorts ports() {
         return ports;
+    }
+
+    @Override
+    public SandboxNetwork network() {
+        return state.network();
     }
 
     @Override

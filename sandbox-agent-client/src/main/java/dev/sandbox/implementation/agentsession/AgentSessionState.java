@@ -1,6 +1,9 @@
 package dev.sandbox.implementation.agentsession;
 
 import dev.sandbox.InvalidArgumentException;
+import dev.sandbox.NetworkPolicy;
+import dev.sandbox.SandboxFiles;
+import dev.sandbox.SandboxNetwork;
 import dev.sandbox.SessionClosedException;
 import dev.sandbox.SessionEndReason;
 import dev.sandbox.SessionInfo;
@@ -8,18 +11,22 @@ import dev.sandbox.SessionTerminatedException;
 import dev.sandbox.UnsupportedFeatureException;
 import dev.sandbox.implementation.agent.AgentErrnoException;
 import dev.sandbox.implementation.agent.AgentListener;
+import dev.sandbox.implementation.egress.EgressProxy;
 import dev.sandbox.implementation.exec.ExecRunner;
 import dev.sandbox.implementation.ports.Listener;
 import dev.sandbox.implementation.ports.PortForwards;
 import dev.sandbox.implementation.session.PauseControl;
 import dev.sandbox.implementation.session.SessionTimers;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.time.Instant;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.function.Consumer;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 
 /**
  * One agent-backed session as a provider knows it, shared by every handle the provider gave out for it: what every
@@ -36,6 +43,17 @@ public class AgentSessionState {
     public final Instant createdAt;
     /** Known only to the provider instance that created or restored the session; empty otherwise. */
     public final Map<String, String> secrets;
+
+    /** How the provider listens in the sandbox: reverse forwards and the egress proxy. */
+    private final Listener listener;
+
+    /** The session's network: a proxy once {@link #startEgress} started one, no egress otherwise. */
+    private volatile SandboxNetwork network;
+
+    private volatile EgressProxy egress;
+
+    /** What every command gets on top of its own environment: the secrets, and the proxy's address once it runs. */
+    private volatile Map<String, String> commandEnv;
 
     /** The way into the sandbox: its agent. */
     public final SessionAgent agent;
@@ -86,20 +104,21 @@ public class AgentSessionState {
         this.labels = Map.copyOf(labels);
         this.createdAt = createdAt;
         this.secrets = Map.copyOf(secrets);
+        this.commandEnv = this.secrets;
+        this.network = SandboxNetwork.none("session " + id);
         this.agent = agent;
+        this.listener = (port, max, listening) -> agent.connection()
+                .flatMapMany(c -> c.net().listen(port, max, listening))
+                .map(AgentSessionState::incoming)
+                .onErrorMap(
+                        e -> e instanceof AgentErrnoException x && (x.code() == EADDRINUSE || x.code() == EACCES),
+                        e -> new InvalidArgumentException(
+                                "sandboxPort",
+                                "cannot listen on sandboxPort " + port + " in the sandbox: " + e.getMessage()));
         this.ports = new PortForwards(
                 "session " + id,
                 (port, toServer) -> agent.connection().flatMapMany(c -> c.net().connect(port, toServer)),
-                (port, max, listening) -> agent.connection()
-                        .flatMapMany(c -> c.net().listen(port, max, listening))
-                        .map(AgentSessionState::incoming)
-                        .onErrorMap(
-                                e -> e instanceof AgentErrnoException x
-                                        && (x.code() == EADDRINUSE || x.code() == EACCES),
-                                e -> new InvalidArgumentException(
-                                        "sandboxPort",
-                                        "cannot listen on sandboxPort " + port + " in the sandbox: "
-                                                + e.getMessage())));
+                listener);
         // activity as this provider knows it without a round trip: its running commands, the agent-held processes
         // and PTYs it has handles to (ones started by another provider instance count there), its open port
         // connections
@@ -173,6 +192,89 @@ public class AgentSessionState {
                 a.close();
             }
         };
+    }
+
+    /**
+     * Starts the session's egress proxy for an allowlist policy; nothing for {@link NetworkPolicy#none()}. Call once,
+     * before the session is handed out: commands started afterwards get the proxy's address. With a certificate
+     * authority for credential rules, its certificate is written into the sandbox ({@link EgressProxy#CA_FILE}), and
+     * with the image's trusted certificates ({@link EgressProxy#CA_BUNDLE}) for the programs told to use one file.
+     *
+     * @param policy the policy the session was created with
+     * @param files the session's files
+     * @return completes once the proxy listens in the sandbox and its certificate is in place
+     */
+    public Mono<Void> startEgress(NetworkPolicy policy, SandboxFiles files) {
+        if (policy.mode() == NetworkPolicy.Mode.NONE) {
+            return Mono.empty();
+        }
+        return Mono.defer(() -> {
+                    EgressProxy proxy = new EgressProxy("session " + id, listener, policy, this::ending);
+                    String pem = proxy.caPem();
+                    Mono<Void> certificate = pem == null ? Mono.empty() : installCa(files, pem);
+                    return proxy.start()
+                            .then(certificate)
+                            .doOnSuccess(x -> {
+                                Map<String, String> env = new LinkedHashMap<>(proxy.env());
+                                env.putAll(secrets);
+                                egress = proxy;
+                                network = proxy;
+                                commandEnv = Map.copyOf(env);
+                                if (destroyed()) {
+                                    proxy.close();
+                                }
+                            })
+                            .doOnError(e -> proxy.close());
+                })
+                .subscribeOn(Schedulers.boundedElastic()); // the authority's keys read the system's entropy
+    }
+
+    /** The largest trusted-certificates file of an image read into the bundle. */
+    private static final long MAX_SYSTEM_BUNDLE = 4L << 20;
+
+    /** Writes the authority's certificate, and the bundle of the image's first trusted-certificates file with it. */
+    private static Mono<Void> installCa(SandboxFiles files, String pem) {
+        byte[] ca = pem.getBytes(StandardCharsets.US_ASCII);
+        Mono<byte[]> system = Flux.fromIterable(EgressProxy.SYSTEM_BUNDLES)
+                .concatMap(path -> files.readAllBytes(path, MAX_SYSTEM_BUNDLE).onErrorResume(e -> Mono.empty()), 1)
+                .next()
+                .defaultIfEmpty(new byte[0]);
+        return files.write(EgressProxy.CA_FILE, ca)
+                .then(system)
+                .flatMap(sys -> {
+                    byte[] bundle = new byte[sys.length + 1 + ca.length];
+                    System.arraycopy(sys, 0, bundle, 0, sys.length);
+                    bundle[sys.length] = '\n';
+                    System.arraycopy(ca, 0, bundle, sys.length + 1, ca.length);
+                    return files.write(EgressProxy.CA_BUNDLE, bundle);
+                })
+                .then();
+    }
+
+    /**
+     * The session's network.
+     *
+     * @return its proxy's view, or a network without egress
+     */
+    public SandboxNetwork network() {
+        return network;
+    }
+
+    /**
+     * The variables every command gets on top of its own environment: the secrets, and the egress proxy's address
+     * once it runs (a command's own environment wins over both).
+     *
+     * @return an unmodifiable map
+     */
+    public Map<String, String> commandEnv() {
+        return commandEnv;
+    }
+
+    private void closeEgress() {
+        EgressProxy p = egress;
+        if (p != null) {
+            p.close();
+        }
     }
 
     /**
@@ -272,6 +374,7 @@ public class AgentSessionState {
         processes.unwatchAll(() -> endError(reason));
         agent.ended(endError(endReason));
         ports.closeAll().subscribe();
+        closeEgress();
     }
 
     /**
@@ -285,6 +388,7 @@ public class AgentSessionState {
         runner.killAll(() -> new SessionClosedException(id, SessionEndReason.PROVIDER_CLOSED));
         processes.unwatchAll(() -> new SessionClosedException(id, SessionEndReason.PROVIDER_CLOSED));
         ports.closeAll().subscribe();
+        closeEgress();
         agent.disconnect();
     }
 

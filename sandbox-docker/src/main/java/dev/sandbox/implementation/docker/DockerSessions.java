@@ -9,6 +9,7 @@ import com.github.dockerjava.api.command.InspectContainerResponse;
 import com.github.dockerjava.api.model.Container;
 import com.github.dockerjava.api.model.Mount;
 import dev.sandbox.InvalidArgumentException;
+import dev.sandbox.NetworkPolicy;
 import dev.sandbox.SandboxSession;
 import dev.sandbox.SessionEndReason;
 import dev.sandbox.SessionInfo;
@@ -179,6 +180,13 @@ public final class DockerSessions {
             ensureOpen();
             options.validate();
             settings.validate();
+            if (options.network().mode() != NetworkPolicy.Mode.NONE
+                    && settings.network() != DockerSettings.Network.NONE) {
+                throw new InvalidArgumentException(
+                        "network",
+                        "an egress allowlist needs the container on network NONE (on " + settings.network()
+                                + " its programs would reach any address directly), got " + options.network());
+            }
             for (String key : options.labels().keySet()) {
                 if (key.startsWith(DockerControl.INTERNAL_PREFIX)) {
                     throw new InvalidArgumentException(
@@ -246,45 +254,55 @@ public final class DockerSessions {
                         settings.readOnlyRootFilesystem(),
                         writable,
                         settings.diskLimit().isPresent() ? settings.diskLimit().getAsLong() : null);
+                DockerSessionState[] made = new DockerSessionState[1];
                 return blocking(() -> {
-                    try {
-                        if (reaper != null) {
-                            reaper.ensureBlocking(); // before the container: nothing may run that nobody would end
-                        }
-                        Map<String, String> imageLabels = control.ensureImage(
-                                settings.image(), settings.pullPolicy().name());
-                        // one look at the agent's volume; installs it when missing (another program may remove it)
-                        agentInstaller.ensure(settings.image());
-                        String containerId;
-                        try {
-                            containerId = createAndStart(id, spec, channel);
-                        } catch (SessionNameInUseException taken) {
-                            throw new SessionNameInUseException(taken.name(), nameEnding(taken.name()));
-                        }
-                        Map<String, String> visible = new LinkedHashMap<>(userLabels(imageLabels));
-                        visible.putAll(options.labels());
-                        DockerAgentHost host = new DockerAgentHost(
-                                control,
-                                data,
-                                channels,
-                                id,
-                                containerId,
-                                settings.runtime().dockerName());
-                        SessionAgent agent = new SessionAgent(host, id);
-                        DockerSessionState state =
-                                newState(id, containerId, visible, now, options.secrets(), agent, host);
-                        state.named(name);
-                        state.pauses.autoResume(options.autoResume());
-                        state.timers.setLifetime(lifetime);
-                        state.timers.setIdleTimeout(idle);
-                        sessions.put(id, state);
-                        LOG.debug("created docker session {} (container {}) with {}", id, containerId, settings);
-                        return (SandboxSession) new DockerSession(this, state);
-                    } catch (RuntimeException e) {
-                        channels.remove(id);
-                        throw e;
-                    }
-                });
+                            try {
+                                if (reaper != null) {
+                                    reaper.ensureBlocking(); // before the container: nothing may run that nobody
+                                    // would end
+                                }
+                                Map<String, String> imageLabels = control.ensureImage(
+                                        settings.image(), settings.pullPolicy().name());
+                                // one look at the agent's volume; installs it when missing (another program may remove
+                                // it)
+                                agentInstaller.ensure(settings.image());
+                                String containerId;
+                                try {
+                                    containerId = createAndStart(id, spec, channel);
+                                } catch (SessionNameInUseException taken) {
+                                    throw new SessionNameInUseException(taken.name(), nameEnding(taken.name()));
+                                }
+                                Map<String, String> visible = new LinkedHashMap<>(userLabels(imageLabels));
+                                visible.putAll(options.labels());
+                                DockerAgentHost host = new DockerAgentHost(
+                                        control,
+                                        data,
+                                        channels,
+                                        id,
+                                        containerId,
+                                        settings.runtime().dockerName());
+                                SessionAgent agent = new SessionAgent(host, id);
+                                DockerSessionState state =
+                                        newState(id, containerId, visible, now, options.secrets(), agent, host);
+                                made[0] = state;
+                                state.named(name);
+                                state.pauses.autoResume(options.autoResume());
+                                state.timers.setLifetime(lifetime);
+                                state.timers.setIdleTimeout(idle);
+                                sessions.put(id, state);
+                                LOG.debug(
+                                        "created docker session {} (container {}) with {}", id, containerId, settings);
+                                return (SandboxSession) new DockerSession(this, state);
+                            } catch (RuntimeException e) {
+                                channels.remove(id);
+                                throw e;
+                            }
+                        })
+                        .flatMap(session -> made[0].startEgress(options.network(), session.files())
+                                .thenReturn(session)
+                                .onErrorResume(e -> session.destroy()
+                                        .onErrorResume(x -> Mono.empty())
+                                        .then(Mono.error(e))));
             });
         });
     }

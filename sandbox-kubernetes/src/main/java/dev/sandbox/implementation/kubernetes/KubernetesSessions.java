@@ -2,6 +2,7 @@ package dev.sandbox.implementation.kubernetes;
 
 import dev.sandbox.BackendException;
 import dev.sandbox.InvalidArgumentException;
+import dev.sandbox.NetworkPolicy;
 import dev.sandbox.ProviderClosedException;
 import dev.sandbox.SandboxSession;
 import dev.sandbox.SandboxTimeoutException;
@@ -10,6 +11,7 @@ import dev.sandbox.SessionInfo;
 import dev.sandbox.SessionNameInUseException;
 import dev.sandbox.SessionNotFoundException;
 import dev.sandbox.SessionOptions;
+import dev.sandbox.UnsupportedFeatureException;
 import dev.sandbox.implementation.agentsession.AgentSessionState;
 import dev.sandbox.implementation.agentsession.SessionAgent;
 import dev.sandbox.kubernetes.KubernetesSandboxProvider;
@@ -207,6 +209,11 @@ public final class KubernetesSessions implements AutoCloseable {
         return Mono.defer(() -> {
             ensureOpen();
             options.validate();
+            if (options.network().mode() != NetworkPolicy.Mode.NONE) {
+                // a pod has the cluster's network: confining it takes a NetworkPolicy the cluster's CNI enforces
+                throw new UnsupportedFeatureException(
+                        KubernetesSandboxProvider.NAME, "egress policies yet (a pod has the cluster's network)");
+            }
             for (String key : options.labels().keySet()) {
                 if (key.startsWith("dev.sandbox/") || key.startsWith(LABEL_PREFIX)) {
                     throw new InvalidArgumentException(

@@ -9,6 +9,7 @@ import dev.sandbox.ProcessInfo;
 import dev.sandbox.PtyOptions;
 import dev.sandbox.PtySession;
 import dev.sandbox.SandboxFiles;
+import dev.sandbox.SandboxNetwork;
 import dev.sandbox.SandboxPorts;
 import dev.sandbox.SandboxSession;
 import dev.sandbox.SessionStatus;
@@ -151,6 +152,11 @@ public final class PooledSession implements SandboxSession, Wrapped<SandboxSessi
     @Override
     public SandboxPorts ports() {
         return inner.ports();
+    }
+
+    @Override
+    public SandboxNetwork network() {
+        return inner.network();
     }
 
     @Override

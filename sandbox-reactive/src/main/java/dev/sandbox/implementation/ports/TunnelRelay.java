@@ -29,7 +29,7 @@ import reactor.core.publisher.FluxSink;
  * with unread input would reset it and could cut the reply short) and closes. A failure on either side, or {@link
  * #abort()}, closes both at once.
  */
-final class TunnelRelay {
+public final class TunnelRelay {
     private static final Logger LOG = LoggerFactory.getLogger(TunnelRelay.class);
 
     /** Bytes read from the host socket at a time. */
@@ -54,11 +54,13 @@ final class TunnelRelay {
     private final FromSandbox fromSandbox = new FromSandbox();
 
     /**
+     * A relay for one host socket, started with {@link #start}.
+     *
      * @param socket the accepted connection
      * @param what the forward and connection, for logs and thread names
      * @param onDone called once, on the relay's thread, when the socket is closed and the relay is over
      */
-    TunnelRelay(Socket socket, String what, Runnable onDone) {
+    public TunnelRelay(Socket socket, String what, Runnable onDone) {
         this.socket = socket;
         this.what = what;
         this.onDone = onDone;
@@ -70,7 +72,7 @@ final class TunnelRelay {
      * @param dialer the provider's way in
      * @param port the port inside the sandbox
      */
-    void start(Dialer dialer, int port) {
+    public void start(Dialer dialer, int port) {
         Thread.ofVirtual().name("sandbox-forward-write " + what).start(this::writeLoop);
         try {
             dialer.dial(port, fromHost()).subscribe(fromSandbox);
@@ -80,7 +82,7 @@ final class TunnelRelay {
     }
 
     /** Closes the connection at once, both ways; the sandbox's side is told to close too. */
-    void abort() {
+    public void abort() {
         fromSandbox.dispose();
         reset();
     }

@@ -11,6 +11,7 @@ import dev.sandbox.ProcessInfo;
 import dev.sandbox.PtyOptions;
 import dev.sandbox.PtySession;
 import dev.sandbox.SandboxFiles;
+import dev.sandbox.SandboxNetwork;
 import dev.sandbox.SandboxPorts;
 import dev.sandbox.SandboxSession;
 import dev.sandbox.SessionClosedException;
@@ -43,6 +44,7 @@ public final class RemoteSession implements SandboxSession {
     private final RemoteFiles files;
     private final PortForwards forwards;
     private final SandboxPorts ports;
+    private final SandboxNetwork network;
     private final Leases leases;
 
     /**
@@ -65,6 +67,7 @@ public final class RemoteSession implements SandboxSession {
         this.files = new RemoteFiles(t, path, this::checkOpen);
         this.forwards = new PortForwards("session " + id + " at " + t.baseUrl(), new RemotePorts(t, path));
         this.ports = forwards.view(this, this::checkOpen);
+        this.network = new RemoteNetwork(t, path, this::checkOpen);
     }
 
     /**
@@ -314,6 +317,11 @@ public final class RemoteSession implements SandboxSession {
     @Override
     public SandboxPorts ports() {
         return ports;
+    }
+
+    @Override
+    public SandboxNetwork network() {
+        return network;
     }
 
     @Override

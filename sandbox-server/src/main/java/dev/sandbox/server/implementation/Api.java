@@ -1,6 +1,7 @@
 package dev.sandbox.server.implementation;
 
 import dev.sandbox.implementation.Version;
+import dev.sandbox.implementation.wire.NetworkBodies;
 import dev.sandbox.implementation.wire.RequestBodies;
 import dev.sandbox.implementation.wire.ResourceBodies;
 import io.netty.buffer.Unpooled;
@@ -18,7 +19,7 @@ import reactor.netty.http.server.HttpServerRoutes;
 /**
  * The {@code /v1/} routes, assembled: the server's own ({@code ping}, the extra endpoints, and a JSON 404 for
  * anything else) and each resource's ({@link SessionRoutes}, {@link ExecRoutes}, {@link ProcessRoutes}, {@link
- * FileRoutes}, {@link WatchRoutes}, {@link PtyRoutes}, {@link PortRoutes}), which share the guard and the reading of a request through
+ * FileRoutes}, {@link WatchRoutes}, {@link PtyRoutes}, {@link PortRoutes}, {@link NetworkRoutes}), which share the guard and the reading of a request through
  * {@link Routes}. Adding a route is one line in its resource's {@code register}.
  */
 public final class Api {
@@ -38,6 +39,7 @@ public final class Api {
     public Api(ServerConfig config, Sessions sessions, ConnectionGuard connections) {
         // bindings made now, on the starting thread: made on first use, they take a lock an event loop would park on
         RequestBodies.prepare();
+        NetworkBodies.prepare();
         this.state = new Routes.State(config, sessions, connections);
         this.resources = List.of(
                 new SessionRoutes(state),
@@ -47,6 +49,7 @@ public final class Api {
                 new WatchRoutes(state),
                 new PtyRoutes(state),
                 new PortRoutes(state),
+                new NetworkRoutes(state),
                 new ChannelRoutes(state));
     }
 

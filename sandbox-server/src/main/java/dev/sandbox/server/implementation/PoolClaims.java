@@ -1,5 +1,6 @@
 package dev.sandbox.server.implementation;
 
+import dev.sandbox.NetworkPolicy;
 import dev.sandbox.SessionOptions;
 import dev.sandbox.pool.Claim;
 import java.util.Map;
@@ -25,6 +26,9 @@ final class PoolClaims {
         if (!asked.secrets().isEmpty()) {
             // a claim's environment is added to each command's options; secrets stay in the create, never logged
             return null;
+        }
+        if (asked.network().mode() != NetworkPolicy.Mode.NONE) {
+            return null; // an egress proxy starts with the session
         }
         if (asked.workdir().isPresent()) {
             // the session's own directory (relative file paths resolve there; the local provider's must exist),

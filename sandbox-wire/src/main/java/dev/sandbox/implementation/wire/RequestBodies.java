@@ -9,6 +9,7 @@ import com.fasterxml.jackson.databind.node.NullNode;
 import dev.sandbox.BackgroundOptions;
 import dev.sandbox.ExecOptions;
 import dev.sandbox.InvalidArgumentException;
+import dev.sandbox.NetworkPolicy;
 import dev.sandbox.PtyOptions;
 import dev.sandbox.SessionOptions;
 import java.nio.charset.Charset;
@@ -315,6 +316,7 @@ public final class RequestBodies {
      * @param lifetimeMs a whole number, {@code null} (a JSON null: unlimited), or absent (Java {@code null}: default)
      * @param idleTimeoutMs the idle timeout, or {@code null} for none
      * @param name the session's name, or {@code null} (absent) for an unnamed session
+     * @param network the network policy, or {@code null} (absent) for none
      * @param autoResume {@code false} for a session whose calls do not resume it when paused; {@code null} (absent) for
      *     the default, on
      */
@@ -327,6 +329,7 @@ public final class RequestBodies {
             JsonNode lifetimeMs,
             Long idleTimeoutMs,
             String name,
+            NetworkBodies.PolicyBody network,
             Boolean autoResume) {
 
         /**
@@ -349,6 +352,7 @@ public final class RequestBodies {
                                     .orElse(NullNode.getInstance()),
                     o.idleTimeout().map(WireJson::millis).orElse(null),
                     o.name().orElse(null),
+                    o.network().mode() == NetworkPolicy.Mode.NONE ? null : NetworkBodies.PolicyBody.of(o.network()),
                     // written only when off: the default is on
                     o.autoResume() ? null : Boolean.FALSE);
         }
@@ -397,6 +401,9 @@ public final class RequestBodies {
             }
             if (name != null) {
                 o = o.withName(name);
+            }
+            if (network != null) {
+                o = o.withNetwork(network.policy());
             }
             if (autoResume != null) {
                 o = o.withAutoResume(autoResume);

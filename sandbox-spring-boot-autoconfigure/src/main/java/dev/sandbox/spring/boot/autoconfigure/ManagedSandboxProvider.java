@@ -1,6 +1,7 @@
 package dev.sandbox.spring.boot.autoconfigure;
 
 import dev.sandbox.InvalidArgumentException;
+import dev.sandbox.NetworkPolicy;
 import dev.sandbox.ProviderClosedException;
 import dev.sandbox.SandboxProvider;
 import dev.sandbox.SandboxSession;
@@ -69,6 +70,7 @@ public final class ManagedSandboxProvider implements SandboxProvider {
     private final @Nullable Duration lifetime;
     private final @Nullable Duration idleTimeout;
     private final Map<String, String> labels;
+    private final @Nullable NetworkPolicy network;
     private final Duration shutdownTimeout;
     private final AtomicBoolean closing = new AtomicBoolean();
     /** Creates and restores under way on the wrapped provider; shutdown waits for them before it lists. */
@@ -83,6 +85,7 @@ public final class ManagedSandboxProvider implements SandboxProvider {
         this.lifetime = b.lifetime;
         this.idleTimeout = b.idleTimeout;
         this.labels = Map.copyOf(b.labels);
+        this.network = b.network;
         this.shutdownTimeout = b.shutdownTimeout;
         // a create already under way when closing begins ends before the listing, so its session is destroyed too
         this.release = Mono.defer(() -> creationsSettled()
@@ -147,7 +150,8 @@ public final class ManagedSandboxProvider implements SandboxProvider {
     /**
      * The options a session created through this instance gets: {@code options} with the configured defaults where it
      * leaves them unset (a lifetime when it keeps {@link SessionOptions#DEFAULT_LIFETIME} without having chosen it, an
-     * idle timeout when it has none, labels whose keys it lacks) and the {@value #OWNER_LABEL} label.
+     * idle timeout when it has none, labels whose keys it lacks, the network policy when it sets none) and the {@value
+     * #OWNER_LABEL} label.
      *
      * @param options the caller's options
      * @return the options to create the session with
@@ -164,6 +168,9 @@ public final class ManagedSandboxProvider implements SandboxProvider {
             if (!out.labels().containsKey(label.getKey())) {
                 out = out.withLabel(label.getKey(), label.getValue());
             }
+        }
+        if (network != null && out.network().mode() == NetworkPolicy.Mode.NONE) {
+            out = out.withNetwork(network);
         }
         return out.withLabel(OWNER_LABEL, owner);
     }
@@ -336,6 +343,7 @@ public final class ManagedSandboxProvider implements SandboxProvider {
         private @Nullable Duration idleTimeout;
         private final Map<String, String> labels = new LinkedHashMap<>();
         private Duration shutdownTimeout = Duration.ofSeconds(30);
+        private @Nullable NetworkPolicy network;
 
         private Builder(SandboxProvider delegate) {
             this.delegate = delegate;
@@ -380,6 +388,17 @@ public final class ManagedSandboxProvider implements SandboxProvider {
                         "a session label key must be non-empty and not " + OWNER_LABEL + ", got '" + key + "'");
             }
             labels.put(key, Objects.requireNonNull(value, key));
+            return this;
+        }
+
+        /**
+         * Sets the network policy of sessions whose options set none.
+         *
+         * @param network the policy, or {@code null} for none (no egress)
+         * @return this builder
+         */
+        public Builder network(@Nullable NetworkPolicy network) {
+            this.network = network;
             return this;
         }
 

@@ -83,7 +83,8 @@ public final class SandboxAutoConfiguration {
             managed = ManagedSandboxProvider.builder(provider)
                     .lifetime(Settings.positiveOrNull("sandbox.session.lifetime", session.lifetime()))
                     .idleTimeout(Settings.positiveOrNull("sandbox.session.idle-timeout", session.idleTimeout()))
-                    .shutdownTimeout(Settings.positive("sandbox.shutdown-timeout", properties.shutdownTimeout()));
+                    .shutdownTimeout(Settings.positive("sandbox.shutdown-timeout", properties.shutdownTimeout()))
+                    .network(Settings.egress("sandbox.session.egress-allow", session.egressAllow()));
             for (Map.Entry<String, String> label : session.labels().entrySet()) {
                 try {
                     managed.label(label.getKey(), label.getValue());

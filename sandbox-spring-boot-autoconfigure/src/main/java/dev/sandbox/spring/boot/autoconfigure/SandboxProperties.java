@@ -191,11 +191,15 @@ public record SandboxProperties(
      * @param idleTimeout after how long without activity a session ends, for sessions whose options set none (none when
      *     unset)
      * @param labels labels added to every session, unless its options set the same key
+     * @param egressAllow an egress allowlist for sessions whose options set no network policy: entries of a domain
+     *     (pypi.org, *.example.com) or an address block (10.0.0.0/8), each optionally followed by the ports it is for,
+     *     separated by spaces (pypi.org 443); none when unset (no egress). The local provider refuses an allowlist
      */
     public record Session(
             @Nullable Duration lifetime,
             @Nullable Duration idleTimeout,
-            @DefaultValue Map<String, String> labels) {}
+            @DefaultValue Map<String, String> labels,
+            @DefaultValue List<String> egressAllow) {}
 
     /**
      * The warm pool's settings, under {@code sandbox.pool}: with {@code enabled=true} the application gets a {@code

@@ -1,6 +1,8 @@
 package dev.sandbox.spring.boot.autoconfigure;
 
+import dev.sandbox.EgressRule;
 import dev.sandbox.InvalidArgumentException;
+import dev.sandbox.NetworkPolicy;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
@@ -54,5 +56,45 @@ final class Settings {
         String property =
                 prefix + e.field().replaceAll("([a-z])([A-Z])", "$1-$2").toLowerCase(Locale.ROOT);
         return new InvalidArgumentException(property, property + ": " + e.getMessage());
+    }
+
+    /**
+     * An egress allowlist from its property's entries: each a domain ({@code pypi.org}, {@code *.example.com}) or a
+     * block of addresses ({@code 10.0.0.0/8}, {@code fd00::/8}, an address alone), then optionally the ports it is
+     * for, separated by spaces ({@code pypi.org 443}, {@code 10.1.0.0/16 5432 5433}).
+     *
+     * @param property the property, for errors
+     * @param entries the entries
+     * @return the allowlist, or {@code null} for no entry
+     * @throws InvalidArgumentException naming the property and the entry
+     */
+    static @Nullable NetworkPolicy egress(String property, List<String> entries) {
+        if (entries.isEmpty()) {
+            return null;
+        }
+        NetworkPolicy policy = NetworkPolicy.allowlist();
+        for (String entry : entries) {
+            String[] words = entry.trim().split("\\s+");
+            try {
+                String pattern = words[0];
+                boolean block = pattern.contains("/") || pattern.contains(":") || pattern.matches("[0-9.]+");
+                EgressRule rule = block ? EgressRule.cidr(pattern) : EgressRule.domain(pattern);
+                if (words.length > 1) {
+                    int[] ports = new int[words.length - 1];
+                    for (int i = 1; i < words.length; i++) {
+                        try {
+                            ports[i - 1] = Integer.parseInt(words[i]);
+                        } catch (NumberFormatException e) {
+                            throw new InvalidArgumentException("ports", "not a port: '" + words[i] + "'");
+                        }
+                    }
+                    rule = rule.ports(ports);
+                }
+                policy = policy.withRule(rule);
+            } catch (InvalidArgumentException e) {
+                throw new InvalidArgumentException(property, property + ": '" + entry + "': " + e.getMessage());
+            }
+        }
+        return policy;
     }
 }

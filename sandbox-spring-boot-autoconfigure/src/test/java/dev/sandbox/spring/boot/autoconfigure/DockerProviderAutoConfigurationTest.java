@@ -72,6 +72,41 @@ class DockerProviderAutoConfigurationTest {
     }
 
     @Test
+    void an_egress_allowlist_in_the_properties_is_the_policy_of_sessions_that_set_none() throws Exception {
+        com.sun.net.httpserver.HttpServer server = com.sun.net.httpserver.HttpServer.create(
+                new java.net.InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), 0), 0);
+        server.createContext("/", x -> {
+            byte[] body = "reached from the starter's session\n".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            x.sendResponseHeaders(200, body.length);
+            x.getResponseBody().write(body);
+            x.close();
+        });
+        server.start();
+        int port = server.getAddress().getPort();
+        try {
+            docker().withPropertyValues("sandbox.session.egress-allow=127.0.0.1/32 " + port + ",pypi.org 443")
+                    .run(context -> {
+                        assertThat(context).hasNotFailed();
+                        try (SandboxClient client =
+                                context.getBean(SandboxClientFactory.class).create()) {
+                            assertThat(client.network().policy())
+                                    .isEqualTo(dev.sandbox.NetworkPolicy.allowlist(
+                                            dev.sandbox.EgressRule.cidr("127.0.0.1/32")
+                                                    .ports(port),
+                                            dev.sandbox.EgressRule.domain("pypi.org")
+                                                    .ports(443)));
+                            assertThat(run(client, "NO_PROXY= no_proxy= wget -q -O - http://127.0.0.1:" + port + "/"))
+                                    .isEqualTo("reached from the starter's session");
+                            assertThat(client.network().report().allowedConnections())
+                                    .isEqualTo(1);
+                        }
+                    });
+        } finally {
+            server.stop(0);
+        }
+    }
+
+    @Test
     void the_bound_image_is_the_one_sessions_start_from() {
         docker().withPropertyValues("sandbox.docker.image=sandbox-test:no-such-tag")
                 .run(context -> {

@@ -153,6 +153,10 @@ class LocalProviderAutoConfigurationTest {
                 .run(context -> assertRefused(context, "sandbox.client.stream-prefetch", "got 0"));
         runner().withPropertyValues("sandbox.session.labels[" + ManagedSandboxProvider.OWNER_LABEL + "]=mine")
                 .run(context -> assertRefused(context, "sandbox.session.labels", ManagedSandboxProvider.OWNER_LABEL));
+        runner().withPropertyValues("sandbox.session.egress-allow=pypi.org 443,bad_name.org")
+                .run(context -> assertRefused(context, "sandbox.session.egress-allow", "'bad_name.org'"));
+        runner().withPropertyValues("sandbox.session.egress-allow=10.0.0.0/8 http")
+                .run(context -> assertRefused(context, "sandbox.session.egress-allow", "not a port: 'http'"));
     }
 
     @Test
