@@ -24,7 +24,8 @@
  *     Created + lease-seconds; remove if now >= it. Remove when State is exited or dead, or created for 300 s.
  *     State files: opened with O_NOFOLLOW, regular, at most 64 bytes, digits and optional trailing whitespace.
  *     A malformed expires-at or lease-seconds label counts as absent.
- *  4. Remove = DELETE /v1.41/containers/<Id>?force=1&v=1; 204, 404 and 409 are success.
+ *  4. Remove = DELETE /v1.41/containers/<Id>?force=1&v=1; 204, 404 and 409 are success. A paused container is
+ *     unpaused first (POST /v1.41/containers/<Id>/unpause): the daemon cannot kill a paused gVisor sandbox.
  *     Logged as "removed <session> (deadline|lease|exited|never-started)".
  *  5. Files in deadlines/ and leases/ whose session was not listed and whose mtime is over 600 s old are deleted.
  */
@@ -672,6 +673,16 @@ static int reap_round(const struct opts *o) {
         int why = decide(c, o->state, now);
         if (why == KEEP) continue;
         char path[128];
+        if (!strcmp(c->state, "paused")) {
+            /* a paused session: the daemon cannot kill a paused gVisor sandbox (it reports a zombie), so unpause it
+             * first; whatever the answer, the removal below is what counts */
+            snprintf(path, sizeof path, "/v1.41/containers/%s/unpause", c->id);
+            struct resp *u = calloc(1, sizeof *u);
+            if (u && docker_request(o->socket, "POST", path, u) == 0 && u->status != 204)
+                fprintf(stderr, "error: docker answered %d to unpausing %s\n", u->status, c->session);
+            if (u) free(u->body.p);
+            free(u);
+        }
         snprintf(path, sizeof path, "/v1.41/containers/%s?force=1&v=1", c->id);
         struct resp *d = calloc(1, sizeof *d);
         if (!d || docker_request(o->socket, "DELETE", path, d)) rc = 1;

@@ -443,7 +443,7 @@ static void test_garbage(void) {
 
 /* ---------- one round against a fake daemon: a child process serving HTTP on a Unix socket ---------- */
 static void serve(int lfd, int report, const char *list_status) {
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 4; i++) {
         int c = accept(lfd, NULL, NULL);
         if (c < 0) _exit(3);
         char req[4096];
@@ -462,7 +462,7 @@ static void serve(int lfd, int report, const char *list_status) {
         const char *a;
         if (!strncmp(req, "GET ", 4)) {
             const char *body = "[{\"Id\":\"" ID_A "\",\"State\":\"exited\",\"Created\":1,\"Labels\":{\"dev.sandbox.session\":"
-                               "\"r1\"}},{\"Id\":\"" ID_B "\",\"State\":\"running\",\"Created\":1,\"Labels\":{"
+                               "\"r1\"}},{\"Id\":\"" ID_B "\",\"State\":\"paused\",\"Created\":1,\"Labels\":{"
                                "\"dev.sandbox.session\":\"r2\",\"dev.sandbox.expires-at\":\"2\"}},{\"Id\":\"" ID_B
                                "\",\"State\":\"running\",\"Created\":1,\"Labels\":{\"dev.sandbox.session\":\"bad/one\"}}]";
             dprintf(c, "HTTP/1.1 %s\r\nTransfer-Encoding: chunked\r\n\r\n", list_status);
@@ -516,6 +516,10 @@ static void test_round(void) {
     CHECK(strstr(log, "GET /v1.41/containers/json?all=1 HTTP/1.1\n") == log);
     CHECK(strstr(log, "DELETE /v1.41/containers/" ID_A "?force=1&v=1 HTTP/1.1\n") != NULL);
     CHECK(strstr(log, "DELETE /v1.41/containers/" ID_B "?force=1&v=1 HTTP/1.1\n") != NULL);
+    /* the paused one is unpaused first, and only it */
+    char *unpause = strstr(log, "POST /v1.41/containers/" ID_B "/unpause HTTP/1.1\n");
+    CHECK(unpause != NULL && unpause < strstr(log, "DELETE /v1.41/containers/" ID_B));
+    CHECK(strstr(log, "POST /v1.41/containers/" ID_A) == NULL);
     CHECK(round_against_fake("500 Internal Server Error", log, sizeof log, &rc) == 0);
     CHECK(rc == 1 && strstr(log, "DELETE") == NULL);
 }

@@ -65,6 +65,19 @@ session extended --label "dev.sandbox.expires-at=$((now - 10))"
 session shortened --label dev.sandbox.expires-at=never
 session running --label "dev.sandbox.expires-at=$((now + 600))"
 docker run -d --label "$run_label" "$TEST_IMAGE" sleep 600 >/dev/null # unlabelled: not a session
+# paused sessions past their deadline (docker pause, the cgroup freezer): the daemon kills a paused runc container
+# on a forced removal but not a paused gVisor one, which the reaper unpauses first
+session paused-runc --label "dev.sandbox.expires-at=$((now - 10))"
+docker pause "$(docker ps -q --filter "label=$session_label=$run-paused-runc")" >/dev/null
+if docker info --format '{{json .Runtimes}}' | grep -q '"runsc"'; then
+  session paused-gvisor --runtime runsc --label "dev.sandbox.expires-at=$((now - 10))"
+  docker pause "$(docker ps -q --filter "label=$session_label=$run-paused-gvisor")" >/dev/null
+  paused_expected="paused-gvisor paused-runc"
+else
+  [ "${CI:-}" = true ] && fail "the daemon has no runsc runtime (CI=true)"
+  say "no runsc runtime: the paused gVisor session is not tried"
+  paused_expected="paused-runc"
+fi
 # a session whose process has ended (run in the foreground: it has exited when docker run returns)
 docker run --label "$run_label" --label "$session_label=$run-exited" --label dev.sandbox.expires-at=never \
   "$TEST_IMAGE" true
@@ -111,8 +124,12 @@ for want in "removed $run-deadline (deadline)" "removed $run-lease (lease)" "rem
   "removed $run-exited (exited)"; do
   grep -qxF "$want" <<<"$out" || fail "missing log line: $want"
 done
+for paused in $paused_expected; do
+  grep -qxF "removed $run-$paused (deadline)" <<<"$out" || fail "the paused session $paused was not removed"
+done
 grep -qxF "collected deadlines/$run-gone" <<<"$out" || fail "the old state file of a gone session was not collected"
-[ "$(wc -l <<<"$out")" -eq 5 ] || fail "expected exactly five log lines"
+expected_lines=$((5 + $(wc -w <<<"$paused_expected")))
+[ "$(wc -l <<<"$out")" -eq "$expected_lines" ] || fail "expected exactly $expected_lines log lines"
 files=$(docker run --rm --label "$run_label" -v "$volume:/state" "$TEST_IMAGE" sh -c 'cd /state && ls deadlines leases' |
   sed "s/$run-//" | tr '\n' ' ')
 say "state files left: $files"

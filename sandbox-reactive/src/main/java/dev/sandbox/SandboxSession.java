@@ -230,6 +230,44 @@ public interface SandboxSession {
     Mono<Void> setIdleTimeout(Duration idleTimeout);
 
     /**
+     * Pauses the session: every process in it is frozen where it is, with its memory kept, and the session's idle
+     * clock stops (its lifetime does not: a paused session still ends at its deadline, removed from outside on Docker).
+     * Output streams and background processes simply make no progress while paused; nothing is lost. Idempotent:
+     * pausing a paused session completes at once. {@link #ping()} says {@code "paused"} in {@link
+     * SessionStatus#status()} until {@link #resume()}.
+     *
+     * <p>A command, file operation, port connection or timer change asked of a paused session resumes it first when
+     * the session was created with {@link SessionOptions#withAutoResume(boolean) auto-resume} (the default), and fails
+     * with {@link SandboxStateException} naming the state otherwise.
+     *
+     * <pre>{@code
+     * session.pause().block(timeout);   // frozen: no CPU, memory kept, idle timeout stopped
+     * session.resume().block(timeout);  // runs on where it stopped
+     * }</pre>
+     *
+     * <p>Docker (runc and gVisor) pauses with the cgroup freezer ({@code docker pause}); the local provider stops the
+     * session's processes with {@code SIGSTOP}; a remote session pauses as its server's provider does. The default
+     * fails with {@link UnsupportedFeatureException}, for a provider that cannot freeze a session (Kubernetes).
+     *
+     * @return completes once every process of the session is frozen
+     */
+    default Mono<Void> pause() {
+        return Mono.error(new UnsupportedFeatureException(getClass().getSimpleName(), "pausing a session"));
+    }
+
+    /**
+     * Resumes a {@link #pause() paused} session: its processes continue where they stopped and its idle clock starts
+     * again from now. Idempotent: resuming a running session completes at once.
+     *
+     * <p>The default fails with {@link UnsupportedFeatureException}, for a provider that cannot pause.
+     *
+     * @return completes once the session's processes run again
+     */
+    default Mono<Void> resume() {
+        return Mono.error(new UnsupportedFeatureException(getClass().getSimpleName(), "resuming a session"));
+    }
+
+    /**
      * Reports the session's health and activity.
      *
      * @return the current status

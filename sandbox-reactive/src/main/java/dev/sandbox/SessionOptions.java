@@ -31,7 +31,7 @@ public final class SessionOptions {
     public static final int MAX_NAME_LENGTH = 40;
 
     private static final SessionOptions DEFAULTS = new SessionOptions(
-            null, Map.of(), Map.of(), Map.of(), DEFAULT_LIFETIME, null, false, null, NetworkPolicy.none());
+            null, Map.of(), Map.of(), Map.of(), DEFAULT_LIFETIME, null, false, null, NetworkPolicy.none(), true);
 
     private final @Nullable String workdir;
     private final Map<String, String> env;
@@ -42,6 +42,7 @@ public final class SessionOptions {
     private final boolean lifetimeChosen;
     private final @Nullable String name;
     private final NetworkPolicy network;
+    private final boolean autoResume;
 
     private SessionOptions(
             @Nullable String workdir,
@@ -52,9 +53,11 @@ public final class SessionOptions {
             @Nullable Duration idleTimeout,
             boolean lifetimeChosen,
             @Nullable String name,
-            NetworkPolicy network) {
+            NetworkPolicy network,
+            boolean autoResume) {
         this.name = name;
         this.network = network;
+        this.autoResume = autoResume;
         this.workdir = workdir;
         this.env = env;
         this.secrets = secrets;
@@ -81,7 +84,8 @@ public final class SessionOptions {
      * @return a copy with the workdir set
      */
     public SessionOptions withWorkdir(String workdir) {
-        return new SessionOptions(workdir, env, secrets, labels, lifetime, idleTimeout, lifetimeChosen, name, network);
+        return new SessionOptions(
+                workdir, env, secrets, labels, lifetime, idleTimeout, lifetimeChosen, name, network, autoResume);
     }
 
     /**
@@ -101,7 +105,8 @@ public final class SessionOptions {
                 idleTimeout,
                 lifetimeChosen,
                 this.name,
-                network);
+                network,
+                autoResume);
     }
 
     /**
@@ -116,7 +121,7 @@ public final class SessionOptions {
             merged = put(merged, e.getKey(), e.getValue());
         }
         return new SessionOptions(
-                workdir, merged, secrets, labels, lifetime, idleTimeout, lifetimeChosen, name, network);
+                workdir, merged, secrets, labels, lifetime, idleTimeout, lifetimeChosen, name, network, autoResume);
     }
 
     /**
@@ -136,7 +141,8 @@ public final class SessionOptions {
                 idleTimeout,
                 lifetimeChosen,
                 this.name,
-                network);
+                network,
+                autoResume);
     }
 
     /**
@@ -148,7 +154,16 @@ public final class SessionOptions {
      */
     public SessionOptions withLabel(String key, String value) {
         return new SessionOptions(
-                workdir, env, secrets, put(labels, key, value), lifetime, idleTimeout, lifetimeChosen, name, network);
+                workdir,
+                env,
+                secrets,
+                put(labels, key, value),
+                lifetime,
+                idleTimeout,
+                lifetimeChosen,
+                name,
+                network,
+                autoResume);
     }
 
     /**
@@ -169,7 +184,8 @@ public final class SessionOptions {
                 idleTimeout,
                 true,
                 name,
-                network);
+                network,
+                autoResume);
     }
 
     /**
@@ -178,7 +194,7 @@ public final class SessionOptions {
      * @return a copy without a lifetime limit
      */
     public SessionOptions withUnlimitedLifetime() {
-        return new SessionOptions(workdir, env, secrets, labels, null, idleTimeout, false, name, network);
+        return new SessionOptions(workdir, env, secrets, labels, null, idleTimeout, false, name, network, autoResume);
     }
 
     /**
@@ -198,7 +214,8 @@ public final class SessionOptions {
                 Objects.requireNonNull(idleTimeout, "idleTimeout"),
                 lifetimeChosen,
                 name,
-                network);
+                network,
+                autoResume);
     }
 
     /**
@@ -323,7 +340,8 @@ public final class SessionOptions {
                 idleTimeout,
                 lifetimeChosen,
                 Objects.requireNonNull(name, "name"),
-                network);
+                network,
+                autoResume);
     }
 
     /**
@@ -339,7 +357,16 @@ public final class SessionOptions {
         Objects.requireNonNull(network, "network");
         SessionOptions o = this;
         return new SessionOptions(
-                o.workdir, o.env, o.secrets, o.labels, o.lifetime, o.idleTimeout, o.lifetimeChosen, o.name, network);
+                o.workdir,
+                o.env,
+                o.secrets,
+                o.labels,
+                o.lifetime,
+                o.idleTimeout,
+                o.lifetimeChosen,
+                o.name,
+                network,
+                autoResume);
     }
 
     /**
@@ -349,6 +376,37 @@ public final class SessionOptions {
      */
     public NetworkPolicy network() {
         return network;
+    }
+
+    /**
+     * Whether a {@linkplain SandboxSession#pause() paused} session resumes by itself when it is asked to do something
+     * (a command, a file operation, a port connection, a timer change): yes by default. With {@code false} such a call
+     * fails with {@link SessionPausedException} until {@link SandboxSession#resume()}.
+     *
+     * <p>On by default because whoever holds a session (a pool's caller, an agent's tool, a server's client) should not
+     * have to know that someone paused it: the call costs one resume more (tens of milliseconds on Docker) and does
+     * what it says. Turn it off where a resume must be a decision (a session paused to stop it using CPU, that no
+     * stray call may wake up).
+     *
+     * <pre>{@code
+     * SessionOptions.defaults().withAutoResume(false); // calls on a paused session fail typed
+     * }</pre>
+     *
+     * @param autoResume whether calls resume a paused session
+     * @return a copy with the choice set
+     */
+    public SessionOptions withAutoResume(boolean autoResume) {
+        return new SessionOptions(
+                workdir, env, secrets, labels, lifetime, idleTimeout, lifetimeChosen, name, network, autoResume);
+    }
+
+    /**
+     * Whether calls on a paused session resume it; see {@link #withAutoResume(boolean)}.
+     *
+     * @return {@code true} unless turned off
+     */
+    public boolean autoResume() {
+        return autoResume;
     }
 
     /**
@@ -414,6 +472,7 @@ public final class SessionOptions {
         return "SessionOptions{" + (name == null ? "" : "name=" + name + ", ") + "workdir=" + workdir + ", env="
                 + env.keySet() + ", secrets=" + secrets.keySet() + ", labels=" + labels + ", lifetime=" + lifetime
                 + ", idleTimeout=" + idleTimeout
-                + (network.mode() == NetworkPolicy.Mode.NONE ? "" : ", network=" + network) + "}";
+                + (network.mode() == NetworkPolicy.Mode.NONE ? "" : ", network=" + network)
+                + (autoResume ? "" : ", autoResume=false") + "}";
     }
 }

@@ -14,7 +14,8 @@ import org.jspecify.annotations.Nullable;
  * }</pre>
  *
  * @param sessionId the session
- * @param status {@code "running"} while the session is usable
+ * @param status {@code "running"} while the session is usable, {@code "paused"} while it is {@linkplain
+ *     SandboxSession#pause() paused}
  * @param version the SDK version serving the session
  * @param uptimeMs milliseconds since the session was created
  * @param lastActivity when the session last started a command or did another operation (ping excluded)

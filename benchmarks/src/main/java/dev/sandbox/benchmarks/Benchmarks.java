@@ -40,6 +40,7 @@ public final class Benchmarks {
         add(r, DockerTunnelVsLoopback::new);
         add(r, DockerEgressLatency::new);
         add(r, DockerWatchLatency::new);
+        add(r, DockerPauseResume::new);
         add(r, KubernetesExecLatency::new);
         add(r, KubernetesSessionCreate::new);
         add(r, KubernetesSessionCreatePooled::new);

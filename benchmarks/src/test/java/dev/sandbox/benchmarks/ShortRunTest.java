@@ -62,6 +62,7 @@ class ShortRunTest {
             Map.entry("docker-tunnel-throughput", "MiB/s"),
             Map.entry("docker-tunnel-vs-loopback", "MiB/s"),
             Map.entry("docker-watch-latency", "ms"),
+            Map.entry("docker-pause-resume", "ms"),
             Map.entry("kubernetes-exec-latency", "ms"),
             Map.entry("kubernetes-session-create", "ms"),
             Map.entry("kubernetes-session-create-pooled", "ms"),

@@ -358,6 +358,45 @@ public final class SandboxClient implements AutoCloseable {
     }
 
     /**
+     * Pauses the session: its processes are frozen with their memory kept and its idle clock stops, until {@link
+     * #resume()} (or, with auto-resume, the next call). As {@link SandboxSession#pause()}; idempotent.
+     *
+     * <pre>{@code
+     * client.pause();
+     * client.ping().status(); // "paused"
+     * }</pre>
+     *
+     * @throws dev.sandbox.UnsupportedFeatureException when the provider cannot pause a session
+     * @throws dev.sandbox.SessionClosedException when the session has ended; its reason says why
+     * @throws IllegalStateException when called on a Reactor non-blocking thread
+     */
+    public void pause() {
+        Blocking.checkCanBlock("SandboxClient.pause");
+        core.ensureOpen();
+        Blocking.await(
+                core.session.pause(), core.defaultTimeout, "SandboxClient.pause", "pause of session " + sessionId());
+    }
+
+    /**
+     * Resumes a paused session: its processes run on where they stopped and its idle clock starts again. As {@link
+     * SandboxSession#resume()}; idempotent.
+     *
+     * <pre>{@code
+     * client.resume();
+     * }</pre>
+     *
+     * @throws dev.sandbox.UnsupportedFeatureException when the provider cannot pause a session
+     * @throws dev.sandbox.SessionClosedException when the session has ended; its reason says why
+     * @throws IllegalStateException when called on a Reactor non-blocking thread
+     */
+    public void resume() {
+        Blocking.checkCanBlock("SandboxClient.resume");
+        core.ensureOpen();
+        Blocking.await(
+                core.session.resume(), core.defaultTimeout, "SandboxClient.resume", "resume of session " + sessionId());
+    }
+
+    /**
      * Sets (or replaces) the session's idle timeout: the session ends after this long without activity (no command
      * started or running, no file operation), counted from its last activity.
      *

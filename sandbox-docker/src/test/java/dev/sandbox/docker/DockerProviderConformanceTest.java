@@ -44,6 +44,12 @@ class DockerProviderConformanceTest implements SandboxProviderConformance {
         return Optional.of(second);
     }
 
+    /** Docker pauses with the cgroup freezer ({@code docker pause}). */
+    @Override
+    public boolean supportsPause() {
+        return true;
+    }
+
     @Override
     public SessionOptions sessionOptions() {
         return support.sessionOptions();

@@ -43,6 +43,12 @@ class GvisorProviderConformanceTest implements SandboxProviderConformance {
         return provider;
     }
 
+    /** Docker pauses with the cgroup freezer ({@code docker pause}). */
+    @Override
+    public boolean supportsPause() {
+        return true;
+    }
+
     @Override
     public SessionOptions sessionOptions() {
         return support.sessionOptions();

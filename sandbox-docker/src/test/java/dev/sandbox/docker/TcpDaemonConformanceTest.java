@@ -56,6 +56,12 @@ class TcpDaemonConformanceTest implements SandboxProviderConformance {
         return provider;
     }
 
+    /** Docker pauses with the cgroup freezer ({@code docker pause}). */
+    @Override
+    public boolean supportsPause() {
+        return true;
+    }
+
     @Override
     public SessionOptions sessionOptions() {
         return support.sessionOptions();

@@ -130,6 +130,16 @@ final class ObservedSession implements SandboxSession, Wrapped<SandboxSession> {
     }
 
     @Override
+    public Mono<Void> pause() {
+        return delegate.pause();
+    }
+
+    @Override
+    public Mono<Void> resume() {
+        return delegate.resume();
+    }
+
+    @Override
     public Mono<Void> setIdleTimeout(Duration idleTimeout) {
         return delegate.setIdleTimeout(idleTimeout);
     }

@@ -243,6 +243,7 @@ public final class LocalSandboxProvider implements SandboxProvider {
                         names.remove(s.name(), s); // free once the session is gone
                     }
                 });
+        state.pauses.autoResume(options.autoResume());
         records.write(id, owns ? workdir : null);
         if (name != null) {
             state.name(name);

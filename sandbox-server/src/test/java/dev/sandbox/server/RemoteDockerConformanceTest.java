@@ -62,6 +62,12 @@ class RemoteDockerConformanceTest implements SandboxProviderConformance {
         }
     }
 
+    /** The server pauses through its Docker provider ({@code POST /v1/sessions/{id}/pause}). */
+    @Override
+    public boolean supportsPause() {
+        return true;
+    }
+
     @Override
     public boolean supportsPty() {
         return true;

@@ -40,6 +40,12 @@ class RemoteProviderConformanceTest implements SandboxProviderConformance {
         local.close();
     }
 
+    /** The server pauses through its local provider ({@code POST /v1/sessions/{id}/pause}). */
+    @Override
+    public boolean supportsPause() {
+        return true;
+    }
+
     @Override
     public boolean supportsPty() {
         return true;

@@ -197,6 +197,8 @@ class TenantIsolationTest {
             {"GET", "/status"},
             {"PUT", "/lifetime", "{\"ms\":60000}"},
             {"PUT", "/idle-timeout", "{\"ms\":60000}"},
+            {"POST", "/pause"},
+            {"POST", "/resume"},
             {"POST", "/run", "{\"argv\":[\"echo\",\"x\"]}"},
             {"POST", "/exec", "{\"argv\":[\"echo\",\"x\"]}"},
             {"GET", "/execs/abc/events"},

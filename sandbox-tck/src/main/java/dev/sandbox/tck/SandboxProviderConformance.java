@@ -46,6 +46,7 @@ public interface SandboxProviderConformance
                 DirectoryTransferConformance,
                 LabelConformance,
                 NameConformance,
+                PauseConformance,
                 PortConformance,
                 EgressConformance {
 

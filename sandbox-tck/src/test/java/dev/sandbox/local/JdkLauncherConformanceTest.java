@@ -32,4 +32,10 @@ class JdkLauncherConformanceTest implements SandboxProviderConformance {
     public SandboxProvider provider() {
         return provider;
     }
+
+    /** The local provider pauses with {@code SIGSTOP} of the session's marked processes. */
+    @Override
+    public boolean supportsPause() {
+        return true;
+    }
 }

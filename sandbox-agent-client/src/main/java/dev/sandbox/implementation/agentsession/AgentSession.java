@@ -137,11 +137,38 @@ public abstract class AgentSession extends RunnerSession {
         return Mono.error(new UnsupportedFeatureException(providerName(), "adding labels"));
     }
 
-    /** Fails when this handle or its session has ended; otherwise records activity. */
+    /**
+     * Fails when this handle or its session has ended, or when the session is paused without auto-resume; otherwise
+     * records activity. A paused session with auto-resume is resumed by the agent connection's gate, on the call's
+     * first use of it.
+     */
     @Override
     protected void check() {
         checkOpen();
+        state.pauses.checkCallable();
         state.touch();
+    }
+
+    @Override
+    public Mono<Void> pause() {
+        return Mono.defer(() -> {
+            checkOpen();
+            if (!state.canPause()) {
+                return Mono.error(new UnsupportedFeatureException(providerName(), "pausing a session"));
+            }
+            return state.pauses.pause();
+        });
+    }
+
+    @Override
+    public Mono<Void> resume() {
+        return Mono.defer(() -> {
+            checkOpen();
+            if (!state.canPause()) {
+                return Mono.error(new UnsupportedFeatureException(providerName(), "resuming a session"));
+            }
+            return state.pauses.resume();
+        });
     }
 
     /** Fails when this handle or its session has ended, without recording activity. */
@@ -354,6 +381,11 @@ public abstract class AgentSession extends RunnerSession {
     public Mono<SessionStatus> ping() {
         return Mono.defer(() -> {
             checkOpen();
+            if (state.pauses.paused()) {
+                // a frozen agent cannot answer, and a ping does not wake the session: what this provider knows
+                return Mono.fromSupplier(() -> status(state.processes.running(false), state.processes.running(true)))
+                        .subscribeOn(Schedulers.boundedElastic());
+            }
             // a round trip to the agent; a sandbox that ended is named by one question to its control plane
             return state.agent
                     .untilTerminated(state.agent.connection().flatMap(c -> c.ping()))
@@ -385,7 +417,7 @@ public abstract class AgentSession extends RunnerSession {
     private SessionStatus status(int backgroundRunning, int ptysRunning) {
         return new SessionStatus(
                 state.id,
-                "running",
+                state.pauses.paused() ? "paused" : "running",
                 VERSION,
                 Math.max(0, Duration.between(state.createdAt, Instant.now()).toMillis()),
                 state.timers.lastActivity(),

@@ -8,12 +8,14 @@ import dev.sandbox.SessionClosedException;
 import dev.sandbox.SessionEndReason;
 import dev.sandbox.SessionInfo;
 import dev.sandbox.SessionTerminatedException;
+import dev.sandbox.UnsupportedFeatureException;
 import dev.sandbox.implementation.agent.AgentErrnoException;
 import dev.sandbox.implementation.agent.AgentListener;
 import dev.sandbox.implementation.egress.EgressProxy;
 import dev.sandbox.implementation.exec.ExecRunner;
 import dev.sandbox.implementation.ports.Listener;
 import dev.sandbox.implementation.ports.PortForwards;
+import dev.sandbox.implementation.session.PauseControl;
 import dev.sandbox.implementation.session.SessionTimers;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -67,6 +69,9 @@ public class AgentSessionState {
     /** Lifetime and idle timeout as this client enforces them; the sandbox's agent is the backstop. */
     public final SessionTimers timers;
 
+    /** Pause and resume, one after the other; every new use of the agent connection passes it first. */
+    public final PauseControl pauses;
+
     private final String providerName;
     private volatile SessionEndReason endReason;
     private volatile boolean destroying;
@@ -84,6 +89,8 @@ public class AgentSessionState {
      * @param agent the way to its agent
      * @param end called when the session's lifetime or idle timeout ends it, with the reason
      */
+    // freeze and thaw are called on a pause, after the subclass is made
+    @SuppressWarnings("this-escape")
     public AgentSessionState(
             String providerName,
             String id,
@@ -122,6 +129,46 @@ public class AgentSessionState {
                         + processes.running(true)
                         + ports.openConnections(),
                 end);
+        this.pauses = new PauseControl(id, timers, this::freeze, this::thaw);
+        agent.gate(pauses::beforeCall);
+    }
+
+    /**
+     * Whether this provider can pause the session's sandbox; {@code false} unless a subclass can.
+     *
+     * @return whether {@link #freeze()} and {@link #thaw()} work
+     */
+    protected boolean pausable() {
+        return false;
+    }
+
+    /**
+     * Freezes every process of the sandbox, its agent included, with the memory kept; only called when {@link
+     * #pausable()}. Runs its blocking steps on a scheduler that may block; the agent is reached through {@link
+     * SessionAgent#ungated()}.
+     *
+     * @return completes once frozen
+     */
+    protected Mono<Void> freeze() {
+        return Mono.error(new UnsupportedFeatureException(providerName, "pausing a session"));
+    }
+
+    /**
+     * Lets the sandbox's processes run again after {@link #freeze()}.
+     *
+     * @return completes once they run
+     */
+    protected Mono<Void> thaw() {
+        return Mono.error(new UnsupportedFeatureException(providerName, "resuming a session"));
+    }
+
+    /**
+     * Whether the session can be paused here.
+     *
+     * @return true when its provider can freeze it
+     */
+    public boolean canPause() {
+        return pausable();
     }
 
     private static final int EACCES = 13;

@@ -16,6 +16,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Predicate;
+import java.util.function.Supplier;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
@@ -46,6 +47,8 @@ public final class SessionAgent {
     private final Mono<Facts> facts;
     private final Object lock = new Object();
     private Mono<AgentConnection> connecting; // guarded by lock
+    /** What a new use of the connection waits for first: a paused session's resume. */
+    private volatile Supplier<Mono<Void>> gate;
 
     /** Why the sandbox ended, once its control plane said so; {@code null} while it runs. */
     private volatile String terminatedCause;
@@ -93,6 +96,29 @@ public final class SessionAgent {
      */
     public Mono<AgentConnection> connection() {
         return Mono.defer(() -> {
+            Supplier<Mono<Void>> g = gate;
+            Mono<Void> first = g == null ? null : g.get();
+            return first == null ? ungated() : first.then(ungated());
+        });
+    }
+
+    /**
+     * Sets what every new use of the connection waits for first (a paused session's resume), or fails with; the
+     * supplier gives {@code null} when nothing is to be waited for.
+     *
+     * @param gate the gate
+     */
+    public void gate(Supplier<Mono<Void>> gate) {
+        this.gate = gate;
+    }
+
+    /**
+     * The connection to the agent without the {@link #gate}: for pausing and resuming the session itself.
+     *
+     * @return the connection
+     */
+    public Mono<AgentConnection> ungated() {
+        return Mono.defer(() -> {
             String known = terminatedCause;
             if (known != null) {
                 return Mono.error(new SessionTerminatedException(sessionId, known));
@@ -120,7 +146,7 @@ public final class SessionAgent {
             return m.flatMap(c -> c.isClosed()
                     ? Mono.defer(() -> {
                         forgetClosed(c);
-                        return connection();
+                        return ungated();
                     })
                     : Mono.just(c));
         });

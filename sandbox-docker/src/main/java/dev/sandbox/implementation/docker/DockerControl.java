@@ -562,6 +562,11 @@ public final class DockerControl implements AutoCloseable {
                 // "removal already in progress": the daemon's auto-remove got there first; wait for it below
                 break;
             } catch (RuntimeException e) {
+                if (attempt < 2 && message(e).contains("zombie")) {
+                    // a paused gVisor sandbox cannot be killed (paused by another client): unpause it, then again
+                    DockerFreezer.unpauseQuietly(this, containerId);
+                    continue;
+                }
                 // a connection to a busy daemon that broke: once more (a removal is idempotent)
                 if (attempt >= 2 || !DockerErrors.isConnectionFailure(e)) {
                     throw translate("remove " + what, e);

@@ -286,6 +286,7 @@ public final class DockerSessions {
                                         newState(id, containerId, visible, now, options.secrets(), agent, host);
                                 made[0] = state;
                                 state.named(name);
+                                state.pauses.autoResume(options.autoResume());
                                 state.timers.setLifetime(lifetime);
                                 state.timers.setIdleTimeout(idle);
                                 sessions.put(id, state);
@@ -442,12 +443,17 @@ public final class DockerSessions {
         SessionAgent agent = new SessionAgent(host, sessionId);
         Mono<OptionalLong> recorded = reaper == null ? Mono.just(OptionalLong.empty()) : reaper.readDeadline(sessionId);
         Mono<Map<String, String>> added = blocking(() -> labelVolumes.readAll().getOrDefault(sessionId, Map.of()));
+        // a paused container's agent cannot answer: the session is adopted paused, with the labels' timers
+        boolean paused = inspect.getState() != null
+                && Boolean.TRUE.equals(inspect.getState().getPaused());
         // the idle timeout as the container's agent was last told (only a hint: sandboxed code may lie)
-        Mono<long[]> hint = agent.connection()
-                .map(c -> new long[] {
-                    c.hello().deadlineMs(), Math.max(0, c.hello().idleMs() - graceMillis())
-                })
-                .onErrorResume(e -> Mono.just(new long[0]));
+        Mono<long[]> hint = paused
+                ? Mono.just(new long[0])
+                : agent.ungated()
+                        .map(c -> new long[] {
+                            c.hello().deadlineMs(), Math.max(0, c.hello().idleMs() - graceMillis())
+                        })
+                        .onErrorResume(e -> Mono.just(new long[0]));
         return Mono.zip(recorded, hint, added)
                 .map(found -> {
                     DockerSessionState state = newState(
@@ -473,6 +479,9 @@ public final class DockerSessions {
                                     : null);
                     state.timers.setIdleTimeout(idleMillis > 0 ? Duration.ofMillis(idleMillis) : null);
                     state.named(nameOf(container.getLabels()));
+                    if (paused) {
+                        state.pauses.foundPaused();
+                    }
                     DockerSessionState existing = sessions.putIfAbsent(sessionId, state);
                     return (SandboxSession)
                             new DockerSession(this, existing != null && !existing.destroyed() ? existing : state);
@@ -557,13 +566,16 @@ public final class DockerSessions {
             DockerAgentHost host) {
         events.watch();
         DockerSessionState[] self = new DockerSessionState[1];
-        self[0] = new DockerSessionState(id, containerId, labels, createdAt, secrets, agent, host, reaper, reason -> {
-            // the lifetime or idle timeout ran out, as this client keeps them: the state says so at once (in
-            // destroy), the removal runs without holding this thread
-            LOG.debug("docker session {} ends: {}", id, reason);
-            destroy(self[0], reason)
-                    .subscribe(null, e -> LOG.warn("cannot end docker session {} ({}): {}", id, reason, e.toString()));
-        });
+        self[0] = new DockerSessionState(
+                id, containerId, labels, createdAt, secrets, agent, host, reaper, control, reason -> {
+                    // the lifetime or idle timeout ran out, as this client keeps them: the state says so at once (in
+                    // destroy), the removal runs without holding this thread
+                    LOG.debug("docker session {} ends: {}", id, reason);
+                    destroy(self[0], reason)
+                            .subscribe(
+                                    null,
+                                    e -> LOG.warn("cannot end docker session {} ({}): {}", id, reason, e.toString()));
+                });
         return self[0];
     }
 
@@ -659,6 +671,10 @@ public final class DockerSessions {
             state.agent.ending(state.endError(reason));
         }
         return blocking(() -> {
+                    if (state.pauses.paused()) {
+                        // the daemon cannot kill a paused gVisor sandbox (it waits 10 s, then calls it a zombie)
+                        DockerFreezer.unpauseQuietly(control, state.containerId);
+                    }
                     control.removeContainer(state.containerId, "session " + state.id);
                     channels.remove(state.id);
                     labelVolumes.removeAll(state.id);

@@ -47,6 +47,29 @@ final class DockerTimers {
     }
 
     /**
+     * Gives the container's agent its idle timeout, or none while the session is paused: a frozen agent's monotonic
+     * clock runs on, and it would end the session as idle the moment it is thawed. Nothing is sent for a session
+     * without an idle timeout (its agent has none).
+     *
+     * @param state the session
+     * @param paused whether the session is being paused
+     * @return completes when the agent knows
+     */
+    static Mono<Void> agentIdle(DockerSessionState state, boolean paused) {
+        return Mono.defer(() -> {
+            Duration idleNow = state.timers.idleTimeout();
+            if (idleNow == null) {
+                return Mono.empty();
+            }
+            Instant expires = state.timers.expiresAt();
+            long deadline = expires == null ? 0 : expires.getEpochSecond() + 1;
+            long agentDeadline = deadline == 0 ? 0 : Long.parseLong(backstopDeadline(deadline)) * 1000;
+            long agentIdle = paused ? 0 : Long.parseLong(backstopIdle(idleNow)) * 1000;
+            return state.agent.untilTerminated(state.agent.ungated().flatMap(c -> c.timers(agentDeadline, agentIdle)));
+        });
+    }
+
+    /**
      * When the reaper removes a session whose deadline is this: the grace lets its holder end it first and say why.
      *
      * @param deadlineEpochSeconds the session's deadline

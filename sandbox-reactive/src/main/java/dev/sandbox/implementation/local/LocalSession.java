@@ -54,11 +54,36 @@ public final class LocalSession extends RunnerSession {
         });
     }
 
-    /** Fails when this handle or its session has ended; otherwise records activity. */
+    /**
+     * Fails when this handle or its session has ended, or when it is paused without auto-resume; otherwise resumes a
+     * paused session and records activity.
+     */
     @Override
     protected void check() {
         checkOpen();
+        state.wake();
         state.touch();
+    }
+
+    @Override
+    protected Mono<Void> beforeCall() {
+        return state.beforeCall();
+    }
+
+    @Override
+    public Mono<Void> pause() {
+        return Mono.defer(() -> {
+            checkOpen();
+            return state.pauses.pause();
+        });
+    }
+
+    @Override
+    public Mono<Void> resume() {
+        return Mono.defer(() -> {
+            checkOpen();
+            return state.pauses.resume();
+        });
     }
 
     private void checkOpen() {

@@ -25,6 +25,8 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 
 /** One local session, shared by every handle attached to it. Internal: not part of the public API. */
 public final class LocalSessionState {
@@ -59,6 +61,11 @@ public final class LocalSessionState {
 
     /** Lifetime and idle timeout. */
     public final SessionTimers timers;
+
+    /** Pause and resume: {@code SIGSTOP} and {@code SIGCONT} of the session's marked processes. */
+    public final dev.sandbox.implementation.session.PauseControl pauses;
+
+    private final LocalFreezer freezer;
 
     /** The session's port forwards: to the host's loopback, where its commands' servers listen. */
     final PortForwards ports;
@@ -129,6 +136,37 @@ public final class LocalSessionState {
         this.timers = new SessionTimers(
                 id, () -> runner.runningCount() + root.inFlight() + ports.openConnections(), this::destroy, time);
         root.onRelease(timers::touch);
+        this.freezer = new LocalFreezer(id);
+        this.pauses = new dev.sandbox.implementation.session.PauseControl(
+                id,
+                timers,
+                () -> Mono.fromRunnable(freezer::freeze)
+                        .subscribeOn(Schedulers.boundedElastic())
+                        .then(),
+                // signals only: it does not block, and a call that resumes the session runs on at once
+                () -> Mono.fromRunnable(freezer::thaw));
+    }
+
+    /**
+     * What a call must wait for before it reaches the session: {@code null} while it runs, its resume while it is
+     * paused (with auto-resume), else a {@link dev.sandbox.SessionPausedException}.
+     *
+     * @return {@code null}, or what to wait for
+     */
+    Mono<Void> beforeCall() {
+        return pauses.beforeCall();
+    }
+
+    /**
+     * For a guard that cannot wait (a file operation, a port connection): fails when the session is paused without
+     * auto-resume, else starts its resume (its processes are signalled at once when no pause is under way).
+     */
+    void wake() {
+        if (!pauses.paused()) {
+            return;
+        }
+        pauses.checkCallable();
+        pauses.resume().subscribe(null, e -> LOG.warn("cannot resume local session {}: {}", id, e.toString()));
     }
 
     boolean destroyed() {
@@ -201,7 +239,7 @@ public final class LocalSessionState {
     SessionStatus status() {
         return new SessionStatus(
                 id,
-                endReason == null ? "running" : "closed",
+                endReason != null ? "closed" : pauses.paused() ? "paused" : "running",
                 SDK_VERSION,
                 (System.nanoTime() - createdNanos) / 1_000_000,
                 timers.lastActivity(),
@@ -291,6 +329,7 @@ public final class LocalSessionState {
             }
             endReason = reason;
         }
+        freezer.thaw(); // the pidfds of a paused session's processes, killed above
         root.close();
         timers.stop();
         ports.closeAll().subscribe(); // off this thread; the handle that destroys waits for it (LocalSession)

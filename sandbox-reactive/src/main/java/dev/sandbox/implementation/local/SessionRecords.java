@@ -296,7 +296,7 @@ public final class SessionRecords {
     }
 
     /** The fields of {@code /proc/<pid>/stat} after the command name: index 0 is field 3 (the state). */
-    private static String[] stat(long pid) {
+    static String[] stat(long pid) {
         try {
             String stat = Files.readString(Path.of("/proc/" + pid + "/stat"), StandardCharsets.ISO_8859_1);
             int close = stat.lastIndexOf(')');
@@ -312,7 +312,7 @@ public final class SessionRecords {
         return f == null || f.length < 20 ? null : f[19];
     }
 
-    private static long processGroup(long pid) {
+    static long processGroup(long pid) {
         String[] f = stat(pid);
         try {
             return f == null || f.length < 3 ? -1 : Long.parseLong(f[2]);
@@ -322,7 +322,7 @@ public final class SessionRecords {
     }
 
     /** The session id in a process's environment, or {@code null}. */
-    private static String marker(long pid) {
+    static String marker(long pid) {
         byte[] env;
         try (InputStream in = Files.newInputStream(Path.of("/proc/" + pid + "/environ"))) {
             env = in.readNBytes(MAX_ENVIRON);

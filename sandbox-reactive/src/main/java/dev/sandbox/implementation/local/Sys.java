@@ -58,6 +58,8 @@ final class Sys {
     static final long SYS_PIDFD_OPEN = 434;
     static final long SYS_PIDFD_SEND_SIGNAL = 424;
     static final int SIGKILL = 9;
+    static final int SIGCONT = 18;
+    static final int SIGSTOP = 19;
     static final short POLLIN = 1;
 
     /** Size of {@code struct open_how}: flags, mode, resolve. */

@@ -170,6 +170,16 @@ public final class PooledSession implements SandboxSession, Wrapped<SandboxSessi
     }
 
     @Override
+    public Mono<Void> pause() {
+        return inner.pause();
+    }
+
+    @Override
+    public Mono<Void> resume() {
+        return inner.resume();
+    }
+
+    @Override
     public Mono<Void> setIdleTimeout(Duration idleTimeout) {
         return inner.setIdleTimeout(idleTimeout);
     }

@@ -50,6 +50,16 @@ public abstract class RunnerSession implements SandboxSession, BatchedExec {
     protected abstract void check();
 
     /**
+     * What a call that starts a process must wait for first: a paused session's resume, or its refusal. The default
+     * is {@code null}, nothing (a provider whose agent connection waits for the resume itself).
+     *
+     * @return {@code null}, or what to wait for
+     */
+    protected Mono<Void> beforeCall() {
+        return null;
+    }
+
+    /**
      * Starts a process for validated options; runs on a thread that may block briefly.
      *
      * @param options what to run
@@ -70,6 +80,10 @@ public abstract class RunnerSession implements SandboxSession, BatchedExec {
     @Override
     public final Flux<ExecEvent> exec(ExecOptions options) {
         return Flux.defer(() -> {
+            Mono<Void> first = beforeCall();
+            if (first != null) {
+                return first.thenMany(exec(options));
+            }
             check();
             return runner.exec(options, this::spawn);
         });
@@ -78,6 +92,10 @@ public abstract class RunnerSession implements SandboxSession, BatchedExec {
     @Override
     public final Mono<ExecResult> run(ExecOptions options) {
         return Mono.defer(() -> {
+            Mono<Void> first = beforeCall();
+            if (first != null) {
+                return first.then(run(options));
+            }
             check();
             return runner.run(options, this::spawn);
         });
@@ -86,6 +104,10 @@ public abstract class RunnerSession implements SandboxSession, BatchedExec {
     @Override
     public final <R extends LineRun> Flux<Framed<R>> execBatches(ExecOptions options, LineRun.Factory<R> runs) {
         return Flux.defer(() -> {
+            Mono<Void> first = beforeCall();
+            if (first != null) {
+                return first.thenMany(execBatches(options, runs));
+            }
             check();
             return runner.execBatches(options, this::spawn, runs);
         });
@@ -94,6 +116,10 @@ public abstract class RunnerSession implements SandboxSession, BatchedExec {
     @Override
     public final Mono<ExecResult> run(ExecOptions options, Scheduler deliver) {
         return Mono.defer(() -> {
+            Mono<Void> first = beforeCall();
+            if (first != null) {
+                return first.then(run(options, deliver));
+            }
             check();
             return runner.run(options, this::spawn, deliver);
         });
@@ -103,6 +129,10 @@ public abstract class RunnerSession implements SandboxSession, BatchedExec {
     @Override
     public Mono<BackgroundProcess> start(ExecOptions options, BackgroundOptions background) {
         return Mono.defer(() -> {
+            Mono<Void> first = beforeCall();
+            if (first != null) {
+                return first.then(start(options, background));
+            }
             check();
             return runner.start(options, background, this::spawn, this::check);
         });
@@ -134,6 +164,10 @@ public abstract class RunnerSession implements SandboxSession, BatchedExec {
     @Override
     public Mono<PtySession> pty(PtyOptions options) {
         return Mono.defer(() -> {
+            Mono<Void> first = beforeCall();
+            if (first != null) {
+                return first.then(pty(options));
+            }
             check();
             return runner.startPty(options, this::spawnPty, this::check);
         });

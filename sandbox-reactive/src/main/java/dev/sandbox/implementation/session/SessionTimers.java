@@ -34,6 +34,7 @@ public final class SessionTimers {
     private Duration idleTimeout; // guarded by this
     private Disposable timer; // guarded by this
     private boolean stopped; // guarded by this
+    private boolean idlePaused; // guarded by this
 
     /**
      * Creates the timers of one session; nothing is armed until a lifetime or idle timeout is set.
@@ -165,6 +166,22 @@ public final class SessionTimers {
         arm();
     }
 
+    /**
+     * Stops the idle clock (the session is paused): the idle timeout does not end the session until {@link
+     * #resumeIdle()}; its lifetime still does.
+     */
+    public synchronized void pauseIdle() {
+        idlePaused = true;
+        arm();
+    }
+
+    /** Starts the idle clock again from now (the session resumed). */
+    public synchronized void resumeIdle() {
+        idlePaused = false;
+        touch();
+        arm();
+    }
+
     /** Disarms the timer for good: the session ended. */
     public synchronized void stop() {
         stopped = true;
@@ -188,7 +205,7 @@ public final class SessionTimers {
                     delayNanos,
                     Duration.between(time.wall().instant(), expiresAt).toNanos());
         }
-        if (idleTimeout != null) {
+        if (idleTimeout != null && !idlePaused) {
             delayNanos = Math.min(
                     delayNanos,
                     lastActivityNanos + idleTimeout.toNanos() - time.nanos().getAsLong());
@@ -207,7 +224,7 @@ public final class SessionTimers {
             }
             if (expiresAt != null && !time.wall().instant().isBefore(expiresAt)) {
                 reason = SessionEndReason.LIFETIME_EXPIRED;
-            } else if (idleTimeout != null) {
+            } else if (idleTimeout != null && !idlePaused) {
                 if (running.getAsInt() > 0) {
                     touch(); // a running command, in the foreground or the background, is activity
                 } else if (time.nanos().getAsLong() - lastActivityNanos >= idleTimeout.toNanos()) {

@@ -60,6 +60,30 @@ class SessionTimersTest {
     }
 
     @Test
+    void aPausedIdleClockDoesNotEndTheSessionButItsLifetimeDoesAndResumeCountsFromThen() {
+        timers.setIdleTimeout(Duration.ofSeconds(30));
+        timers.setLifetime(Duration.ofHours(2));
+        advance(Duration.ofSeconds(20));
+        timers.pauseIdle();
+        advance(Duration.ofHours(1));
+        assertThat(ends).as("paused an hour with a 30 s idle timeout").isEmpty();
+        timers.resumeIdle();
+        assertThat(timers.lastActivity())
+                .isEqualTo(Instant.EPOCH.plusSeconds(20).plus(Duration.ofHours(1)));
+        advance(Duration.ofSeconds(30).minusMillis(1));
+        assertThat(ends).as("30 s after the resume, less a millisecond").isEmpty();
+        advance(Duration.ofMillis(1));
+        assertThat(ends).containsExactly(SessionEndReason.IDLE_TIMEOUT);
+
+        SessionTimers other = new SessionTimers("s-2", running::get, ends::add, SessionTimers.Time.on(scheduler));
+        other.setLifetime(Duration.ofSeconds(10));
+        other.pauseIdle();
+        advance(Duration.ofSeconds(10));
+        assertThat(ends).as("the lifetime ends a paused session").endsWith(SessionEndReason.LIFETIME_EXPIRED);
+        other.stop();
+    }
+
+    @Test
     void noLifetimeNeverEnds() {
         timers.setLifetime(Duration.ofSeconds(1));
         timers.setLifetime(null);

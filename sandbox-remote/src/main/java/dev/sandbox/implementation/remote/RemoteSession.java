@@ -263,6 +263,22 @@ public final class RemoteSession implements SandboxSession {
     }
 
     @Override
+    public Mono<Void> pause() {
+        return Mono.defer(() -> {
+            checkOpen();
+            return t.call(HttpMethod.POST, path + "/pause", null).then();
+        });
+    }
+
+    @Override
+    public Mono<Void> resume() {
+        return Mono.defer(() -> {
+            checkOpen();
+            return t.call(HttpMethod.POST, path + "/resume", null).then();
+        });
+    }
+
+    @Override
     public Mono<Void> setIdleTimeout(Duration idleTimeout) {
         return Mono.defer(() -> {
             checkOpen();

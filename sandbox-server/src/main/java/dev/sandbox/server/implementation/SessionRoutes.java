@@ -12,7 +12,10 @@ import reactor.netty.http.server.HttpServerRequest;
 import reactor.netty.http.server.HttpServerResponse;
 import reactor.netty.http.server.HttpServerRoutes;
 
-/** The sessions' routes: create, list, attach, destroy, status, lifetime, idle timeout and lease renewal. */
+/**
+ * The sessions' routes: create, list, attach, destroy, status, lifetime, idle timeout, pause and resume, and lease
+ * renewal.
+ */
 final class SessionRoutes extends Routes {
     /**
      * The routes of sessions.
@@ -34,6 +37,8 @@ final class SessionRoutes extends Routes {
         routes.get("/v1/sessions/{id}/status", guard(false, this::status));
         routes.put("/v1/sessions/{id}/lifetime", guard(false, this::setLifetime));
         routes.put("/v1/sessions/{id}/idle-timeout", guard(false, this::setIdleTimeout));
+        routes.post("/v1/sessions/{id}/pause", guard(false, this::pause));
+        routes.post("/v1/sessions/{id}/resume", guard(false, this::resume));
     }
 
     private Mono<Void> createSession(HttpServerRequest req, HttpServerResponse res) {
@@ -114,5 +119,13 @@ final class SessionRoutes extends Routes {
                         RequestBodies.read(n, RequestBodies.DurationBody.class).duration("idleTimeout"))
                 .flatMap(d -> withSession(req, s -> s.setIdleTimeout(d).thenReturn(d)))
                 .then(Http.noContent(res));
+    }
+
+    private Mono<Void> pause(HttpServerRequest req, HttpServerResponse res) {
+        return withSession(req, s -> s.pause().thenReturn(Boolean.TRUE)).then(Http.noContent(res));
+    }
+
+    private Mono<Void> resume(HttpServerRequest req, HttpServerResponse res) {
+        return withSession(req, s -> s.resume().thenReturn(Boolean.TRUE)).then(Http.noContent(res));
     }
 }

@@ -18,6 +18,7 @@ import dev.sandbox.SessionClosedException;
 import dev.sandbox.SessionEndReason;
 import dev.sandbox.SessionNameInUseException;
 import dev.sandbox.SessionNotFoundException;
+import dev.sandbox.SessionPausedException;
 import dev.sandbox.UnsupportedFeatureException;
 import java.time.Duration;
 
@@ -70,6 +71,7 @@ public final class ErrorBodies {
                 x.name().ifPresent(n -> e.put("name", n));
             }
             case SessionNameInUseException x -> e.put("name", x.name());
+            case SessionPausedException x -> e.put("sessionId", x.sessionId());
             case PortConnectionException x -> e.put("port", x.port());
             case OffsetUnavailableException x -> {
                 e.put("stream", x.stream().name());
@@ -196,6 +198,8 @@ public final class ErrorBodies {
                 case "ProcessNotFoundException" -> new RemoteProcessNotFoundException(message);
                 case "OffsetUnavailableException" -> new RemoteOffsetUnavailableException(e, message);
                 case "SandboxStateException" -> new SandboxStateException(message);
+                case "SessionPausedException" ->
+                    new SessionPausedException(e.path("sessionId").asText(""));
                 case "SandboxTimeoutException" ->
                     new SandboxTimeoutException(
                             message, Duration.ofMillis(e.path("timeoutMs").asLong()));

@@ -317,6 +317,8 @@ public final class RequestBodies {
      * @param idleTimeoutMs the idle timeout, or {@code null} for none
      * @param name the session's name, or {@code null} (absent) for an unnamed session
      * @param network the network policy, or {@code null} (absent) for none
+     * @param autoResume {@code false} for a session whose calls do not resume it when paused; {@code null} (absent) for
+     *     the default, on
      */
     @JsonInclude(JsonInclude.Include.NON_NULL)
     public record SessionBody(
@@ -327,7 +329,8 @@ public final class RequestBodies {
             JsonNode lifetimeMs,
             Long idleTimeoutMs,
             String name,
-            NetworkBodies.PolicyBody network) {
+            NetworkBodies.PolicyBody network,
+            Boolean autoResume) {
 
         /**
          * Encodes session options.
@@ -349,7 +352,9 @@ public final class RequestBodies {
                                     .orElse(NullNode.getInstance()),
                     o.idleTimeout().map(WireJson::millis).orElse(null),
                     o.name().orElse(null),
-                    o.network().mode() == NetworkPolicy.Mode.NONE ? null : NetworkBodies.PolicyBody.of(o.network()));
+                    o.network().mode() == NetworkPolicy.Mode.NONE ? null : NetworkBodies.PolicyBody.of(o.network()),
+                    // written only when off: the default is on
+                    o.autoResume() ? null : Boolean.FALSE);
         }
 
         /** Names the secrets, never their values (the policy's headers likewise). */
@@ -407,6 +412,9 @@ public final class RequestBodies {
             }
             if (network != null) {
                 o = o.withNetwork(network.policy());
+            }
+            if (autoResume != null) {
+                o = o.withAutoResume(autoResume);
             }
             return o.validate();
         }
