@@ -242,6 +242,56 @@ class DockerEgressTest {
         }
     }
 
+    /**
+     * A hostile sandbox floods its proxy: connections that send endless bytes without a head's end, again and again,
+     * and 300 that send nothing (more than the proxy takes at once). The host's heap stays bounded, and another
+     * session's proxy serves it meanwhile.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"runc"})
+    void aFloodOfProxyConnectionsLeavesTheHostBoundedAndAnotherSessionServed(String runtime) throws Exception {
+        SandboxSession hostile = provider(runtime)
+                .create(support.sessionOptions().withNetwork(policy()))
+                .block(WAIT);
+        SandboxSession other = provider(runtime)
+                .create(support.sessionOptions().withNetwork(policy()))
+                .block(WAIT);
+        try {
+            long before = heapAfterGc();
+            hostile.start(ExecOptions.shell("i=0; while [ $i -lt 8 ]; do (while true; do nc 127.0.0.1 3128"
+                            + " < /dev/zero > /dev/null 2>&1; done) & i=$((i+1)); done;"
+                            + " for j in $(seq 300); do (sleep 120 | nc 127.0.0.1 3128 > /dev/null 2>&1) & done; wait"))
+                    .block(WAIT);
+            long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+            int served = 0;
+            while (System.nanoTime() < deadline || served < 10) {
+                assertThat(sh(other, "wget -q -O - http://allowed.test:" + port + "/other")
+                                .stdout())
+                        .isEqualTo("hello from the host, /other\n");
+                served++;
+            }
+            long growth = heapAfterGc() - before;
+            System.out.printf(
+                    "proxy flood: %d GETs served to another session, live heap growth %.1f MiB%n",
+                    served, growth / (1024.0 * 1024));
+            assertThat(growth).as("live heap growth under the flood").isLessThan(64L << 20);
+            assertThat(other.network().report().block(WAIT).allowedConnections())
+                    .isEqualTo(served);
+        } finally {
+            hostile.destroy().block(WAIT);
+            other.destroy().block(WAIT);
+        }
+    }
+
+    private static long heapAfterGc() {
+        for (int i = 0; i < 3; i++) {
+            System.gc();
+        }
+        return java.lang.management.ManagementFactory.getMemoryMXBean()
+                .getHeapMemoryUsage()
+                .getUsed();
+    }
+
     @ParameterizedTest(name = "{0}")
     @ValueSource(strings = {"runc"})
     void aPolicyChangedWhileTheSessionRunsDecidesTheNextConnection(String runtime) {

@@ -362,7 +362,8 @@ public final class RequestBodies {
         public String toString() {
             return "SessionBody[workdir=" + workdir + ", env=" + env + ", secrets="
                     + (secrets == null ? null : secrets.keySet()) + ", labels=" + labels + ", lifetimeMs=" + lifetimeMs
-                    + ", idleTimeoutMs=" + idleTimeoutMs + ", name=" + name + ", network=" + network + "]";
+                    + ", idleTimeoutMs=" + idleTimeoutMs + ", name=" + name + ", network=" + network + ", autoResume="
+                    + autoResume + "]";
         }
 
         /**
