@@ -193,7 +193,7 @@ public final class ReadmeExamples {
                     .block(Duration.ofMinutes(2));
             System.out.println(pip.exitCode()); // 0
             ExecResult other = session.run(ExecOptions.shell(
-                            "python -c \"import urllib.request as u;" + " u.urlopen('http://example.com/')\""))
+                            "python -c \"import urllib.request as u; u.urlopen('http://example.com/')\""))
                     .block(Duration.ofSeconds(30));
             System.out.println(other.stderr()); // ... HTTP Error 403: Forbidden
             for (EgressDecision d :
