@@ -269,6 +269,7 @@ class DockerEgressTest {
                                 .stdout())
                         .isEqualTo("hello from the host, /other\n");
                 served++;
+                Thread.sleep(50); // a steady client, not a second flood
             }
             long growth = heapAfterGc() - before;
             System.out.printf(
