@@ -46,7 +46,8 @@ public interface SandboxProviderConformance
                 DirectoryTransferConformance,
                 LabelConformance,
                 NameConformance,
-                PortConformance {
+                PortConformance,
+                StatsConformance {
 
     private SandboxSession newSession() {
         return provider().create(sessionOptions()).block(WAIT);

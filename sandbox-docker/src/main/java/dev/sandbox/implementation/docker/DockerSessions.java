@@ -509,6 +509,16 @@ public final class DockerSessions {
     }
 
     /**
+     * One reading of a session's resource use from the daemon's stats API; does not block.
+     *
+     * @param state the session
+     * @return the reading
+     */
+    Mono<dev.sandbox.implementation.stats.StatsStream.Reading> readStats(DockerSessionState state) {
+        return DockerStats.read(data, state.containerId);
+    }
+
+    /**
      * Records a session's labels after an addition where every provider of this daemon reads them ({@link
      * LabelVolumes}).
      *

@@ -322,7 +322,7 @@ public final class SessionRecords {
     }
 
     /** The session id in a process's environment, or {@code null}. */
-    private static String marker(long pid) {
+    static String marker(long pid) {
         byte[] env;
         try (InputStream in = Files.newInputStream(Path.of("/proc/" + pid + "/environ"))) {
             env = in.readNBytes(MAX_ENVIRON);

@@ -1,0 +1,176 @@
+package dev.sandbox.implementation.docker;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.sandbox.BackendException;
+import dev.sandbox.implementation.stats.StatsStream.Reading;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
+import java.util.Iterator;
+import java.util.Map;
+import reactor.core.publisher.Mono;
+
+/**
+ * One reading of a container's resource use from the daemon's stats API ({@code GET
+ * /containers/{id}/stats?stream=false&one-shot=true}, API 1.41): what the daemon read from the container's cgroup
+ * (or, under gVisor, what runsc reports for its sandbox). Chosen over a request to the agent because it needs no
+ * change to the agent and costs less per sample (README, "Resource stats").
+ *
+ * <p>The answer is held up to {@value #MAX_BODY} bytes (a longer one fails the reading) and every figure is read as
+ * a plain integer or not at all ({@code -1}): the checks of {@link dev.sandbox.implementation.stats.StatsStream}
+ * decide what a missing or absurd figure means.
+ */
+final class DockerStats {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    /** The longest answer read; a container with many networks answers a few KiB. */
+    static final int MAX_BODY = 256 * 1024;
+
+    /** The time the daemon gives a container that does not run. */
+    private static final Instant NOT_RUNNING = Instant.parse("1970-01-01T00:00:01Z");
+
+    private DockerStats() {}
+
+    /**
+     * Reads once; does not block.
+     *
+     * @param data the daemon's data plane
+     * @param containerId the container
+     * @return the reading, or an error when the daemon cannot give one
+     */
+    static Mono<Reading> read(DockerDataPlane data, String containerId) {
+        String uri = "/containers/" + containerId + "/stats?stream=false&one-shot=true";
+        return data.http()
+                .get()
+                .uri(uri)
+                .response((resp, body) -> {
+                    int status = resp.status().code();
+                    return body.asByteArray()
+                            .collect(ByteArrayOutputStream::new, (out, chunk) -> {
+                                if (out.size() + chunk.length > MAX_BODY) {
+                                    throw new BackendException(
+                                            "the daemon's stats of container " + containerId + " exceed " + MAX_BODY
+                                                    + " bytes",
+                                            null);
+                                }
+                                out.write(chunk, 0, chunk.length);
+                            })
+                            .map(out -> {
+                                if (status != 200) {
+                                    String text = out.toString(StandardCharsets.UTF_8);
+                                    throw new BackendException(
+                                            "the daemon refused the stats of container " + containerId + " (HTTP "
+                                                    + status + "): "
+                                                    + text.substring(0, Math.min(text.length(), 512))
+                                                            .strip(),
+                                            null);
+                                }
+                                return parse(out.toByteArray());
+                            });
+                })
+                .next()
+                .onErrorMap(
+                        e -> !(e instanceof BackendException),
+                        e -> DockerErrors.connection(data.dockerHost(), "the stats of a container", e));
+    }
+
+    /**
+     * Parses one answer of the stats API.
+     *
+     * @param json the answer
+     * @return the reading; figures the answer lacks are {@code -1}
+     */
+    static Reading parse(byte[] json) {
+        JsonNode n;
+        try {
+            n = JSON.readTree(json);
+        } catch (IOException e) {
+            throw new BackendException("the daemon's stats are not JSON: " + e.getMessage(), null);
+        }
+        if (n == null || !n.isObject()) {
+            throw new BackendException("the daemon's stats are not a JSON object", null);
+        }
+        Instant at = time(n.path("read").asText(""));
+        JsonNode memory = n.path("memory_stats");
+        long usage = figure(memory.path("usage"));
+        // what `docker stats` shows: less the page cache the kernel may drop (cgroup v1 and v2 names)
+        long inactive = figure(memory.path("stats").path("total_inactive_file"));
+        if (inactive < 0) {
+            inactive = figure(memory.path("stats").path("inactive_file"));
+        }
+        long inUse = usage >= 0 && inactive >= 0 && inactive <= usage ? usage - inactive : usage;
+        return new Reading(
+                at,
+                figure(n.path("cpu_stats").path("cpu_usage").path("total_usage")),
+                inUse,
+                figure(memory.path("max_usage")),
+                figure(n.path("pids_stats").path("current")),
+                written(n.path("blkio_stats").path("io_service_bytes_recursive")),
+                network(n.path("networks"), "rx_bytes"),
+                network(n.path("networks"), "tx_bytes"));
+    }
+
+    /** The daemon's time of the reading; a container that does not run has none (year 1), nor a garbled one. */
+    private static Instant time(String text) {
+        Instant at;
+        try {
+            at = Instant.parse(text);
+        } catch (DateTimeParseException e) {
+            throw new BackendException("the daemon's stats have no time of reading: '" + clip(text) + "'", null);
+        }
+        if (at.isBefore(NOT_RUNNING)) {
+            throw new BackendException("the container does not run: the daemon has no stats of it", null);
+        }
+        return at;
+    }
+
+    private static String clip(String s) {
+        return s.length() > 64 ? s.substring(0, 64) + "..." : s;
+    }
+
+    /** A non-negative integer figure, or {@code -1}. */
+    private static long figure(JsonNode v) {
+        return v.isIntegralNumber() && v.canConvertToLong() && v.asLong() >= 0 ? v.asLong() : -1;
+    }
+
+    /** The bytes written to block devices, summed over devices; {@code -1} when the daemon lists none. */
+    private static long written(JsonNode entries) {
+        if (!entries.isArray() || entries.isEmpty()) {
+            return -1;
+        }
+        long sum = 0;
+        for (JsonNode e : entries) {
+            if (e.path("op").asText("").equalsIgnoreCase("write")) {
+                long v = figure(e.path("value"));
+                if (v < 0 || sum > Long.MAX_VALUE - v) {
+                    return -1;
+                }
+                sum += v;
+            }
+        }
+        return sum;
+    }
+
+    /** A network figure summed over the interfaces; {@code -1} without interfaces (network {@code none}). */
+    private static long network(JsonNode networks, String field) {
+        if (!networks.isObject() || networks.isEmpty()) {
+            return -1;
+        }
+        long sum = 0;
+        for (Iterator<Map.Entry<String, JsonNode>> it = networks.properties().iterator(); it.hasNext(); ) {
+            Map.Entry<String, JsonNode> e = it.next();
+            if (e.getKey().equals("lo")) {
+                continue;
+            }
+            long v = figure(e.getValue().path(field));
+            if (v < 0 || sum > Long.MAX_VALUE - v) {
+                return -1;
+            }
+            sum += v;
+        }
+        return sum;
+    }
+}
