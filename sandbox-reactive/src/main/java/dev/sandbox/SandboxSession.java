@@ -212,8 +212,9 @@ public interface SandboxSession {
      * <p>What each provider counts: on Docker (runc and gVisor) the container's cgroup as the daemon's stats API
      * reports it (memory as {@code docker stats} shows it: usage less inactive page cache; disk writes and network
      * bytes where the runtime reports them); on the local provider the processes that carry the session's marker,
-     * summed from {@code /proc} (see the README). The default fails with {@link UnsupportedFeatureException}, for a
-     * provider that cannot measure its sessions (Kubernetes without a metrics API, the remote provider).
+     * summed from {@code /proc}; on the remote provider what the server's provider gives (see the README). The
+     * default fails with {@link UnsupportedFeatureException}, for a provider that cannot measure its sessions
+     * (Kubernetes, which assumes no metrics API).
      *
      * @param interval the time between samples, from {@link SessionStats#MIN_INTERVAL} (100 ms) to {@link
      *     SessionStats#MAX_INTERVAL}; otherwise the stream fails with {@link InvalidArgumentException} naming {@code

@@ -81,10 +81,4 @@ class RemoteDockerConformanceTest implements SandboxProviderConformance {
     public SessionOptions sessionOptions() {
         return SessionOptions.defaults().withLabel(RUN_LABEL, run);
     }
-
-    /** No resource stats: the provider says so with the typed error (README, "Resource stats"). */
-    @Override
-    public boolean supportsStats() {
-        return false;
-    }
 }

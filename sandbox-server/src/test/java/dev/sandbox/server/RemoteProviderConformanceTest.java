@@ -54,10 +54,4 @@ class RemoteProviderConformanceTest implements SandboxProviderConformance {
     public SandboxProvider provider() {
         return remote;
     }
-
-    /** No resource stats: the provider says so with the typed error (README, "Resource stats"). */
-    @Override
-    public boolean supportsStats() {
-        return false;
-    }
 }
