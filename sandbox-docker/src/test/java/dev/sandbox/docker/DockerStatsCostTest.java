@@ -76,6 +76,14 @@ class DockerStatsCostTest {
         try {
             SessionStats first = s.stats(Duration.ofHours(1)).blockFirst(WAIT);
             System.out.printf("stats %s: first sample %s%n", runtime, first);
+            long inside = s.files()
+                    .list("/proc")
+                    .filter(f -> f.name().chars().allMatch(Character::isDigit))
+                    .count()
+                    .block(WAIT);
+            System.out.printf(
+                    "stats %s: %d processes in the sandbox's /proc, %d pids in the sample%n",
+                    runtime, inside, first.pids());
             String containerId = support.container(s.id()).getId();
             double daemonOneShot =
                     medianMillis(() -> s.stats(Duration.ofHours(1)).blockFirst(WAIT));

@@ -16,8 +16,10 @@ import reactor.core.publisher.Mono;
 /**
  * One reading of a container's resource use from the daemon's stats API ({@code GET
  * /containers/{id}/stats?stream=false&one-shot=true}, API 1.41): what the daemon read from the container's cgroup
- * (or, under gVisor, what runsc reports for its sandbox). Chosen over a request to the agent because it needs no
- * change to the agent and costs less per sample (README, "Resource stats").
+ * (or, under gVisor, what runsc reports for its sandbox). Chosen over reading the cgroup through the agent although
+ * it answers only at the daemon's next collector tick (about 1 s per sample, against about 1 ms through the agent on
+ * runc; README, "Resource stats"): its figures come from outside the sandbox, asking it is not activity for the
+ * agent's idle timer, and it works under gVisor, which has no cgroup files inside.
  *
  * <p>The answer is held up to {@value #MAX_BODY} bytes (a longer one fails the reading) and every figure is read as
  * a plain integer or not at all ({@code -1}): the checks of {@link dev.sandbox.implementation.stats.StatsStream}
