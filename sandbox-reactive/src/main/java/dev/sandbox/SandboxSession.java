@@ -211,8 +211,8 @@ public interface SandboxSession {
      *
      * <p>What each provider counts: on Docker (runc and gVisor) the container's cgroup as the daemon's stats API
      * reports it (memory as {@code docker stats} shows it: usage less inactive page cache; disk writes and network
-     * bytes where the runtime reports them), each sample as soon as the daemon answers, which is at its next
-     * once-a-second reading (so at most one sample a second, the first one within a second); on the local provider the processes that carry the session's marker,
+     * bytes where the runtime reports them), from the daemon's stats stream: the daemon reads once a second, so the
+     * first sample comes within a second and a shorter interval gives a sample a second; on the local provider the processes that carry the session's marker,
      * summed from {@code /proc}; on the remote provider what the server's provider gives (see the README). The
      * default fails with {@link UnsupportedFeatureException}, for a provider that cannot measure its sessions
      * (Kubernetes, which assumes no metrics API).

@@ -20,7 +20,7 @@ import org.junit.jupiter.api.TestInstance;
 
 /**
  * What one stats sample costs each way, on runc and on gVisor, median of {@value #SAMPLES} after a warm-up: the
- * daemon's one-shot stats API as the SDK reads it ({@code session.stats}), docker-java's {@code statsCmd} without
+ * first sample of {@code session.stats} (the daemon's stats stream), docker-java's {@code statsCmd} without
  * one-shot (what docker-java alone offers: the daemon waits for a second reading), reading the cgroup through the
  * agent today (an exec of {@code cat}), and one agent round trip (half a {@code ping}, which makes two): the least a
  * new agent request for the figures would cost. Prints the figures and what gVisor reports; asserts only that each way
@@ -142,7 +142,7 @@ class DockerStatsCostTest {
                 }
             });
             System.out.printf(
-                    "stats %s per sample (median of %d): daemon one-shot (the SDK) %.2f ms; agent exec of cat %.2f ms;"
+                    "stats %s per sample (median of %d): first sample of session.stats (the daemon's stats stream) %.2f ms; agent exec of cat %.2f ms;"
                             + " one agent round trip %.2f ms; docker-java statsCmd without one-shot %.2f ms%n",
                     runtime, SAMPLES, daemonOneShot, agentExec, agentRoundTrip, dockerJava);
         } finally {

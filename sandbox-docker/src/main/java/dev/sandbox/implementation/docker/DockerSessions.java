@@ -509,13 +509,13 @@ public final class DockerSessions {
     }
 
     /**
-     * One reading of a session's resource use from the daemon's stats API; does not block.
+     * A session's readings as the daemon streams them (the first at once, then once a second); does not block.
      *
      * @param state the session
-     * @return the reading
+     * @return the readings, until the container stops
      */
-    Mono<dev.sandbox.implementation.stats.StatsStream.Reading> readStats(DockerSessionState state) {
-        return DockerStats.read(data, state.containerId);
+    Flux<dev.sandbox.implementation.stats.StatsStream.Reading> statsStream(DockerSessionState state) {
+        return DockerStats.stream(data, state.containerId);
     }
 
     /**

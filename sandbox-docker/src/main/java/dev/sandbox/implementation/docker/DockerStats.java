@@ -4,24 +4,24 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.sandbox.BackendException;
 import dev.sandbox.implementation.stats.StatsStream.Reading;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.Iterator;
 import java.util.Map;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
- * One reading of a container's resource use from the daemon's stats API ({@code GET
- * /containers/{id}/stats?stream=false&one-shot=true}, API 1.41): what the daemon read from the container's cgroup
+ * A container's resource use from the daemon's stats API ({@code GET /containers/{id}/stats?stream=true}): what
+ * the daemon read from the container's cgroup
  * (or, under gVisor, what runsc reports for its sandbox). Chosen over reading the cgroup through the agent although
- * it answers only at the daemon's next collector tick (about 1 s per sample, against about 1 ms through the agent on
- * runc; README, "Resource stats"): its figures come from outside the sandbox, asking it is not activity for the
+ * the daemon reads only once a second (a one-shot question waits for its next reading: about 1 s, against about
+ * 1 ms through the agent on runc; the stream gives its first reading at once; README, "Resource stats"): its figures come from outside the sandbox, asking it is not activity for the
  * agent's idle timer, and it works under gVisor, which has no cgroup files inside.
  *
- * <p>The answer is held up to {@value #MAX_BODY} bytes (a longer one fails the reading) and every figure is read as
+ * <p>A reading is held up to {@value #MAX_BODY} bytes (a longer one is dropped) and every figure is read as
  * a plain integer or not at all ({@code -1}): the checks of {@link dev.sandbox.implementation.stats.StatsStream}
  * decide what a missing or absurd figure means.
  */
@@ -37,43 +37,34 @@ final class DockerStats {
     private DockerStats() {}
 
     /**
-     * Reads once; does not block.
+     * The container's readings as the daemon streams them ({@code stream=true}): the first at once, then one per
+     * tick of the daemon's collector (once a second). One connection, read as the subscriber asks; each reading of at
+     * most {@value #MAX_BODY} bytes (a longer one is dropped). Completes when the daemon ends the stream (the
+     * container stopped).
      *
      * @param data the daemon's data plane
      * @param containerId the container
-     * @return the reading, or an error when the daemon cannot give one
+     * @return the readings
      */
-    static Mono<Reading> read(DockerDataPlane data, String containerId) {
-        String uri = "/containers/" + containerId + "/stats?stream=false&one-shot=true";
-        return data.http()
-                .get()
-                .uri(uri)
-                .response((resp, body) -> {
-                    int status = resp.status().code();
-                    return body.asByteArray()
-                            .collect(ByteArrayOutputStream::new, (out, chunk) -> {
-                                if (out.size() + chunk.length > MAX_BODY) {
-                                    throw new BackendException(
-                                            "the daemon's stats of container " + containerId + " exceed " + MAX_BODY
-                                                    + " bytes",
-                                            null);
-                                }
-                                out.write(chunk, 0, chunk.length);
-                            })
-                            .map(out -> {
-                                if (status != 200) {
-                                    String text = out.toString(StandardCharsets.UTF_8);
-                                    throw new BackendException(
+    static Flux<Reading> stream(DockerDataPlane data, String containerId) {
+        String uri = "/containers/" + containerId + "/stats?stream=true";
+        return Flux.defer(() -> {
+                    DockerEvents.LineSplitter lines = new DockerEvents.LineSplitter(MAX_BODY);
+                    return data.http().get().uri(uri).response((resp, body) -> {
+                        int status = resp.status().code();
+                        if (status != 200) {
+                            return body.asByteArray()
+                                    .take(1)
+                                    .map(b -> new String(b, 0, Math.min(b.length, 512), StandardCharsets.UTF_8))
+                                    .defaultIfEmpty(resp.status().reasonPhrase())
+                                    .flatMap(m -> Mono.<Reading>error(new BackendException(
                                             "the daemon refused the stats of container " + containerId + " (HTTP "
-                                                    + status + "): "
-                                                    + text.substring(0, Math.min(text.length(), 512))
-                                                            .strip(),
-                                            null);
-                                }
-                                return parse(out.toByteArray());
-                            });
+                                                    + status + "): " + m.strip(),
+                                            null)));
+                        }
+                        return body.asByteArray().concatMapIterable(lines::feed).map(DockerStats::parse);
+                    });
                 })
-                .next()
                 .onErrorMap(
                         e -> !(e instanceof BackendException),
                         e -> DockerErrors.connection(data.dockerHost(), "the stats of a container", e));
