@@ -57,9 +57,9 @@ public interface StatsConformance extends ConformanceBase {
         return s.stats(Duration.ofHours(1)).blockFirst(WAIT);
     }
 
-    /** Required: the first sample comes at once (an hour's interval does not delay it) and holds together. */
+    /** Required: the first sample does not wait for the interval (an hour), and its figures hold together. */
     @Test
-    default void theFirstSampleComesAtOnceAndHoldsTogether() {
+    default void theFirstSampleDoesNotWaitForTheIntervalAndHoldsTogether() {
         inSession(s -> {
             if (!supportsStats()) {
                 StepVerifier.create(s.stats(Duration.ofSeconds(1)))
