@@ -36,6 +36,15 @@ final class DockerStats {
 
     private DockerStats() {}
 
+    /** A reading of a container that does not run (the daemon's zero time). */
+    static final class NotRunning extends BackendException {
+        private static final long serialVersionUID = 1L;
+
+        NotRunning() {
+            super("the container does not run: the daemon has no stats of it", null);
+        }
+    }
+
     /**
      * The container's readings as the daemon streams them ({@code stream=true}): the first at once, then one per
      * tick of the daemon's collector (once a second). One connection, read as the subscriber asks; each reading of at
@@ -62,7 +71,11 @@ final class DockerStats {
                                                     + status + "): " + m.strip(),
                                             null)));
                         }
-                        return body.asByteArray().concatMapIterable(lines::feed).map(DockerStats::parse);
+                        // a reading without a time (the container stopped) ends the stream as the daemon's end does
+                        return body.asByteArray()
+                                .concatMapIterable(lines::feed)
+                                .map(DockerStats::parse)
+                                .onErrorResume(NotRunning.class, e -> Mono.empty());
                     });
                 })
                 .onErrorMap(
@@ -115,7 +128,7 @@ final class DockerStats {
             throw new BackendException("the daemon's stats have no time of reading: '" + clip(text) + "'", null);
         }
         if (at.isBefore(NOT_RUNNING)) {
-            throw new BackendException("the container does not run: the daemon has no stats of it", null);
+            throw new NotRunning();
         }
         return at;
     }
