@@ -214,6 +214,35 @@ public interface SandboxSession {
     }
 
     /**
+     * Streams the session's resource use: a first {@link SessionStats sample} at once, then one per interval, until
+     * cancelled or the session ends (then the stream fails with {@link SessionClosedException}). Nothing is sampled
+     * while nobody subscribes; a subscriber that does not keep up misses samples instead of queueing them. Sampling
+     * is not activity: it does not restart the session's idle clock.
+     *
+     * <pre>{@code
+     * session.stats(Duration.ofSeconds(1))
+     *     .takeUntil(s -> s.memoryBytes() > 512L << 20)
+     *     .blockLast(Duration.ofMinutes(1)); // the first sample above 512 MiB
+     * }</pre>
+     *
+     * <p>What each provider counts: on Docker (runc and gVisor) the container's cgroup as the daemon's stats API
+     * reports it (memory as {@code docker stats} shows it: usage less inactive page cache; disk writes and network
+     * bytes where the runtime reports them), from the daemon's stats stream: the daemon reads once a second, so the
+     * first sample comes within a second and a shorter interval gives a sample a second; on the local provider the processes that carry the session's marker,
+     * summed from {@code /proc}; on the remote provider what the server's provider gives (see the README). The
+     * default fails with {@link UnsupportedFeatureException}, for a provider that cannot measure its sessions
+     * (Kubernetes, which assumes no metrics API).
+     *
+     * @param interval the time between samples, from {@link SessionStats#MIN_INTERVAL} (100 ms) to {@link
+     *     SessionStats#MAX_INTERVAL}; otherwise the stream fails with {@link InvalidArgumentException} naming {@code
+     *     interval}
+     * @return the samples
+     */
+    default Flux<SessionStats> stats(Duration interval) {
+        return Flux.error(new UnsupportedFeatureException(getClass().getSimpleName(), "resource stats"));
+    }
+
+    /**
      * Sets the session to end this long from now, replacing its current lifetime.
      *
      * @param fromNow a positive duration

@@ -61,6 +61,7 @@ class ShortRunTest {
             Map.entry("docker-copy-throughput", "MiB/s"),
             Map.entry("docker-tunnel-throughput", "MiB/s"),
             Map.entry("docker-tunnel-vs-loopback", "MiB/s"),
+            Map.entry("docker-egress-latency", "ms"),
             Map.entry("docker-watch-latency", "ms"),
             Map.entry("docker-pause-resume", "ms"),
             Map.entry("kubernetes-exec-latency", "ms"),

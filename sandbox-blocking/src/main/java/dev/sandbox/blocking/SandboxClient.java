@@ -463,6 +463,29 @@ public final class SandboxClient implements AutoCloseable {
     }
 
     /**
+     * Samples the session's resource use, the blocking form of {@link SandboxSession#stats(Duration)}: a first
+     * sample at once, then one per interval, read by iterating the returned stream.
+     *
+     * <pre>{@code
+     * try (SessionStatsStream stats = client.stats(Duration.ofSeconds(2))) {
+     *     SessionStats first = stats.iterator().next();
+     *     System.out.println(first.pids() + " processes");
+     * }
+     * }</pre>
+     *
+     * @param interval the time between samples, 100 ms to 24 h
+     * @return the samples; close it to stop sampling
+     * @throws dev.sandbox.InvalidArgumentException naming {@code interval} when it is missing or out of range
+     * @throws dev.sandbox.SessionClosedException after {@link #close()}
+     */
+    public SessionStatsStream stats(Duration interval) {
+        dev.sandbox.implementation.stats.StatsStream.checkInterval(interval);
+        core.ensureOpen();
+        return SessionStatsStream.open(
+                core.session.stats(interval), interval.plus(core.defaultTimeout), "stats of session " + sessionId());
+    }
+
+    /**
      * The id of the client's session, for example to attach to it again through its provider.
      *
      * <pre>{@code

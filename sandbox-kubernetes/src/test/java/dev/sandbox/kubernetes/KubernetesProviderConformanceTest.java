@@ -42,4 +42,10 @@ class KubernetesProviderConformanceTest implements SandboxProviderConformance {
     public SessionOptions sessionOptions() {
         return support.sessionOptions();
     }
+
+    /** No resource stats: the provider says so with the typed error (README, "Resource stats"). */
+    @Override
+    public boolean supportsStats() {
+        return false;
+    }
 }

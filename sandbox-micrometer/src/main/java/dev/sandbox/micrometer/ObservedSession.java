@@ -120,6 +120,11 @@ final class ObservedSession implements SandboxSession, Wrapped<SandboxSession> {
     }
 
     @Override
+    public Flux<dev.sandbox.SessionStats> stats(Duration interval) {
+        return delegate.stats(interval);
+    }
+
+    @Override
     public Mono<Void> setLifetime(Duration fromNow) {
         return delegate.setLifetime(fromNow);
     }

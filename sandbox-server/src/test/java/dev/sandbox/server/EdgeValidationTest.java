@@ -139,6 +139,16 @@ class EdgeValidationTest {
                 new String[] {"POST", sessionPath("/ptys/no-such-pty/signal")});
     }
 
+    /** The stats route refuses an interval out of range, or not a number, before streaming: 400 naming it. */
+    @Test
+    void aStatsIntervalOutOfRangeIs400NamingIt() {
+        for (String bad : List.of("5", "0", "-100", "86400001", "soon")) {
+            Answer a = send("GET", sessionPath("/stats?intervalMs=" + bad), null);
+            assertThat(a.status).as(bad + ": " + a.body).isEqualTo(400);
+            assertThat(a.body).as(bad).contains("interval").contains(bad);
+        }
+    }
+
     @Test
     void aBodyThatIsNoJsonObjectIs400NamingTheBody() {
         int before = local.list(Map.of()).collectList().block(WAIT).size();

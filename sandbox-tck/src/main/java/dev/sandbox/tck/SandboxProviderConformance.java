@@ -48,7 +48,8 @@ public interface SandboxProviderConformance
                 NameConformance,
                 PauseConformance,
                 PortConformance,
-                EgressConformance {
+                EgressConformance,
+                StatsConformance {
 
     private SandboxSession newSession() {
         return provider().create(sessionOptions()).block(WAIT);

@@ -53,6 +53,7 @@ final class SandboxCommand implements Callable<Integer> {
         classes.put("cp", CopyCommand.class);
         classes.put("ls-files", ListFilesCommand.class);
         classes.put("port-forward", PortForwardCommand.class);
+        classes.put("top", TopCommand.class);
         classes.put("shell", ShellCommand.class);
         classes.put("serve", ServeCommand.class);
         classes.put("mcp", McpCommand.class);
@@ -73,6 +74,7 @@ final class SandboxCommand implements Callable<Integer> {
                    sandbox cp [PROVIDER] SRC DST
                    sandbox ls-files [PROVIDER] SESSION:PATH
                    sandbox port-forward [PROVIDER] [--local-port N] [--address A] SESSION PORT
+                   sandbox top [PROVIDER] [--interval D] [--count N] SESSION
                    sandbox shell [PROVIDER] [--session SESSION] [-- CMD [ARG...]]
                    sandbox serve [--provider local|docker|kubernetes [DOCKER|KUBERNETES]]
                                  [--host HOST] [--port PORT] --token-file FILE
@@ -123,6 +125,10 @@ final class SandboxCommand implements Callable<Integer> {
                         sandbox port PORT of SESSION" and runs until SIGINT or SIGTERM (then
                         closes it and exits 0) or the session's end (exits 1); an A other
                         than loopback gets a warning: whoever reaches it reaches the server
+              top       prints the resource use of session SESSION, a line per sample every D
+                        [2s]: CPU seconds, memory and peak, processes, disk and network in
+                        MiB (- where unknown); runs until Ctrl-C or N samples (exits 0) or the
+                        session's end (exits 1)
 
             Interactive:
               shell     runs CMD [/bin/sh] on a terminal in a new session (or, with --session,

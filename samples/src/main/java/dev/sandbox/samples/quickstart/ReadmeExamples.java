@@ -113,6 +113,28 @@ public final class ReadmeExamples {
     }
 
     /**
+     * A session's resource use while a program holds 100 MiB: four samples half a second apart.
+     *
+     * @throws Exception never, for the local provider
+     */
+    public static void stats() throws Exception {
+        // tag::stats[]
+        try (LocalSandboxProvider provider = LocalSandboxProvider.create()) {
+            SandboxSession session = provider.create(SessionOptions.defaults()).block(Duration.ofSeconds(30));
+            session.start(ExecOptions.shell("(head -c 104857600 /dev/zero; sleep 5) | tail"))
+                    .block(Duration.ofSeconds(30));
+            session.stats(Duration.ofMillis(500))
+                    .take(4)
+                    .doOnNext(s -> System.out.printf(
+                            "cpu %d ms, memory %d MiB (peak %d MiB), %d processes%n",
+                            s.cpuTime().toMillis(), s.memoryBytes() >> 20, s.memoryPeakBytes() >> 20, s.pids()))
+                    .blockLast(Duration.ofSeconds(30));
+            session.destroy().block(Duration.ofSeconds(30));
+        }
+        // end::stats[]
+    }
+
+    /**
      * Closing a provider without blocking the calling thread.
      *
      * @throws Exception never
@@ -211,7 +233,8 @@ public final class ReadmeExamples {
     }
 
     /**
-     * Runs one example: {@code docker}, {@code retry}, {@code close-async}, {@code server}, {@code ports} or {@code egress}.
+     * Runs one example: {@code docker}, {@code retry}, {@code close-async}, {@code server}, {@code ports}, {@code egress}
+     * or {@code stats}.
      *
      * @param args the example's name
      * @throws Exception what the example throws
@@ -224,7 +247,8 @@ public final class ReadmeExamples {
             case "server" -> server();
             case "ports" -> ports();
             case "egress" -> egress();
-            default -> System.err.println("usage: ReadmeExamples docker|retry|close-async|server|ports|egress");
+            case "stats" -> stats();
+            default -> System.err.println("usage: ReadmeExamples docker|retry|close-async|server|ports|egress|stats");
         }
     }
 }

@@ -57,6 +57,7 @@ class CommandLineTest {
             "cp",
             "ls-files",
             "port-forward",
+            "top",
             "shell",
             "serve",
             "mcp");
@@ -196,11 +197,11 @@ class CommandLineTest {
     @Test
     void usageErrors() {
         assertUsageError(
-                "missing subcommand: exec, run, create, ls, destroy, snapshot, logs, cp, ls-files, port-forward, shell,"
-                        + " serve or mcp");
+                "missing subcommand: exec, run, create, ls, destroy, snapshot, logs, cp, ls-files, port-forward, top,"
+                        + " shell, serve or mcp");
         assertUsageError(
                 "unknown subcommand 'sh'; expected exec, run, create, ls, destroy, snapshot, logs, cp, ls-files,"
-                        + " port-forward, shell, serve or mcp",
+                        + " port-forward, top, shell, serve or mcp",
                 "sh",
                 "--",
                 "ls");
@@ -316,7 +317,7 @@ class CommandLineTest {
     void usageErrorsAreAFewLinesNamingTheBadValueAndTheCommand() {
         assertThat(cli("exce", "--", "true")).isEqualTo(new Outcome(2, "", """
                         sandbox: unknown subcommand 'exce'; expected exec, run, create, ls, destroy, snapshot, logs, \
-                        cp, ls-files, port-forward, shell, serve or mcp
+                        cp, ls-files, port-forward, top, shell, serve or mcp
                         did you mean 'sandbox exec'?
                         see 'sandbox help'
                         """));

@@ -187,6 +187,7 @@ class SandboxCliTest {
                         "cp",
                         "ls-files",
                         "port-forward",
+                        "top",
                         "shell",
                         "serve",
                         "mcp",

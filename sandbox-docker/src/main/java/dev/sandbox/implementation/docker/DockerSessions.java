@@ -536,6 +536,16 @@ public final class DockerSessions {
     }
 
     /**
+     * A session's readings as the daemon streams them (the first at once, then once a second); does not block.
+     *
+     * @param state the session
+     * @return the readings, until the container stops
+     */
+    Flux<dev.sandbox.implementation.stats.StatsStream.Reading> statsStream(DockerSessionState state) {
+        return DockerStats.stream(data, state.containerId);
+    }
+
+    /**
      * Records a session's labels after an addition where every provider of this daemon reads them ({@link
      * LabelVolumes}).
      *

@@ -5,14 +5,17 @@ import dev.sandbox.SandboxFiles;
 import dev.sandbox.SandboxPorts;
 import dev.sandbox.SessionClosedException;
 import dev.sandbox.SessionEndReason;
+import dev.sandbox.SessionStats;
 import dev.sandbox.SessionStatus;
 import dev.sandbox.implementation.process.SpawnedProcess;
 import dev.sandbox.implementation.session.LabelUpdate;
 import dev.sandbox.implementation.session.RunnerSession;
+import dev.sandbox.implementation.stats.StatsStream;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 
@@ -135,6 +138,21 @@ public final class LocalSession extends RunnerSession {
         return Mono.fromSupplier(() -> {
             checkOpen();
             return state.status();
+        });
+    }
+
+    /** Sums the session's marked processes from {@code /proc}; see {@link LocalStats}. */
+    @Override
+    public Flux<SessionStats> stats(Duration interval) {
+        return Flux.defer(() -> {
+            LocalStats reader = new LocalStats(state.id);
+            return StatsStream.of(
+                    interval,
+                    () -> Mono.fromCallable(() -> {
+                                checkOpen(); // not activity: sampling leaves the idle clock alone
+                                return reader.read();
+                            })
+                            .subscribeOn(Schedulers.boundedElastic()));
         });
     }
 

@@ -160,6 +160,11 @@ public final class PooledSession implements SandboxSession, Wrapped<SandboxSessi
     }
 
     @Override
+    public Flux<dev.sandbox.SessionStats> stats(Duration interval) {
+        return inner.stats(interval);
+    }
+
+    @Override
     public Mono<Void> setLifetime(Duration fromNow) {
         return inner.setLifetime(fromNow);
     }

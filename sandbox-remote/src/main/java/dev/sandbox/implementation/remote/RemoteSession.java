@@ -319,6 +319,16 @@ public final class RemoteSession implements SandboxSession {
         return ports;
     }
 
+    /** The server's stats stream of the session; see {@link RemoteStats}. */
+    @Override
+    public Flux<dev.sandbox.SessionStats> stats(Duration interval) {
+        return Flux.defer(() -> {
+            checkOpen();
+            dev.sandbox.implementation.stats.StatsStream.checkInterval(interval);
+            return RemoteStats.stats(t, path, interval);
+        });
+    }
+
     @Override
     public SandboxNetwork network() {
         return network;

@@ -19,7 +19,7 @@ import reactor.netty.http.server.HttpServerRoutes;
 /**
  * The {@code /v1/} routes, assembled: the server's own ({@code ping}, the extra endpoints, and a JSON 404 for
  * anything else) and each resource's ({@link SessionRoutes}, {@link ExecRoutes}, {@link ProcessRoutes}, {@link
- * FileRoutes}, {@link WatchRoutes}, {@link PtyRoutes}, {@link PortRoutes}, {@link NetworkRoutes}), which share the guard and the reading of a request through
+ * FileRoutes}, {@link WatchRoutes}, {@link PtyRoutes}, {@link PortRoutes}, {@link NetworkRoutes}, {@link StatsRoutes}), which share the guard and the reading of a request through
  * {@link Routes}. Adding a route is one line in its resource's {@code register}.
  */
 public final class Api {
@@ -47,6 +47,7 @@ public final class Api {
                 new ProcessRoutes(state),
                 new FileRoutes(state),
                 new WatchRoutes(state),
+                new StatsRoutes(state),
                 new PtyRoutes(state),
                 new PortRoutes(state),
                 new NetworkRoutes(state),

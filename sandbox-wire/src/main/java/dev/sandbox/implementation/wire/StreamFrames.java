@@ -369,6 +369,13 @@ public final class StreamFrames {
     public record ErrorItem(RuntimeException error) implements StreamItem {}
 
     /**
+     * A resource sample from a stats stream, as the server sent it: read into figures by {@link StatsFrames#reading}.
+     *
+     * @param sample the {@code sample} object of the frame
+     */
+    public record StatsItem(JsonNode sample) implements StreamItem {}
+
+    /**
      * Any other object (such as {@code heartbeat}, {@code ready} or {@code end}), which readers mostly skip.
      *
      * @param type its type
@@ -532,6 +539,7 @@ public final class StreamFrames {
             String stream = null;
             String path = null;
             JsonNode error = null;
+            JsonNode sample = null;
             byte[] data = null;
             while (p.nextToken() == JsonToken.FIELD_NAME) {
                 String name = p.currentName();
@@ -549,6 +557,7 @@ public final class StreamFrames {
                     case "stream" -> stream = p.getText();
                     case "path" -> path = p.getText();
                     case "error" -> error = WireJson.MAPPER.readTree(p);
+                    case "sample" -> sample = WireJson.MAPPER.readTree(p);
                     case "data" -> data = p.getBinaryValue();
                     default -> p.skipChildren();
                 }
@@ -565,6 +574,7 @@ public final class StreamFrames {
                 case "chunk" -> new EventItem(chunkOf(stream, offset, next, data));
                 case "lines" -> new LinesItem(LineBatch.split("stdout".equals(stream), offset, next, text));
                 case "file" -> new FileItem(new FileEvent(FileEvent.Kind.valueOf(kind), path));
+                case "stats" -> new StatsItem(sample == null ? NODES.objectNode() : sample);
                 case "error" -> {
                     ObjectNode wrapped = NODES.objectNode();
                     wrapped.set("error", error);
