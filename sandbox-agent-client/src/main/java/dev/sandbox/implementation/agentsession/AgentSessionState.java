@@ -211,11 +211,17 @@ public class AgentSessionState {
         return Mono.defer(() -> {
                     EgressProxy proxy = new EgressProxy("session " + id, listener, policy, this::ending);
                     String pem = proxy.caPem();
-                    Mono<Void> certificate = pem == null ? Mono.empty() : installCa(files, pem);
+                    Mono<Boolean> certificate = pem == null ? Mono.just(false) : installCa(files, pem);
+                    boolean credentials =
+                            policy.rules().stream().anyMatch(r -> !r.headers().isEmpty());
                     return proxy.start()
                             .then(certificate)
-                            .doOnSuccess(x -> {
-                                Map<String, String> env = new LinkedHashMap<>(proxy.env());
+                            .doOnSuccess(systemBundle -> {
+                                // the bundle replaces what programs trust: named only where it holds the image's own
+                                // certificates too, or where a rule needs the authority (a later credential rule then
+                                // reaches programs that read the authority's file themselves)
+                                boolean withCa = pem != null && (Boolean.TRUE.equals(systemBundle) || credentials);
+                                Map<String, String> env = new LinkedHashMap<>(proxy.env(withCa));
                                 env.putAll(secrets);
                                 egress = proxy;
                                 network = proxy;
@@ -224,7 +230,8 @@ public class AgentSessionState {
                                     proxy.close();
                                 }
                             })
-                            .doOnError(e -> proxy.close());
+                            .doOnError(e -> proxy.close())
+                            .then();
                 })
                 .subscribeOn(Schedulers.boundedElastic()); // the authority's keys read the system's entropy
     }
@@ -232,23 +239,24 @@ public class AgentSessionState {
     /** The largest trusted-certificates file of an image read into the bundle. */
     private static final long MAX_SYSTEM_BUNDLE = 4L << 20;
 
-    /** Writes the authority's certificate, and the bundle of the image's first trusted-certificates file with it. */
-    private static Mono<Void> installCa(SandboxFiles files, String pem) {
+    /**
+     * Writes the authority's certificate, and the bundle of the image's first trusted-certificates file with it.
+     *
+     * @return whether the image had such a file
+     */
+    private static Mono<Boolean> installCa(SandboxFiles files, String pem) {
         byte[] ca = pem.getBytes(StandardCharsets.US_ASCII);
         Mono<byte[]> system = Flux.fromIterable(EgressProxy.SYSTEM_BUNDLES)
                 .concatMap(path -> files.readAllBytes(path, MAX_SYSTEM_BUNDLE).onErrorResume(e -> Mono.empty()), 1)
                 .next()
                 .defaultIfEmpty(new byte[0]);
-        return files.write(EgressProxy.CA_FILE, ca)
-                .then(system)
-                .flatMap(sys -> {
-                    byte[] bundle = new byte[sys.length + 1 + ca.length];
-                    System.arraycopy(sys, 0, bundle, 0, sys.length);
-                    bundle[sys.length] = '\n';
-                    System.arraycopy(ca, 0, bundle, sys.length + 1, ca.length);
-                    return files.write(EgressProxy.CA_BUNDLE, bundle);
-                })
-                .then();
+        return files.write(EgressProxy.CA_FILE, ca).then(system).flatMap(sys -> {
+            byte[] bundle = new byte[sys.length + 1 + ca.length];
+            System.arraycopy(sys, 0, bundle, 0, sys.length);
+            bundle[sys.length] = '\n';
+            System.arraycopy(ca, 0, bundle, sys.length + 1, ca.length);
+            return files.write(EgressProxy.CA_BUNDLE, bundle).thenReturn(sys.length > 0);
+        });
     }
 
     /**

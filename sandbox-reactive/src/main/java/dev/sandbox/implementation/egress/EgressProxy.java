@@ -215,14 +215,17 @@ public final class EgressProxy implements SandboxNetwork {
     static final long MAX_RELISTEN_MS = 30_000;
 
     /**
-     * The environment every command of the session gets: the proxy's address under the names programs read.
+     * The environment every command of the session gets: the proxy's address under the names programs read, and,
+     * when asked, the authority's certificate files under the names TLS libraries read.
      *
+     * @param withCa whether to name the certificate files ({@link #CA_BUNDLE} replaces what programs trust: name it
+     *     only when it holds the image's own certificates too, or when a rule needs the authority)
      * @return the variables
      */
-    public Map<String, String> env() {
+    public Map<String, String> env(boolean withCa) {
         String url = "http://127.0.0.1:" + policy.proxyPort();
         Map<String, String> env = new LinkedHashMap<>();
-        if (ca != null) {
+        if (ca != null && withCa) {
             // OpenSSL (Python, curl, wget, git, Ruby), requests, pip, the AWS CLI: one file; Node.js: extra ones
             for (String name : List.of(
                     "SSL_CERT_FILE",
