@@ -152,6 +152,39 @@ public final class EgressRule {
         return true;
     }
 
+    /**
+     * A rule written as text, as configuration files and command lines give it: a domain ({@code pypi.org}, {@code
+     * *.example.com}) or a block of addresses ({@code 10.0.0.0/8}, {@code fd00::/8}, an address alone), then
+     * optionally the ports it is for, separated by spaces.
+     *
+     * <pre>{@code
+     * EgressRule.parse("*.pythonhosted.org 443");   // domain *.pythonhosted.org ports [443]
+     * EgressRule.parse("10.1.0.0/16 5432 5433");    // cidr 10.1.0.0/16 ports [5432, 5433]
+     * }</pre>
+     *
+     * @param text the rule
+     * @return the rule
+     * @throws InvalidArgumentException naming {@code domain}, {@code cidr} or {@code ports} for what is wrong
+     */
+    public static EgressRule parse(String text) {
+        Objects.requireNonNull(text, "text");
+        String[] words = text.trim().split("\\s+");
+        String pattern = words[0];
+        boolean block = pattern.contains("/") || pattern.contains(":") || pattern.matches("[0-9.]+");
+        EgressRule rule = block ? cidr(pattern) : domain(pattern);
+        if (words.length == 1) {
+            return rule;
+        }
+        int[] ports = new int[words.length - 1];
+        for (int i = 1; i < words.length; i++) {
+            if (!words[i].matches("[0-9]{1,5}")) {
+                throw new InvalidArgumentException("ports", "not a port: '" + words[i] + "'");
+            }
+            ports[i - 1] = Integer.parseInt(words[i]);
+        }
+        return rule.ports(ports);
+    }
+
     private static InvalidArgumentException badCidr(String cidr) {
         return new InvalidArgumentException(
                 "cidr", "cidr must be an IPv4 or IPv6 address with an optional /prefix, got '" + cidr + "'");

@@ -102,6 +102,24 @@ class EgressRuleTest {
     }
 
     @Test
+    void aRuleWrittenAsTextIsADomainOrABlockWithItsPorts() {
+        assertThat(EgressRule.parse("*.pythonhosted.org 443"))
+                .isEqualTo(EgressRule.domain("*.pythonhosted.org").ports(443));
+        assertThat(EgressRule.parse("  10.1.0.0/16   5432 5433 ")).hasToString("cidr 10.1.0.0/16 ports [5432, 5433]");
+        assertThat(EgressRule.parse("fd00::/8")).isEqualTo(EgressRule.cidr("fd00::/8"));
+        assertThat(EgressRule.parse("127.0.0.1")).isEqualTo(EgressRule.cidr("127.0.0.1/32"));
+        assertThatThrownBy(() -> EgressRule.parse("pypi.org https"))
+                .isInstanceOfSatisfying(
+                        InvalidArgumentException.class,
+                        e -> assertThat(e.field()).isEqualTo("ports"))
+                .hasMessageContaining("not a port: 'https'");
+        assertThatThrownBy(() -> EgressRule.parse("bad_name.org"))
+                .isInstanceOfSatisfying(
+                        InvalidArgumentException.class,
+                        e -> assertThat(e.field()).isEqualTo("domain"));
+    }
+
+    @Test
     void portsAndProxyPortsOutOfRangeAreRefused() {
         assertThatThrownBy(() -> EgressRule.domain("a.com").ports(0))
                 .isInstanceOf(InvalidArgumentException.class)

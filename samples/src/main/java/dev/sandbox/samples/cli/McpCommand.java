@@ -31,6 +31,7 @@ import picocli.CommandLine.Option;
         name = "mcp",
         customSynopsis = {
             "sandbox mcp [PROVIDER] [--max-sessions N] [--lifetime D] [--timeout D] [--max-output SIZE] [--pool N]"
+                    + " [--egress-allow RULE]..."
         },
         description = {
             "Serves an MCP server on stdin/stdout (JSON-RPC lines; nothing else is written to stdout) whose tools"
@@ -74,6 +75,14 @@ final class McpCommand extends SessionSubcommand {
                     + " set then, and a fresh one takes its place; 0 for none [0]")
     long pool;
 
+    @Option(
+            names = "--egress-allow",
+            paramLabel = "RULE",
+            description = "let the sessions' programs reach RULE through the sandbox's egress proxy: a domain or an"
+                    + " address block, then the ports it is for ('pypi.org 443', '10.0.0.0/8'); repeat for more."
+                    + " The tools cannot change it [no egress]")
+    java.util.List<String> egressAllow = new java.util.ArrayList<>();
+
     /** How long the default's probe waits for the Docker daemon's answer. */
     static final Duration PROBE = Duration.ofSeconds(10);
 
@@ -113,6 +122,17 @@ final class McpCommand extends SessionSubcommand {
             }
             if (lifetime != null) {
                 options = options.withLifetime(lifetime).validate();
+            }
+            if (!egressAllow.isEmpty()) {
+                dev.sandbox.NetworkPolicy policy = dev.sandbox.NetworkPolicy.allowlist();
+                for (String rule : egressAllow) {
+                    try {
+                        policy = policy.withRule(dev.sandbox.EgressRule.parse(rule));
+                    } catch (dev.sandbox.InvalidArgumentException e) {
+                        throw usageError("--egress-allow '" + rule + "': " + e.getMessage());
+                    }
+                }
+                options = options.withNetwork(policy);
             }
         } catch (dev.sandbox.InvalidArgumentException e) {
             throw usageError(e.getMessage());

@@ -47,6 +47,16 @@ class CliErrorsTest {
     }
 
     @Test
+    void aBadEgressRuleForMcpIsAUsageErrorNamingIt() {
+        CommandLineTest.Outcome o = cli("mcp", "--provider", "local", "--egress-allow", "pypi.org https");
+        assertThat(o.code()).isEqualTo(2);
+        assertThat(o.firstErrorLine()).isEqualTo("sandbox: --egress-allow 'pypi.org https': not a port: 'https'");
+        McpCommand mcp = CommandLineTest.parse(
+                McpCommand.class, "mcp", "--egress-allow", "pypi.org 443", "--egress-allow", "10.0.0.0/8");
+        assertThat(mcp.egressAllow).containsExactly("pypi.org 443", "10.0.0.0/8");
+    }
+
+    @Test
     void aMissingTokenFileIsNotFound() {
         CommandLineTest.Outcome o = cli(
                 "exec",

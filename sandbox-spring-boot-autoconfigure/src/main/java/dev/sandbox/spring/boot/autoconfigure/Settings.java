@@ -74,23 +74,8 @@ final class Settings {
         }
         NetworkPolicy policy = NetworkPolicy.allowlist();
         for (String entry : entries) {
-            String[] words = entry.trim().split("\\s+");
             try {
-                String pattern = words[0];
-                boolean block = pattern.contains("/") || pattern.contains(":") || pattern.matches("[0-9.]+");
-                EgressRule rule = block ? EgressRule.cidr(pattern) : EgressRule.domain(pattern);
-                if (words.length > 1) {
-                    int[] ports = new int[words.length - 1];
-                    for (int i = 1; i < words.length; i++) {
-                        try {
-                            ports[i - 1] = Integer.parseInt(words[i]);
-                        } catch (NumberFormatException e) {
-                            throw new InvalidArgumentException("ports", "not a port: '" + words[i] + "'");
-                        }
-                    }
-                    rule = rule.ports(ports);
-                }
-                policy = policy.withRule(rule);
+                policy = policy.withRule(EgressRule.parse(entry));
             } catch (InvalidArgumentException e) {
                 throw new InvalidArgumentException(property, property + ": '" + entry + "': " + e.getMessage());
             }
