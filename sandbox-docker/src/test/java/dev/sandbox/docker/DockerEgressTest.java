@@ -133,6 +133,10 @@ class DockerEgressTest {
             // programs find the proxy in their environment
             assertThat(sh(s, "echo $http_proxy $HTTPS_PROXY").stdout())
                     .isEqualTo("http://127.0.0.1:3128 http://127.0.0.1:3128\n");
+            // no rule adds headers and the image has no trusted-certificates file: what programs trust stays theirs
+            assertThat(sh(s, "echo \"[$SSL_CERT_FILE]\"; ls /tmp/.dev-sandbox-egress")
+                            .stdout())
+                    .isEqualTo("[]\nca-bundle.pem\nca.pem\n");
             ExecResult got = sh(s, "wget -q -O - http://allowed.test:" + port + "/first");
             assertThat(got.stdout()).as(got.stderr()).isEqualTo("hello from the host, /first\n");
             assertThat(seenHeaders.peek())
