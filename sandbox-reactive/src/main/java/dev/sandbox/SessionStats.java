@@ -2,6 +2,7 @@ package dev.sandbox;
 
 import java.time.Duration;
 import java.time.Instant;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One sample of a session's resource use, as {@link SandboxSession#stats(Duration)} streams them.
@@ -55,6 +56,27 @@ public record SessionStats(
 
     /** The longest interval {@link SandboxSession#stats(Duration)} accepts. */
     public static final Duration MAX_INTERVAL = Duration.ofHours(24);
+
+    /**
+     * Checks an interval as {@link SandboxSession#stats(Duration)} does, for code that takes one before it asks.
+     *
+     * <pre>{@code
+     * SessionStats.checkInterval(Duration.ofMillis(50)); // InvalidArgumentException naming interval
+     * }</pre>
+     *
+     * @param interval the interval
+     * @return the interval
+     * @throws InvalidArgumentException naming {@code interval} when it is missing or outside {@link #MIN_INTERVAL} to
+     *     {@link #MAX_INTERVAL}
+     */
+    public static Duration checkInterval(@Nullable Duration interval) {
+        if (interval == null || interval.compareTo(MIN_INTERVAL) < 0 || interval.compareTo(MAX_INTERVAL) > 0) {
+            throw new InvalidArgumentException(
+                    "interval",
+                    "interval must be between " + MIN_INTERVAL + " and " + MAX_INTERVAL + ", got " + interval);
+        }
+        return interval;
+    }
 
     /**
      * Creates a sample, checking every figure.

@@ -479,7 +479,7 @@ public final class SandboxClient implements AutoCloseable {
      * @throws dev.sandbox.SessionClosedException after {@link #close()}
      */
     public SessionStatsStream stats(Duration interval) {
-        dev.sandbox.implementation.stats.StatsStream.checkInterval(interval);
+        dev.sandbox.SessionStats.checkInterval(interval);
         core.ensureOpen();
         return SessionStatsStream.open(
                 core.session.stats(interval), interval.plus(core.defaultTimeout), "stats of session " + sessionId());

@@ -27,14 +27,7 @@ public final class StatsStream {
      * @throws InvalidArgumentException naming {@code interval} and the value when it is missing or out of range
      */
     public static void checkInterval(Duration interval) {
-        if (interval == null
-                || interval.compareTo(SessionStats.MIN_INTERVAL) < 0
-                || interval.compareTo(SessionStats.MAX_INTERVAL) > 0) {
-            throw new InvalidArgumentException(
-                    "interval",
-                    "interval must be between " + SessionStats.MIN_INTERVAL + " and " + SessionStats.MAX_INTERVAL
-                            + ", got " + interval);
-        }
+        SessionStats.checkInterval(interval);
     }
 
     /**

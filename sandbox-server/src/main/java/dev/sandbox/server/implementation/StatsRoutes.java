@@ -2,7 +2,6 @@ package dev.sandbox.server.implementation;
 
 import dev.sandbox.InvalidArgumentException;
 import dev.sandbox.SessionStats;
-import dev.sandbox.implementation.stats.StatsStream;
 import dev.sandbox.implementation.wire.StatsFrames;
 import java.time.Duration;
 import reactor.core.publisher.Mono;
@@ -35,7 +34,7 @@ final class StatsRoutes extends Routes {
         long ms = Http.longQuery(req, "intervalMs", 1000);
         Duration interval = Duration.ofMillis(ms);
         try {
-            StatsStream.checkInterval(interval);
+            SessionStats.checkInterval(interval);
         } catch (InvalidArgumentException e) {
             throw new InvalidArgumentException(
                     "interval",
