@@ -107,7 +107,8 @@ public final class NetworkBodies {
          *
          * @param p the policy
          * @return the body
-         * @throws InvalidArgumentException naming {@code resolver} for a policy with its own resolver
+         * @throws InvalidArgumentException naming {@code resolver} for a policy with its own resolver, {@code
+         *     trustedCertificates} for one with its own certificates
          */
         public static PolicyBody of(NetworkPolicy p) {
             if (!p.resolver().equals(NameResolver.system())) {
@@ -115,6 +116,13 @@ public final class NetworkBodies {
                         "resolver",
                         "a remote session's names are resolved by the server: a policy's own resolver cannot be"
                                 + " sent, got " + p.resolver());
+            }
+            if (!p.trustedCertificates().isEmpty()) {
+                throw new InvalidArgumentException(
+                        "trustedCertificates",
+                        "a remote session's proxy runs on the server and trusts what the server trusts: a policy's own"
+                                + " certificates cannot be sent, got "
+                                + p.trustedCertificates().size());
             }
             return new PolicyBody(
                     p.mode() == NetworkPolicy.Mode.NONE ? "none" : "allowlist",

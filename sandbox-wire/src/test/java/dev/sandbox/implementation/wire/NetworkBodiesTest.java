@@ -80,6 +80,20 @@ class NetworkBodiesTest {
                         e -> assertThat(e.field()).isEqualTo("resolver"));
     }
 
+    @Test
+    void aPolicyWithItsOwnCertificatesCannotBeSent() throws Exception {
+        javax.net.ssl.TrustManagerFactory f =
+                javax.net.ssl.TrustManagerFactory.getInstance(javax.net.ssl.TrustManagerFactory.getDefaultAlgorithm());
+        f.init((java.security.KeyStore) null);
+        java.security.cert.X509Certificate any =
+                ((javax.net.ssl.X509TrustManager) f.getTrustManagers()[0]).getAcceptedIssuers()[0];
+        assertThatThrownBy(() ->
+                        NetworkBodies.PolicyBody.of(NetworkPolicy.allowlist().withTrustedCertificates(any)))
+                .isInstanceOfSatisfying(
+                        InvalidArgumentException.class,
+                        e -> assertThat(e.field()).isEqualTo("trustedCertificates"));
+    }
+
     @ParameterizedTest
     @ValueSource(
             strings = {
